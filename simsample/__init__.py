@@ -1,0 +1,17 @@
+"""simsample: kernel sampling for GPU cycle-level simulation.
+
+A profile or a simulator's trace folder becomes a :class:`~simsample.workload.Workload`; a
+sampler turns it into a :class:`~simsample.plan.Plan`; an adapter rewrites the simulator's
+inputs so that only the plan's launches run, and the estimator turns the simulator's per-launch
+results back into whole-workload figures with a confidence interval.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]
+
+from simsample.hookspecs import hookimpl  # noqa: E402
+
+__all__ += ["hookimpl"]

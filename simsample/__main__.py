@@ -1,0 +1,3 @@
+from simsample.cli import main
+
+main()

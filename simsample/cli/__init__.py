@@ -1,0 +1,90 @@
+"""The ``simsample`` command line.
+
+Errors a user can cause end as one line on standard error and exit code 1; click usage errors
+also exit 1; anything unexpected is a bug: exit code 2, with the traceback only when
+``SIMSAMPLE_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+import click
+
+from simsample import __version__
+from simsample.errors import UserError
+
+EXIT_OK, EXIT_USER, EXIT_BUG = 0, 1, 2
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="simsample")
+def cli() -> None:
+    """Kernel sampling for GPU cycle-level simulation.
+
+    \b
+    simsample plan PROFILE --sampler stem -o plan.json
+    simsample apply --sim accelsim --plan plan.json --traces TRACES --out SAMPLED
+    simsample estimate --sim accelsim --plan plan.json SIM.LOG
+    """
+
+
+def _register_builtin_commands() -> None:
+    from simsample.cli import commands, delegate  # noqa: F401  (decorators attach commands)
+
+
+_registered = False
+
+
+def build_cli() -> click.Group:
+    """The top-level group with built-in and plugin commands attached (once)."""
+    global _registered
+    if not _registered:
+        _registered = True
+        _register_builtin_commands()
+        from simsample.manager import get_host
+
+        get_host().add_commands(cli)
+    return cli
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: run the CLI and map failures to exit codes."""
+    sys.exit(run(argv))
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI and return its exit code instead of exiting."""
+    group = build_cli()
+    try:
+        rv = group.main(args=argv, prog_name="simsample", standalone_mode=False)
+        return rv if isinstance(rv, int) else EXIT_OK
+    except UserError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return EXIT_USER
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return EXIT_USER
+    except click.ClickException as exc:
+        msg = exc.format_message().replace("\n", " ")
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+        click.echo(f"error: {msg}{hint}", err=True)
+        return EXIT_USER
+    except BrokenPipeError:
+        return EXIT_OK
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        return EXIT_USER
+    except Exception as exc:  # a bug
+        if os.environ.get("SIMSAMPLE_DEBUG"):
+            traceback.print_exc()
+        click.echo(
+            f"internal error: {type(exc).__name__}: {exc} (this is a bug; rerun with SIMSAMPLE_DEBUG=1 for a traceback)",
+            err=True,
+        )
+        return EXIT_BUG

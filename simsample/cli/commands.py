@@ -1,0 +1,257 @@
+"""Built-in commands: plugins, samplers, profile info, plan, and the generic estimate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from simsample.cli import cli
+from simsample.cli.common import echo_json, fmt_ns, parse_params, profile_options, reader_options
+from simsample.errors import FormatError, UserError
+from simsample.fileio import check_input_file
+
+
+def _console() -> Console:
+    return Console(highlight=False, soft_wrap=True)
+
+
+@cli.command("plugins")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def plugins_cmd(as_json: bool) -> None:
+    """List plugins: what each registers, its distribution and version, and load errors."""
+    from simsample.manager import get_host
+
+    host = get_host()
+    host.load()
+    infos = [i.to_json() for i in host.infos.values()]
+    extra = _implementations()
+    if as_json:
+        echo_json({"plugins": infos, "implementations": extra})
+        return
+    table = Table(title=None, show_lines=False)
+    for col in ("plugin", "origin", "distribution", "registers", "status"):
+        table.add_column(col)
+    for i in infos:
+        regs = "; ".join(f"{k}: {', '.join(v)}" for k, v in i["registers"].items())
+        dist = f"{i['distribution'] or '-'} {i['version'] or ''}".strip()
+        status = f"[red]error: {i['error']}[/red]" if i["error"] else "ok"
+        table.add_row(i["name"], i["origin"], dist, regs or "-", status)
+    con = _console()
+    con.print(table)
+    for k, v in extra.items():
+        con.print(f"{k}: {v}")
+
+
+def _implementations() -> dict[str, str]:
+    """Which implementation of optional compiled parts is active (e.g. the PKP monitor)."""
+    out: dict[str, str] = {}
+    try:
+        from simsample.pkp import implementation  # type: ignore[attr-defined]
+
+        out["pkp monitor"] = implementation()
+    except ImportError:
+        pass
+    return out
+
+
+@cli.command("samplers")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def samplers_cmd(as_json: bool) -> None:
+    """List samplers with their parameters, defaults and required workload columns."""
+    from simsample.manager import get_host
+
+    samplers = get_host().samplers()
+    doc = []
+    for name in sorted(samplers):
+        s = samplers[name]
+        doc.append(
+            {
+                "name": name,
+                "version": s.version,
+                "description": s.description,
+                "bounded": s.bounded,
+                "requires": list(s.requires),
+                "params": [
+                    {
+                        "name": p.name,
+                        "type": p.type.__name__,
+                        "default": p.default,
+                        "help": p.help,
+                        **({"choices": list(p.choices)} if p.choices else {}),
+                    }
+                    for p in s.params
+                ],
+            }
+        )
+    if as_json:
+        echo_json({"samplers": doc})
+        return
+    con = _console()
+    for s in doc:
+        con.print(f"[bold]{s['name']}[/bold] (v{s['version']}): {s['description']}")
+        if s["requires"]:
+            con.print(f"  requires: {', '.join(s['requires'])}")
+        for p in s["params"]:
+            choices = f" [{'|'.join(p['choices'])}]" if p.get("choices") else ""
+            con.print(f"  {p['name']} ({p['type']}{choices}, default {p['default']!r}): {p['help']}")
+
+
+@cli.group("profile")
+def profile_group() -> None:
+    """Inspect profiles and derive features from simulator traces."""
+
+
+@profile_group.command("info")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@profile_options
+@click.option("--top", default=10, show_default=True, help="How many kernels to list.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def profile_info(files: tuple[Path, ...], fmt: str | None, rank: int | None, top: int, as_json: bool) -> None:
+    """Summarise a profile: launches, kernels, time, memcpys, and the top kernels."""
+    from simsample.loading import load_workload
+
+    wl = load_workload(files, format=fmt, options=reader_options(rank))
+    summary = wl.summary()
+    metric = wl.default_metric() if len(wl) else "duration_ns"
+    top_df = wl.top_kernels(top, metric) if len(wl) else pd.DataFrame()
+    doc = {
+        "source": wl.source,
+        "format": wl.format,
+        **summary,
+        "metric": metric,
+        "fingerprint": wl.fingerprint,
+        "meta": wl.meta,
+        "top_kernels": [
+            {
+                "name": str(r["name"]),
+                "launches": int(r["launches"]),
+                "total": float(r["total"]),
+                "mean": float(r["mean"]),
+                "cov": float(r["cov"]),
+                "share": float(r["share"]),
+            }
+            for _, r in top_df.iterrows()
+        ],
+    }
+    if as_json:
+        echo_json(doc)
+        return
+    con = _console()
+    con.print(f"source: {wl.source}  (format {wl.format})")
+    con.print(f"launches: {summary['launches']:,}   distinct kernels: {summary['distinct_kernels']:,}   memcpys: {summary['memcpy_count']:,}")
+    con.print(f"total kernel time: {fmt_ns(summary['total_time_ns']) if summary['total_time_ns'] is not None else 'not timed'}")
+    for k, v in wl.meta.items():
+        if isinstance(v, (str, int, float)):
+            con.print(f"{k}: {v}")
+    table = Table(title=f"top {len(top_df)} kernels by {metric}")
+    for col in ("kernel", "launches", "total", "mean", "CoV", "share"):
+        table.add_column(col, justify="left" if col == "kernel" else "right", overflow="fold")
+    timed = metric in ("duration_ns", "start_ns")
+    for r in doc["top_kernels"]:
+        show = fmt_ns if timed else (lambda x: f"{x:,.0f}")
+        table.add_row(r["name"], f"{r['launches']:,}", show(r["total"]), show(r["mean"]), f"{r['cov']:.3f}", f"{100 * r['share']:.1f}%")
+    con.print(table)
+
+
+@cli.command("plan")
+@click.argument("profiles", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--sampler", "sampler_name", required=True, help="Sampler name (see 'simsample samplers').")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Sampler parameter (repeatable).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Random seed (recorded in the plan).")
+@click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Plan file to write.")
+@profile_options
+def plan_cmd(profiles: tuple[Path, ...], sampler_name: str, params: tuple[str, ...], seed: int, output: Path, fmt: str | None, rank: int | None) -> None:
+    """Choose the launches to simulate and write a plan."""
+    from simsample.loading import load_workload
+    from simsample.manager import get_host
+
+    if output.exists() and output.is_dir():
+        raise UserError(f"{output}: is a directory, expected a file name for the plan")
+    sampler = get_host().sampler(sampler_name)
+    resolved = sampler.resolve_params(parse_params(params))
+    wl = load_workload(profiles, format=fmt, options=reader_options(rank))
+    if len(wl) == 0:
+        raise UserError(f"{wl.source}: no kernel launches to sample")
+    sampler.check_workload(wl, resolved)
+    plan = sampler.plan(wl, resolved, seed)
+    plan.write(output)
+    pred = plan.prediction
+    bound = pred.get("error_bound")
+    click.echo(
+        f"{output}: {pred['sampled_launches']:,} of {len(wl):,} launches in {len(plan.clusters):,} clusters; "
+        f"predicted speedup {pred['speedup']:.2f}x" if pred.get("speedup") else f"{output}: {pred['sampled_launches']:,} of {len(wl):,} launches",
+        nl=False,
+    )
+    click.echo(f", error bound {100 * bound:.2f}% at {100 * pred['confidence']:.0f}%" if bound is not None else "")
+
+
+def read_values_csv(path: Path) -> pd.DataFrame:
+    """A CSV of ``kernel_id`` and one or more numeric metric columns (``value`` by default)."""
+    check_input_file(path)
+    try:
+        df = pd.read_csv(path)
+    except Exception as exc:
+        raise FormatError(path, f"not a readable CSV ({exc})") from exc
+    df.columns = [str(c).strip() for c in df.columns]
+    if "kernel_id" not in df.columns:
+        raise FormatError(path, "expected a header with kernel_id and at least one value column", line=1)
+    metrics = [c for c in df.columns if c != "kernel_id"]
+    if not metrics:
+        raise FormatError(path, "no value column beside kernel_id", line=1)
+    for c in ["kernel_id", *metrics]:
+        num = pd.to_numeric(df[c], errors="coerce")
+        if num.isna().any():
+            bad = int(num.isna().to_numpy().nonzero()[0][0])
+            raise FormatError(path, f"column {c} is not numeric", line=bad + 2)
+        df[c] = num
+    return df
+
+
+def print_estimates(estimates: list, plan, as_json: bool, *, header: str = "") -> None:
+    """Shared output of ``estimate`` for the generic path and for adapters."""
+    doc = {
+        "plan": {
+            "sampler": plan.sampler["name"],
+            "samples": int(len(plan.samples)),
+            "error_bound": plan.prediction.get("error_bound"),
+            "confidence": plan.prediction.get("confidence"),
+        },
+        "estimates": [e.to_json() for e in estimates],
+    }
+    if as_json:
+        echo_json(doc)
+        return
+    con = _console()
+    if header:
+        con.print(header)
+    table = Table()
+    for col in ("metric", "estimate", "std error", f"{100 * (estimates[0].confidence if estimates else 0.95):.0f}% interval"):
+        table.add_column(col, justify="right" if col != "metric" else "left")
+    for e in estimates:
+        fmt = (lambda x: f"{x:,.4f}") if e.kind == "ratio" else (lambda x: f"{x:,.1f}")
+        interval = f"[{fmt(e.ci_low)}, {fmt(e.ci_high)}]" if e.ci_low is not None else "no bound (representative plan)"
+        table.add_row(e.metric, fmt(e.estimate), fmt(e.std_error) if e.std_error is not None else "-", interval)
+    con.print(table)
+    if plan.prediction.get("error_bound") is not None:
+        con.print(f"plan's bound: ±{100 * plan.prediction['error_bound']:.2f}% at {100 * plan.prediction['confidence']:.0f}% confidence")
+
+
+@click.command("estimate")
+@click.option("--plan", "plan_path", required=True, type=click.Path(path_type=Path), help="The plan the values were simulated for.")
+@click.argument("values", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--confidence", default=0.95, show_default=True, help="Confidence level of the interval.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def generic_estimate(plan_path: Path, values: tuple[Path, ...], confidence: float, as_json: bool) -> None:
+    """Whole-workload estimate from a CSV of kernel_id,value for the simulated launches."""
+    from simsample.estimate import estimate_results
+    from simsample.plan import Plan
+
+    plan = Plan.read(plan_path)
+    frames = [read_values_csv(v) for v in values]
+    df = pd.concat(frames, ignore_index=True)
+    ests = estimate_results(plan, df, confidence=confidence)
+    print_estimates(ests, plan, as_json)

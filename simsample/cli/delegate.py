@@ -1,0 +1,84 @@
+"""Commands that hand their work to the simulator adapter named by ``--sim``.
+
+``simsample apply --sim accelsim ...`` finds the adapter and runs the click command it returns
+for ``apply`` with the rest of the command line, so every adapter defines its own options
+while the host keeps one entry point per verb.
+"""
+
+from __future__ import annotations
+
+import click
+
+from simsample.cli import cli
+from simsample.cli.commands import generic_estimate, profile_group
+from simsample.errors import UserError
+
+_PASS = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []}
+
+
+def _split_sim(args: list[str]) -> tuple[str | None, list[str]]:
+    """Pull ``--sim NAME`` / ``--sim=NAME`` out of a raw argument list."""
+    rest: list[str] = []
+    sim = None
+    it = iter(range(len(args)))
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--sim":
+            if i + 1 >= len(args):
+                raise UserError("--sim needs a simulator name")
+            sim = args[i + 1]
+            i += 2
+            continue
+        if a.startswith("--sim="):
+            sim = a.split("=", 1)[1]
+            i += 1
+            continue
+        rest.append(a)
+        i += 1
+    del it
+    return sim, rest
+
+
+def _dispatch(verb: str, prog: str, args: list[str], fallback: click.Command | None = None) -> None:
+    from simsample.manager import get_host
+
+    sim, rest = _split_sim(args)
+    if sim is None:
+        if fallback is not None:
+            fallback.main(args=rest, prog_name=prog, standalone_mode=False)
+            return
+        if any(a in ("-h", "--help") for a in rest) or not rest:
+            installed = ", ".join(sorted(get_host().adapters())) or "none"
+            click.echo(f"Usage: {prog} --sim NAME [OPTIONS] ...\n\n  Runs the {verb} step of the named simulator adapter "
+                       f"(installed: {installed}).\n  '{prog} --sim NAME --help' shows that adapter's options.")
+            if not rest:
+                raise UserError(f"{prog} needs --sim NAME (installed adapters: {installed})")
+            return
+        raise UserError(f"{prog} needs --sim NAME (installed adapters: {', '.join(sorted(get_host().adapters())) or 'none'})")
+    adapter = get_host().adapter(sim)
+    cmds = adapter.commands()
+    if verb not in cmds:
+        raise UserError(f"adapter {sim} has no '{verb}' step (it has: {', '.join(sorted(cmds)) or 'none'})")
+    cmds[verb].main(args=rest, prog_name=f"{prog} --sim {sim}", standalone_mode=False)
+
+
+def _make(verb: str, help_text: str, fallback: click.Command | None = None, group: click.Group | None = None, prog: str | None = None) -> None:
+    @click.command(verb, context_settings=_PASS, help=help_text, add_help_option=False)
+    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+    def cmd(args: tuple[str, ...]) -> None:
+        _dispatch(verb, prog or f"simsample {verb}", list(args), fallback)
+
+    (group or cli).add_command(cmd)
+
+
+_make("apply", "Write the simulator inputs that run only the plan's launches (--sim NAME).")
+_make("collect", "Parse simulator output into per-launch results (--sim NAME).")
+_make("run", "Run the simulator on sampled inputs (--sim NAME).")
+_make(
+    "estimate",
+    "Whole-workload estimate with its interval: from simulator output (--sim NAME ...) or "
+    "from a CSV of kernel_id,value (--plan PLAN VALUES.csv).",
+    fallback=generic_estimate,
+)
+_make("features", "Derive per-launch features from simulator traces (--sim NAME).", group=profile_group, prog="simsample profile features")

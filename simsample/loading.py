@@ -1,0 +1,65 @@
+"""From paths on the command line to a workload: format detection and reader dispatch."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from simsample.errors import UserError
+from simsample.fileio import read_head
+from simsample.manager import PluginHost, get_host
+from simsample.workload import Workload
+
+
+def detect_format(path: Path, host: PluginHost | None = None) -> str:
+    """Name of the first reader whose ``detect`` accepts ``path`` (content-based)."""
+    host = host or get_host()
+    if not path.exists():
+        raise UserError(f"{path}: no such file or directory")
+    head = b"" if path.is_dir() else read_head(path)
+    if not path.is_dir() and not head:
+        raise UserError(f"{path}: file is empty")
+    for name, reader in host.readers().items():
+        try:
+            if reader.detect(path, head):
+                return name
+        except Exception:  # a detector must not break detection of other formats
+            continue
+    kinds = ", ".join(sorted(host.readers())) or "none installed"
+    what = "folder" if path.is_dir() else "file"
+    raise UserError(f"{path}: unrecognised {what} format (known: {kinds}); name one with --format")
+
+
+def load_workload(
+    paths: Sequence[str | Path],
+    *,
+    format: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    host: PluginHost | None = None,
+) -> Workload:
+    """Read one profile (or several files of one run, for readers that take several)."""
+    host = host or get_host()
+    ps = [Path(p) for p in paths]
+    if not ps:
+        raise UserError("no input given")
+    for p in ps:
+        if not p.exists():
+            raise UserError(f"{p}: no such file or directory")
+    name = format or detect_format(ps[0], host)
+    reader = host.reader(name)
+    if len(ps) > 1:
+        if not reader.multi_file:
+            raise UserError(f"format {name} reads one file at a time; got {len(ps)}")
+        for p in ps[1:]:
+            other = format or detect_format(p, host)
+            if other != name:
+                raise UserError(f"{p}: is {other}, but {ps[0]} is {name}; give files of one format")
+    for p in ps:
+        if p.is_dir() and not _reader_takes_dirs(reader):
+            raise UserError(f"{p}: is a directory, expected a file")
+    return reader.read(ps, dict(options or {}))
+
+
+def _reader_takes_dirs(reader: Any) -> bool:
+    return bool(getattr(reader, "reads_directories", False))

@@ -1,0 +1,350 @@
+"""The workload: one row per kernel launch, in launch order.
+
+Canonical columns (DESIGN.md): ``kernel_id``, ``name``, ``grid_x/y/z``, ``block_x/y/z``,
+``stream``, ``start_ns``, ``duration_ns``; optional ``cycles``, ``regs``, ``shmem`` and any
+number of feature columns (instruction counts, the PKA metrics, ...). Wide features such as
+basic-block vectors live in :attr:`Workload.extras` (sparse matrices whose rows follow the
+table's row order), never in the table.
+
+Dtypes are chosen for workloads of tens of millions of launches: names are categorical, launch
+shapes and ids use the narrowest integer type that holds them, so a loaded launch costs well
+under 120 bytes. Sources without timing (simulator traces) carry a nullable ``duration_ns`` that
+is entirely missing; a source that times some launches and not others is rejected.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from simsample.errors import FormatError, UserError
+from simsample.names import base_name
+
+REQUIRED_COLUMNS: tuple[str, ...] = (
+    "kernel_id",
+    "name",
+    "grid_x",
+    "grid_y",
+    "grid_z",
+    "block_x",
+    "block_y",
+    "block_z",
+    "stream",
+    "start_ns",
+    "duration_ns",
+)
+OPTIONAL_COLUMNS: tuple[str, ...] = ("cycles", "regs", "shmem")
+SHAPE_COLUMNS: tuple[str, ...] = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
+_NARROW_COLUMNS = SHAPE_COLUMNS + ("stream", "regs", "shmem")
+
+#: Bumped when the fingerprint's definition changes (plans record it).
+FINGERPRINT_VERSION = 1
+
+
+def _narrow_unsigned(values: pd.Series, column: str) -> pd.Series:
+    """Smallest of uint16/uint32/int64 that holds the column (negative values keep int64)."""
+    if values.isna().any():
+        raise UserError(f"column {column!r} has {int(values.isna().sum())} missing values")
+    arr = values.to_numpy()
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.floor(arr)):
+            raise UserError(f"column {column!r} must hold whole numbers")
+    arr = arr.astype(np.int64)
+    if arr.size == 0:
+        return pd.Series(arr.astype(np.uint16), index=values.index, name=column)
+    lo, hi = int(arr.min()), int(arr.max())
+    if lo >= 0 and hi <= np.iinfo(np.uint16).max:
+        dt = np.uint16
+    elif lo >= 0 and hi <= np.iinfo(np.uint32).max:
+        dt = np.uint32
+    else:
+        dt = np.int64
+    return pd.Series(arr.astype(dt), index=values.index, name=column)
+
+
+def _ids(values: pd.Series) -> pd.Series:
+    if values.isna().any():
+        raise UserError("column 'kernel_id' has missing values")
+    arr = values.to_numpy().astype(np.int64)
+    if arr.size and arr.min() >= np.iinfo(np.int32).min and arr.max() <= np.iinfo(np.int32).max:
+        arr = arr.astype(np.int32)
+    return pd.Series(arr, index=values.index, name="kernel_id")
+
+
+@dataclass
+class Workload:
+    """Kernel launches of one run, with where they came from.
+
+    ``kernels`` is normalised and validated on construction (see :meth:`normalise`); pass
+    ``validate=False`` only for a table that already went through it.
+    """
+
+    kernels: pd.DataFrame
+    source: str = ""
+    format: str = ""
+    memcpy_count: int = 0
+    meta: dict[str, Any] = field(default_factory=dict)
+    extras: dict[str, Any] = field(default_factory=dict)
+    validate: bool = True
+
+    def __post_init__(self) -> None:
+        if self.validate:
+            self.kernels = normalise(self.kernels, source=self.source)
+        self.validate = False
+
+    # --- basic facts -------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.kernels)
+
+    @property
+    def timed(self) -> bool:
+        """Whether launches carry measured durations (profiles do, simulator traces do not)."""
+        return not bool(self.kernels["duration_ns"].isna().any()) if len(self) else True
+
+    @property
+    def feature_columns(self) -> list[str]:
+        """Columns beyond the canonical and optional ones."""
+        known = set(REQUIRED_COLUMNS) | set(OPTIONAL_COLUMNS)
+        return [c for c in self.kernels.columns if c not in known]
+
+    def has(self, column: str) -> bool:
+        """Whether ``column`` exists and is fully populated."""
+        return column in self.kernels.columns and not self.kernels[column].isna().any()
+
+    def require(self, columns: Iterable[str], *, who: str, hint: str = "") -> None:
+        """Raise a :class:`UserError` naming every missing column and how to get it."""
+        missing = [c for c in columns if not self.has(c)]
+        if missing:
+            msg = f"{who} needs column(s) {', '.join(missing)}, which {self.source or 'the workload'} lacks"
+            raise UserError(msg + (f"; {hint}" if hint else ""))
+
+    def values(self, metric: str = "auto") -> np.ndarray:
+        """Per-launch values of ``metric`` as float64 (``auto``: cycles, else duration_ns)."""
+        col = self.default_metric() if metric == "auto" else metric
+        if col not in self.kernels.columns:
+            raise UserError(f"{self.source or 'workload'} has no column {col!r}")
+        vals = self.kernels[col]
+        if vals.isna().any():
+            raise UserError(f"{self.source or 'workload'}: column {col!r} has missing values")
+        return vals.to_numpy(dtype=np.float64)
+
+    def default_metric(self) -> str:
+        """The column that stands for a launch's cost: cycles when known, else duration."""
+        if self.has("cycles"):
+            return "cycles"
+        if self.timed:
+            return "duration_ns"
+        for col in ("warp_insts", "smsp__inst_executed.sum", "thread_insts"):
+            if self.has(col):
+                return col
+        raise UserError(
+            f"{self.source or 'workload'} has neither durations nor cycles; "
+            "add trace features (`simsample profile features`) or pass --param metric=COLUMN"
+        )
+
+    def grid_size(self) -> np.ndarray:
+        """CTAs per launch (int64: narrow shape columns would overflow when multiplied)."""
+        k = self.kernels
+        return k["grid_x"].to_numpy(np.int64) * k["grid_y"].to_numpy(np.int64) * k["grid_z"].to_numpy(np.int64)
+
+    def block_size(self) -> np.ndarray:
+        """Threads per CTA (int64)."""
+        k = self.kernels
+        return k["block_x"].to_numpy(np.int64) * k["block_y"].to_numpy(np.int64) * k["block_z"].to_numpy(np.int64)
+
+    # --- identity ----------------------------------------------------------------------------
+    @cached_property
+    def fingerprint(self) -> str:
+        """Stable hash of ids, names and launch shapes, in launch order.
+
+        Independent of dtypes and of the order of the name categories, so the same launches
+        read from the same file always give the same fingerprint.
+        """
+        return _fingerprint(self.kernels, with_ids=True, name_map=None)
+
+    @cached_property
+    def shape_fingerprint(self) -> str:
+        """Hash of the launch sequence only: kernel identifiers (:func:`base_name`) and shapes.
+
+        Matches between a profile (demangled names, its own ids) and simulator traces
+        (mangled names, 1-based ids) of the same run.
+        """
+        return _fingerprint(self.kernels, with_ids=False, name_map=base_name)
+
+    def summary(self) -> dict[str, Any]:
+        """Launch count, distinct kernels, total kernel time and memcpy count."""
+        k = self.kernels
+        total = int(k["duration_ns"].sum()) if self.timed else None
+        return {
+            "launches": int(len(k)),
+            "distinct_kernels": int(k["name"].nunique()),
+            "total_time_ns": total,
+            "memcpy_count": int(self.memcpy_count),
+        }
+
+    def top_kernels(self, n: int = 10, metric: str = "auto") -> pd.DataFrame:
+        """Kernels ranked by total time (or metric): launches, total, mean, CoV, share."""
+        col = self.default_metric() if metric == "auto" else metric
+        vals = pd.Series(self.values(col), name="v")
+        names = self.kernels["name"].reset_index(drop=True)
+        g = vals.groupby(names, observed=True)
+        out = pd.DataFrame(
+            {
+                "launches": g.size(),
+                "total": g.sum(),
+                "mean": g.mean(),
+                "std": g.std(ddof=0),
+            }
+        )
+        out["cov"] = np.where(out["mean"] > 0, out["std"] / out["mean"].where(out["mean"] > 0, 1), 0.0)
+        grand = float(vals.sum())
+        out["share"] = out["total"] / grand if grand > 0 else 0.0
+        out = out.drop(columns="std").sort_values(["total", "launches"], ascending=False)
+        out.index.name = "name"
+        return out.head(n).reset_index()
+
+    # --- persistence -------------------------------------------------------------------------
+    def to_parquet(self, path: str | Path) -> None:
+        """Write the table (with source, format and meta in the file's metadata) atomically."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from simsample.fileio import atomic_writer
+
+        table = pa.Table.from_pandas(self.kernels, preserve_index=False)
+        info = {
+            "source": self.source,
+            "format": self.format,
+            "memcpy_count": self.memcpy_count,
+            "meta": self.meta,
+            "fingerprint": self.fingerprint,
+        }
+        md = dict(table.schema.metadata or {})
+        md[b"simsample"] = json.dumps(info, sort_keys=True, default=str).encode()
+        table = table.replace_schema_metadata(md)
+        with atomic_writer(path, "wb") as fh:
+            pq.write_table(table, fh)
+
+    @classmethod
+    def from_parquet(cls, path: str | Path) -> Workload:
+        """Read a table written by :meth:`to_parquet` (or any parquet with the canonical columns)."""
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table(path)
+        except Exception as exc:  # pyarrow raises several types for corrupt files
+            raise FormatError(path, f"not a readable parquet file ({exc})") from exc
+        md = table.schema.metadata or {}
+        info = json.loads(md.get(b"simsample", b"{}"))
+        df = table.to_pandas()
+        return cls(
+            df,
+            source=info.get("source") or str(path),
+            format=info.get("format") or "parquet",
+            memcpy_count=int(info.get("memcpy_count", 0)),
+            meta=info.get("meta") or {},
+        )
+
+
+def _fingerprint(k: pd.DataFrame, *, with_ids: bool, name_map: Any) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"simsample-workload-v{FINGERPRINT_VERSION};n={len(k)};ids={with_ids}\n".encode())
+    if with_ids:
+        h.update(k["kernel_id"].to_numpy(np.int64).astype("<i8").tobytes())
+    names = k["name"]
+    if not isinstance(names.dtype, pd.CategoricalDtype):
+        names = names.astype("category")
+    cats = [str(c) for c in names.cat.categories]
+    if name_map is not None:
+        cats = [name_map(c) for c in cats]
+    uniq = sorted(set(cats))
+    rank = {c: i for i, c in enumerate(uniq)}
+    remap = np.array([rank[c] for c in cats], dtype=np.int64)
+    codes = names.cat.codes.to_numpy().astype(np.int64)
+    h.update("\n".join(uniq).encode())
+    h.update(remap[codes].astype("<i8").tobytes() if len(codes) else b"")
+    for col in SHAPE_COLUMNS:
+        h.update(k[col].to_numpy(np.int64).astype("<i8").tobytes())
+    return h.hexdigest()
+
+
+def normalise(df: pd.DataFrame, *, source: str = "") -> pd.DataFrame:
+    """Validate and convert a launch table to the canonical, lean dtypes.
+
+    Errors name the source and say what is wrong: missing required columns, missing or negative
+    durations, duplicate kernel ids.
+    """
+    where = source or "workload"
+    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if missing:
+        raise UserError(f"{where}: missing required column(s): {', '.join(missing)}")
+    out = pd.DataFrame(index=pd.RangeIndex(len(df)))
+    src = df.reset_index(drop=True)
+    out["kernel_id"] = _ids(src["kernel_id"])
+    names = src["name"]
+    if names.isna().any():
+        raise UserError(f"{where}: {int(names.isna().sum())} launches have no kernel name")
+    out["name"] = names.astype("category") if not isinstance(names.dtype, pd.CategoricalDtype) else names
+    for col in SHAPE_COLUMNS + ("stream",):
+        out[col] = _narrow_unsigned(src[col], col)
+    out["start_ns"] = _time_column(src["start_ns"], "start_ns", where, allow_negative=True)
+    out["duration_ns"] = _time_column(src["duration_ns"], "duration_ns", where, allow_negative=False)
+    for col in OPTIONAL_COLUMNS:
+        if col in src.columns:
+            if col == "cycles":
+                out[col] = _time_column(src[col], col, where, allow_negative=False)
+            else:
+                out[col] = _narrow_unsigned(src[col], col)
+    for col in src.columns:
+        if col not in out.columns:
+            out[col] = src[col].to_numpy()
+    ids = out["kernel_id"]
+    if not ids.is_unique:
+        dup = ids[ids.duplicated()].iloc[0]
+        raise UserError(f"{where}: duplicate kernel_id {int(dup)} ({int(ids.duplicated().sum())} duplicates)")
+    return out
+
+
+def _time_column(values: pd.Series, column: str, where: str, *, allow_negative: bool) -> pd.Series:
+    n_na = int(values.isna().sum())
+    if n_na == len(values) and len(values) > 0:
+        return pd.Series(pd.array([pd.NA] * len(values), dtype="Int64"), name=column)
+    if n_na:
+        raise UserError(f"{where}: {n_na} launches have no {column} (first at row {int(np.flatnonzero(values.isna().to_numpy())[0])})")
+    arr = values.to_numpy()
+    if arr.dtype.kind == "f":
+        arr = np.rint(arr)
+    arr = arr.astype(np.int64)
+    if not allow_negative and arr.size and arr.min() < 0:
+        first = int(np.flatnonzero(arr < 0)[0])
+        raise UserError(f"{where}: negative {column} at row {first} ({int(arr[first])})")
+    return pd.Series(arr, name=column)
+
+
+def from_records(
+    records: Mapping[str, Iterable[Any]] | pd.DataFrame,
+    *,
+    source: str = "",
+    format: str = "",
+    memcpy_count: int = 0,
+    meta: dict[str, Any] | None = None,
+) -> Workload:
+    """Build a workload from column arrays; missing ``kernel_id`` becomes the 0-based launch index,
+    missing ``stream`` becomes 0, missing ``start_ns`` becomes 0."""
+    df = records if isinstance(records, pd.DataFrame) else pd.DataFrame(dict(records))
+    df = df.copy()
+    n = len(df)
+    if "kernel_id" not in df.columns:
+        df["kernel_id"] = np.arange(n, dtype=np.int64)
+    for col, default in (("stream", 0), ("start_ns", 0), ("grid_y", 1), ("grid_z", 1), ("block_y", 1), ("block_z", 1)):
+        if col not in df.columns:
+            df[col] = default
+    return Workload(df, source=source, format=format, memcpy_count=memcpy_count, meta=meta or {})
