@@ -1,0 +1,1 @@
+"""Test-only third-party plugin distribution for simsample."""
