@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -10,13 +11,24 @@ from rich.console import Console
 from rich.table import Table
 
 from simsample.cli import cli
-from simsample.cli.common import echo_json, fmt_ns, parse_params, profile_options, reader_options
+from simsample.cli.common import echo_json, fmt_ns, join_option, parse_params, profile_options, reader_options
 from simsample.errors import FormatError, UserError
 from simsample.fileio import check_input_file
 
 
 def _console() -> Console:
-    return Console(highlight=False, soft_wrap=True)
+    return Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+
+
+def display_name(name: str, width: int = 72) -> str:
+    """A kernel name for a table: argument list dropped, long names cut in the middle."""
+    from simsample.names import strip_args
+
+    short = strip_args(name)
+    if len(short) <= width:
+        return short
+    half = (width - 1) // 2
+    return short[:half] + "…" + short[-(width - 1 - half):]
 
 
 @cli.command("plugins")
@@ -108,13 +120,14 @@ def profile_group() -> None:
 @profile_group.command("info")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @profile_options
+@join_option
 @click.option("--top", default=10, show_default=True, help="How many kernels to list.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def profile_info(files: tuple[Path, ...], fmt: str | None, rank: int | None, top: int, as_json: bool) -> None:
+def profile_info(files: tuple[Path, ...], fmt: str | None, rank: int | None, join: Path | None, top: int, as_json: bool) -> None:
     """Summarise a profile: launches, kernels, time, memcpys, and the top kernels."""
     from simsample.loading import load_workload
 
-    wl = load_workload(files, format=fmt, options=reader_options(rank))
+    wl = load_workload(files, format=fmt, options=reader_options(rank), join=join)
     summary = wl.summary()
     metric = wl.default_metric() if len(wl) else "duration_ns"
     top_df = wl.top_kernels(top, metric) if len(wl) else pd.DataFrame()
@@ -153,7 +166,7 @@ def profile_info(files: tuple[Path, ...], fmt: str | None, rank: int | None, top
     timed = metric in ("duration_ns", "start_ns")
     for r in doc["top_kernels"]:
         show = fmt_ns if timed else (lambda x: f"{x:,.0f}")
-        table.add_row(r["name"], f"{r['launches']:,}", show(r["total"]), show(r["mean"]), f"{r['cov']:.3f}", f"{100 * r['share']:.1f}%")
+        table.add_row(display_name(r["name"]), f"{r['launches']:,}", show(r["total"]), show(r["mean"]), f"{r['cov']:.3f}", f"{100 * r['share']:.1f}%")
     con.print(table)
 
 
@@ -164,7 +177,8 @@ def profile_info(files: tuple[Path, ...], fmt: str | None, rank: int | None, top
 @click.option("--seed", default=0, show_default=True, type=int, help="Random seed (recorded in the plan).")
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Plan file to write.")
 @profile_options
-def plan_cmd(profiles: tuple[Path, ...], sampler_name: str, params: tuple[str, ...], seed: int, output: Path, fmt: str | None, rank: int | None) -> None:
+@join_option
+def plan_cmd(profiles: tuple[Path, ...], sampler_name: str, params: tuple[str, ...], seed: int, output: Path, fmt: str | None, rank: int | None, join: Path | None) -> None:
     """Choose the launches to simulate and write a plan."""
     from simsample.loading import load_workload
     from simsample.manager import get_host
@@ -173,7 +187,7 @@ def plan_cmd(profiles: tuple[Path, ...], sampler_name: str, params: tuple[str, .
         raise UserError(f"{output}: is a directory, expected a file name for the plan")
     sampler = get_host().sampler(sampler_name)
     resolved = sampler.resolve_params(parse_params(params))
-    wl = load_workload(profiles, format=fmt, options=reader_options(rank))
+    wl = load_workload(profiles, format=fmt, options=reader_options(rank), join=join)
     if len(wl) == 0:
         raise UserError(f"{wl.source}: no kernel launches to sample")
     sampler.check_workload(wl, resolved)

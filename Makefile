@@ -1,0 +1,25 @@
+# Quick start: `make demo` (set up, then plan/apply on the bundled example) and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+ADAPTERS := $(wildcard adapters/*/pyproject.toml)
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup demo test clean
+
+$(STAMP): pyproject.toml $(wildcard CMakeLists.txt) $(ADAPTERS)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]' $(foreach a,$(ADAPTERS),-e $(dir $(a)))
+	touch $@
+
+setup: $(STAMP)
+
+demo: setup
+	PATH="$(abspath $(BIN)):$$PATH" bash examples/demo.sh
+
+test: setup
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) demo-out build _skbuild

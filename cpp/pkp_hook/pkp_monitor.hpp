@@ -1,0 +1,239 @@
+// Principal Kernel Projection (PKP) monitor: decides when a running kernel's IPC is stable
+// enough to stop simulating it, and projects its total cycles and instructions.
+//
+// Header-only, dependency-free C++17. The same arithmetic is implemented in Python
+// (simsample/pkp/monitor.py); both give bit-identical doubles because every value is computed
+// with the same IEEE operations in the same order (no fused multiply-add: see the pragmas
+// below) and the window's statistics are recomputed from the ring buffer at each sample.
+//
+// Semantics (PKA, MICRO'21, section 3.2, and its public artifact):
+//  * The caller feeds the kernel's cycle count, cumulative instructions and cumulative
+//    completed CTAs, either every cycle or every `period` cycles. A sample is taken whenever
+//    the cycle reaches the next multiple of `period`; other calls cost one comparison.
+//  * Signal: cumulative in-kernel IPC = instructions / cycles at each sample.
+//  * Window: the last window / period samples (at least 2). The window is stable when its
+//    coefficient of variation in percent, 100 * sample standard deviation / mean, is below
+//    `threshold` (and the mean is positive). Stability is latched: once seen, the monitor
+//    waits only for the wave condition.
+//  * Wave condition: completed CTAs >= one wave (max resident CTAs per SM x SMs).
+//    Grids smaller than one wave: the paper ignores the condition, the artifact requires
+//    `small_grid_fraction` (0.3) of the grid. In every case at least one CTA must have
+//    completed, otherwise no projection is defined.
+//  * Projection at the stop: total = value_at_stop * total_ctas / completed (paper) or
+//    / (completed + 1) (artifact), for cycles and instructions alike.
+//
+// No allocation after construction; no exceptions from update() or the getters.
+#ifndef SIMSAMPLE_PKP_MONITOR_HPP
+#define SIMSAMPLE_PKP_MONITOR_HPP
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+
+#if defined(__clang__)
+// Clang contracts only within one expression by default; the code below never writes a*b+c
+// in one expression, so nothing can be fused.
+#define SIMSAMPLE_PKP_STRICT_FP
+#elif defined(__GNUC__)
+// GCC contracts a*b+c into an FMA on targets that have one (aarch64, x86 with -march=...);
+// that would change the rounding and break bit-identity with the Python twin.
+#define SIMSAMPLE_PKP_STRICT_FP __attribute__((optimize("fp-contract=off"), noinline))
+#else
+#define SIMSAMPLE_PKP_STRICT_FP
+#endif
+
+namespace simsample {
+namespace pkp {
+
+enum class WaveRule : int { Paper = 0, Artifact = 1 };
+enum class Projection : int { Paper = 0, Artifact = 1 };
+
+struct Config {
+  std::uint64_t period = 500;        // cycles between samples
+  std::uint64_t window = 3000;       // cycles covered by the window (window / period samples)
+  double threshold = 0.25;           // coefficient of variation, percent
+  std::uint64_t total_ctas = 1;      // CTAs in the grid
+  std::uint64_t wave_size = 1;       // max resident CTAs per SM x number of SMs
+  WaveRule wave_rule = WaveRule::Paper;
+  Projection projection = Projection::Paper;
+  double small_grid_fraction = 0.3;  // artifact rule for grids smaller than one wave
+};
+
+// nullptr when `c` is valid, else a message saying what is wrong (used before construction,
+// so that the hot path never has to report errors).
+inline const char* validate(const Config& c) noexcept {
+  if (c.period == 0) return "period must be at least 1 cycle";
+  if (c.window / c.period < 2) return "window must span at least 2 sample periods";
+  if (c.window / c.period > (std::uint64_t{1} << 20)) return "window spans too many samples (at most 1048576)";
+  if (!(c.threshold > 0.0) || !std::isfinite(c.threshold)) return "threshold must be a positive number (percent)";
+  if (c.total_ctas == 0) return "total_ctas must be at least 1";
+  if (c.wave_size == 0) return "wave_size must be at least 1";
+  if (c.wave_rule != WaveRule::Paper && c.wave_rule != WaveRule::Artifact) return "unknown wave rule";
+  if (c.projection != Projection::Paper && c.projection != Projection::Artifact) return "unknown projection";
+  if (!(c.small_grid_fraction > 0.0) || !(c.small_grid_fraction <= 1.0))
+    return "small_grid_fraction must be in (0, 1]";
+  return nullptr;
+}
+
+// value * total / denominator, rounded half up: the integers printed by the simulator hook.
+inline std::uint64_t round_projection(double x) noexcept {
+  if (!(x >= 0.0)) return 0;
+  if (x >= 18446744073709551615.0) return std::numeric_limits<std::uint64_t>::max();
+  return static_cast<std::uint64_t>(std::floor(x + 0.5));
+}
+
+class Monitor {
+ public:
+  // `c` must be valid (see validate()); an invalid config is clamped to something harmless
+  // rather than throwing, so that a simulator never dies inside the hook.
+  explicit Monitor(const Config& c)
+      : cfg_(c), n_(window_length(c)), ring_(new double[n_]) {
+    if (cfg_.period == 0) cfg_.period = 1;
+    restart(c.total_ctas, c.wave_size);
+  }
+
+  // Samples in the window: window / period, clamped to [2, 2^20].
+  static std::size_t window_length(const Config& c) noexcept {
+    const std::uint64_t n = c.period ? c.window / c.period : 2;
+    if (n < 2) return 2;
+    if (n > (std::uint64_t{1} << 20)) return std::size_t{1} << 20;
+    return static_cast<std::size_t>(n);
+  }
+
+  Monitor(const Monitor&) = delete;
+  Monitor& operator=(const Monitor&) = delete;
+  Monitor(Monitor&&) noexcept = default;
+  Monitor& operator=(Monitor&&) noexcept = default;
+
+  // Start over for a new kernel (same period, window, threshold and rules).
+  void restart(std::uint64_t total_ctas, std::uint64_t wave_size) noexcept {
+    cfg_.total_ctas = total_ctas ? total_ctas : 1;
+    cfg_.wave_size = wave_size ? wave_size : 1;
+    next_due_ = cfg_.period;
+    head_ = 0;
+    count_ = 0;
+    samples_ = 0;
+    stable_seen_ = false;
+    stopped_ = false;
+    stable_since_ = 0;
+    last_ipc_ = 0.0;
+    last_cov_ = std::numeric_limits<double>::quiet_NaN();
+    stop_cycle_ = stop_insns_ = stop_ctas_ = 0;
+    projected_cycles_ = projected_insns_ = std::numeric_limits<double>::quiet_NaN();
+    for (std::size_t i = 0; i < n_; ++i) ring_[i] = 0.0;
+  }
+
+  // Feed the kernel's state; returns true once the kernel may stop (and from then on,
+  // ignoring further input). `cycle` counts from the kernel's launch (> 0).
+  bool update(std::uint64_t cycle, std::uint64_t insns, std::uint64_t completed_ctas) noexcept {
+    if (stopped_) return true;
+    if (cycle < next_due_) return false;
+    return sample(cycle, insns, completed_ctas);
+  }
+
+  bool stopped() const noexcept { return stopped_; }
+  bool stable_seen() const noexcept { return stable_seen_; }
+  std::uint64_t stable_since() const noexcept { return stable_since_; }  // cycle; 0 = never
+  std::uint64_t samples() const noexcept { return samples_; }
+  std::size_t window_samples() const noexcept { return n_; }
+  double last_ipc() const noexcept { return last_ipc_; }
+  double last_cov() const noexcept { return last_cov_; }  // NaN until the window is full
+  std::uint64_t stop_cycle() const noexcept { return stop_cycle_; }  // 0 until stopped
+  std::uint64_t stop_insns() const noexcept { return stop_insns_; }
+  std::uint64_t stop_ctas() const noexcept { return stop_ctas_; }
+  double projected_cycles() const noexcept { return projected_cycles_; }  // NaN until stopped
+  double projected_insns() const noexcept { return projected_insns_; }
+  const Config& config() const noexcept { return cfg_; }
+
+  // Whether `completed` CTAs satisfy the wave rule (and the at-least-one-CTA guard).
+  bool wave_ok(std::uint64_t completed) const noexcept {
+    if (completed < 1) return false;
+    if (cfg_.total_ctas < cfg_.wave_size) {
+      if (cfg_.wave_rule == WaveRule::Paper) return true;
+      return static_cast<double>(completed) >= cfg_.small_grid_fraction * static_cast<double>(cfg_.total_ctas);
+    }
+    return completed >= cfg_.wave_size;
+  }
+
+  // value * total / completed (paper) or / (completed + 1) (artifact).
+  double project(std::uint64_t value, std::uint64_t completed) const noexcept {
+    const std::uint64_t denom = cfg_.projection == Projection::Artifact ? completed + 1 : completed;
+    return project_value(value, cfg_.total_ctas, denom);
+  }
+
+ private:
+  SIMSAMPLE_PKP_STRICT_FP static double project_value(std::uint64_t value, std::uint64_t total,
+                                                      std::uint64_t denom) noexcept {
+    if (denom == 0) return std::numeric_limits<double>::quiet_NaN();
+    return static_cast<double>(value) * static_cast<double>(total) / static_cast<double>(denom);
+  }
+
+  SIMSAMPLE_PKP_STRICT_FP bool sample(std::uint64_t cycle, std::uint64_t insns,
+                                      std::uint64_t completed) noexcept {
+    next_due_ = (cycle / cfg_.period + 1) * cfg_.period;
+    ++samples_;
+    const double ipc = static_cast<double>(insns) / static_cast<double>(cycle);
+    last_ipc_ = ipc;
+    ring_[head_] = ipc;
+    head_ = head_ + 1 == n_ ? 0 : head_ + 1;
+    if (count_ < n_) ++count_;
+    if (count_ == n_) {
+      // Oldest first (head_ now points at the oldest entry), one fixed order of additions.
+      double sum = 0.0;
+      for (std::size_t j = 0, i = head_; j < n_; ++j, i = (i + 1 == n_ ? 0 : i + 1)) sum += ring_[i];
+      const double mean = sum / static_cast<double>(n_);
+      double ss = 0.0;
+      for (std::size_t j = 0, i = head_; j < n_; ++j, i = (i + 1 == n_ ? 0 : i + 1)) {
+        const double d = ring_[i] - mean;
+        const double sq = d * d;
+        ss += sq;
+      }
+      const double sd = std::sqrt(ss / static_cast<double>(n_ - 1));
+      if (mean > 0.0) {
+        last_cov_ = sd / mean * 100.0;
+      } else {
+        last_cov_ = std::numeric_limits<double>::infinity();
+      }
+      if (!stable_seen_ && mean > 0.0 && last_cov_ < cfg_.threshold) {
+        stable_seen_ = true;
+        stable_since_ = cycle;
+      }
+    }
+    if (stable_seen_ && wave_ok(completed)) {
+      stopped_ = true;
+      stop_cycle_ = cycle;
+      stop_insns_ = insns;
+      stop_ctas_ = completed;
+      projected_cycles_ = project(cycle, completed);
+      projected_insns_ = project(insns, completed);
+    }
+    return stopped_;
+  }
+
+  Config cfg_;
+  std::size_t n_;
+  std::unique_ptr<double[]> ring_;
+  std::size_t head_ = 0;
+  std::size_t count_ = 0;
+  std::uint64_t next_due_ = 0;
+  std::uint64_t samples_ = 0;
+  bool stable_seen_ = false;
+  bool stopped_ = false;
+  std::uint64_t stable_since_ = 0;
+  double last_ipc_ = 0.0;
+  double last_cov_ = 0.0;
+  std::uint64_t stop_cycle_ = 0;
+  std::uint64_t stop_insns_ = 0;
+  std::uint64_t stop_ctas_ = 0;
+  double projected_cycles_ = 0.0;
+  double projected_insns_ = 0.0;
+};
+
+}  // namespace pkp
+}  // namespace simsample
+
+#undef SIMSAMPLE_PKP_STRICT_FP
+
+#endif  // SIMSAMPLE_PKP_MONITOR_HPP

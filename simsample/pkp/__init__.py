@@ -1,0 +1,80 @@
+"""Principal Kernel Projection (PKP): end a long kernel's simulation once its IPC is stable.
+
+The monitor exists twice with identical behaviour: the C++ header ``cpp/pkp_hook/pkp_monitor.hpp``
+(compiled into ``simsample._pkp`` with pybind11, and included by the Accel-Sim patch) and the
+pure-Python twin :mod:`simsample.pkp.monitor`. This module picks the compiled one when it can be
+imported, like msgpack does, and the twin otherwise or when ``SIMSAMPLE_PURE_PYTHON=1``.
+
+Rules (PKA, MICRO'21, section 3.2, and where the public artifact differs):
+
+* a sample every ``period`` cycles of the cumulative in-kernel IPC (instructions / cycles);
+* stable once the last ``window / period`` samples have a coefficient of variation
+  (100 * sample std / mean) below ``threshold`` percent; stability is latched;
+* stop at the first sample, at or after stability, where the completed CTAs make one wave
+  (max resident CTAs per SM x SMs); grids smaller than one wave need no wave (``paper``) or
+  ``small_grid_fraction`` of the grid (``artifact``); at least one CTA must have completed;
+* projected total = value at the stop x total CTAs / completed CTAs (``paper``) or
+  / (completed + 1) (``artifact``), for cycles and instructions alike.
+
+Choices where neither source is explicit: the standard deviation is the sample one (n - 1, as
+the artifact's pandas ``rolling().std()``); stability is latched, so the stop is the later of
+the first stable sample and the first sample with a full wave (the artifact's rule); completed
+CTAs are counted up to and including the current sample (the artifact lags one interval);
+at least one completed CTA is required so that the projection is defined.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from simsample.pkp import monitor as _twin
+
+_REASON: str | None = None
+
+if os.environ.get("SIMSAMPLE_PURE_PYTHON", "").strip() not in ("", "0"):
+    _native: Any = None
+    _REASON = "SIMSAMPLE_PURE_PYTHON is set"
+else:
+    try:
+        from simsample import _pkp as _native  # type: ignore[attr-defined, no-redef]
+    except ImportError as exc:  # no compiler at install time, or a broken build
+        _native = None
+        _REASON = f"C++ extension not available: {exc}"
+
+if _native is not None:
+    Monitor: Any = _native.Monitor
+    round_projection: Any = _native.round_projection
+    IMPLEMENTATION = "native"
+else:
+    Monitor = _twin.Monitor
+    round_projection = _twin.round_projection
+    IMPLEMENTATION = "python"
+
+PythonMonitor = _twin.Monitor
+WAVE_RULES = _twin.WAVE_RULES
+PROJECTIONS = _twin.PROJECTIONS
+
+
+def implementation() -> str:
+    """Which monitor is active, in words (shown by ``simsample plugins``)."""
+    if IMPLEMENTATION == "native":
+        return "native (C++ extension)"
+    return f"pure Python ({_REASON})"
+
+
+def native_module() -> Any:
+    """The compiled module, or ``None`` when it is absent or disabled."""
+    return _native
+
+
+__all__ = [
+    "IMPLEMENTATION",
+    "Monitor",
+    "PROJECTIONS",
+    "PythonMonitor",
+    "WAVE_RULES",
+    "implementation",
+    "native_module",
+    "round_projection",
+]

@@ -1,0 +1,266 @@
+"""Pure-Python twin of the C++ PKP monitor (``cpp/pkp_hook/pkp_monitor.hpp``).
+
+Used when the compiled module ``simsample._pkp`` is absent or ``SIMSAMPLE_PURE_PYTHON=1``.
+Behaviour is identical, down to the bits of every double: each value is computed with the
+same IEEE-754 operations in the same order as the C++ code (integers are converted with
+``float()`` before dividing, as C++ casts them; the window's sum and squared deviations are
+accumulated oldest sample first; ``math.sqrt`` is correctly rounded like ``std::sqrt``).
+Keep the two in step: any change here must be made there too, and the tests compare both on
+random signals.
+"""
+
+from __future__ import annotations
+
+import math
+from operator import index
+from typing import Any
+
+WAVE_RULES = ("paper", "artifact")
+PROJECTIONS = ("paper", "artifact")
+_MAX_WINDOW_SAMPLES = 1 << 20
+_U64_MAX = (1 << 64) - 1
+
+implementation = "python"
+
+
+def validate(
+    *,
+    period: int,
+    window: int,
+    threshold: float,
+    total_ctas: int,
+    wave_size: int,
+    wave_rule: str,
+    projection: str,
+    small_grid_fraction: float,
+) -> str | None:
+    """``None`` when the configuration is valid, else what is wrong (same texts as C++)."""
+    if period == 0:
+        return "period must be at least 1 cycle"
+    if window // period < 2:
+        return "window must span at least 2 sample periods"
+    if window // period > _MAX_WINDOW_SAMPLES:
+        return "window spans too many samples (at most 1048576)"
+    if not (threshold > 0.0) or not math.isfinite(threshold):
+        return "threshold must be a positive number (percent)"
+    if total_ctas == 0:
+        return "total_ctas must be at least 1"
+    if wave_size == 0:
+        return "wave_size must be at least 1"
+    if not (small_grid_fraction > 0.0) or not (small_grid_fraction <= 1.0):
+        return "small_grid_fraction must be in (0, 1]"
+    return None
+
+
+def round_projection(x: float) -> int:
+    """A projected value as the simulator hook prints it: floor(x + 0.5), 0 for NaN or negatives."""
+    if not x >= 0.0:
+        return 0
+    if x >= 18446744073709551615.0:
+        return _U64_MAX
+    return int(math.floor(x + 0.5))
+
+
+def _u64(name: str, v: Any) -> int:
+    v = index(v)
+    if v < 0 or v > _U64_MAX:
+        raise TypeError(f"{name} must be an unsigned 64-bit integer, got {v}")
+    return v
+
+
+class Monitor:
+    """IPC-stability monitor of one running kernel; see :mod:`simsample.pkp` for the rules."""
+
+    __slots__ = (
+        "_period", "_window", "_threshold", "_total", "_wave", "_wave_rule", "_projection", "_fraction",
+        "_n", "_ring", "_head", "_count", "_next_due", "_samples", "_stable_seen", "_stable_since",
+        "_stopped", "_last_ipc", "_last_cov", "_stop_cycle", "_stop_insns", "_stop_ctas",
+        "_proj_cycles", "_proj_insns",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        *,
+        period: int = 500,
+        window: int = 3000,
+        threshold: float = 0.25,
+        total_ctas: int = 1,
+        wave_size: int = 1,
+        wave_rule: str = "paper",
+        projection: str = "paper",
+        small_grid_fraction: float = 0.3,
+    ) -> None:
+        period, window = _u64("period", period), _u64("window", window)
+        total_ctas, wave_size = _u64("total_ctas", total_ctas), _u64("wave_size", wave_size)
+        threshold, small_grid_fraction = float(threshold), float(small_grid_fraction)
+        if wave_rule not in WAVE_RULES:
+            raise ValueError(f"wave_rule must be 'paper' or 'artifact', not '{wave_rule}'")
+        if projection not in PROJECTIONS:
+            raise ValueError(f"projection must be 'paper' or 'artifact', not '{projection}'")
+        err = validate(
+            period=period, window=window, threshold=threshold, total_ctas=total_ctas, wave_size=wave_size,
+            wave_rule=wave_rule, projection=projection, small_grid_fraction=small_grid_fraction,
+        )  # fmt: skip
+        if err is not None:
+            raise ValueError(err)
+        self._period = period
+        self._window = window
+        self._threshold = threshold
+        self._wave_rule = wave_rule
+        self._projection = projection
+        self._fraction = small_grid_fraction
+        self._n = window // period
+        self._ring = [0.0] * self._n
+        self.restart(total_ctas, wave_size)
+
+    def restart(self, total_ctas: int, wave_size: int) -> None:
+        """Start over for a new kernel (same period, window, threshold and rules)."""
+        total_ctas, wave_size = _u64("total_ctas", total_ctas), _u64("wave_size", wave_size)
+        if total_ctas == 0:
+            raise ValueError("total_ctas must be at least 1")
+        if wave_size == 0:
+            raise ValueError("wave_size must be at least 1")
+        self._total = total_ctas
+        self._wave = wave_size
+        self._next_due = self._period
+        self._head = 0
+        self._count = 0
+        self._samples = 0
+        self._stable_seen = False
+        self._stable_since = 0
+        self._stopped = False
+        self._last_ipc = 0.0
+        self._last_cov = math.nan
+        self._stop_cycle = self._stop_insns = self._stop_ctas = 0
+        self._proj_cycles = self._proj_insns = math.nan
+        for i in range(self._n):
+            self._ring[i] = 0.0
+
+    def update(self, cycle: int, insns: int, completed_ctas: int) -> bool:
+        """Feed the kernel's cycle, cumulative instructions and completed CTAs; True once it may stop."""
+        cycle, insns, completed_ctas = _u64("cycle", cycle), _u64("insns", insns), _u64("completed_ctas", completed_ctas)
+        if self._stopped:
+            return True
+        if cycle < self._next_due:
+            return False
+        return self._sample(cycle, insns, completed_ctas)
+
+    def _sample(self, cycle: int, insns: int, completed: int) -> bool:
+        n = self._n
+        ring = self._ring
+        self._next_due = (cycle // self._period + 1) * self._period
+        self._samples += 1
+        ipc = float(insns) / float(cycle)
+        self._last_ipc = ipc
+        ring[self._head] = ipc
+        self._head = 0 if self._head + 1 == n else self._head + 1
+        if self._count < n:
+            self._count += 1
+        if self._count == n:
+            total = 0.0
+            i = self._head
+            for _ in range(n):
+                total += ring[i]
+                i = 0 if i + 1 == n else i + 1
+            mean = total / float(n)
+            ss = 0.0
+            i = self._head
+            for _ in range(n):
+                d = ring[i] - mean
+                sq = d * d
+                ss += sq
+                i = 0 if i + 1 == n else i + 1
+            sd = math.sqrt(ss / float(n - 1))
+            self._last_cov = sd / mean * 100.0 if mean > 0.0 else math.inf
+            if not self._stable_seen and mean > 0.0 and self._last_cov < self._threshold:
+                self._stable_seen = True
+                self._stable_since = cycle
+        if self._stable_seen and self.wave_ok(completed):
+            self._stopped = True
+            self._stop_cycle = cycle
+            self._stop_insns = insns
+            self._stop_ctas = completed
+            self._proj_cycles = self.project(cycle, completed)
+            self._proj_insns = self.project(insns, completed)
+        return self._stopped
+
+    def wave_ok(self, completed_ctas: int) -> bool:
+        """Whether ``completed_ctas`` satisfy the wave rule (and the at-least-one-CTA guard)."""
+        completed = _u64("completed_ctas", completed_ctas)
+        if completed < 1:
+            return False
+        if self._total < self._wave:
+            if self._wave_rule == "paper":
+                return True
+            return float(completed) >= self._fraction * float(self._total)
+        return completed >= self._wave
+
+    def project(self, value: int, completed_ctas: int) -> float:
+        """value * total / completed (paper) or / (completed + 1) (artifact); NaN for 0."""
+        value, completed = _u64("value", value), _u64("completed_ctas", completed_ctas)
+        denom = completed + 1 if self._projection == "artifact" else completed
+        if denom == 0:
+            return math.nan
+        return float(value) * float(self._total) / float(denom)
+
+    # --- read-only state -----------------------------------------------------------------------
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    @property
+    def stable_seen(self) -> bool:
+        return self._stable_seen
+
+    @property
+    def stable_since(self) -> int | None:
+        return self._stable_since if self._stable_seen else None
+
+    @property
+    def samples(self) -> int:
+        return self._samples
+
+    @property
+    def window_samples(self) -> int:
+        return self._n
+
+    @property
+    def last_ipc(self) -> float:
+        return self._last_ipc
+
+    @property
+    def last_cov(self) -> float | None:
+        return None if math.isnan(self._last_cov) else self._last_cov
+
+    @property
+    def stop_cycle(self) -> int | None:
+        return self._stop_cycle if self._stopped else None
+
+    @property
+    def stop_insns(self) -> int | None:
+        return self._stop_insns if self._stopped else None
+
+    @property
+    def stop_ctas(self) -> int | None:
+        return self._stop_ctas if self._stopped else None
+
+    @property
+    def projected_cycles(self) -> float | None:
+        return self._proj_cycles if self._stopped else None
+
+    @property
+    def projected_insns(self) -> float | None:
+        return self._proj_insns if self._stopped else None
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return {
+            "period": self._period,
+            "window": self._window,
+            "threshold": self._threshold,
+            "total_ctas": self._total,
+            "wave_size": self._wave,
+            "wave_rule": self._wave_rule,
+            "projection": self._projection,
+            "small_grid_fraction": self._fraction,
+        }

@@ -1,0 +1,308 @@
+"""Offline PKP: where would each kernel have stopped, and how good would the projection be?
+
+The visualizer log of a full run gives, every ``-gpgpu_runtime_stat`` cycles, the kernel's
+cycles, instructions and completed CTAs; feeding these to the same monitor the simulator hook
+uses (:mod:`simsample.pkp`) gives the stop point and the projected totals, and the run's
+stdout gives the actual totals to compare with. In the simulator the hook acts only while CTAs
+remain to be issued; the replay cannot see that, so a kernel stopped in its last wave here may
+run to completion there.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from simsample.errors import UserError
+from simsample.pkp.visualizer import KernelRun, KernelSeries, RunInfo, read_accelsim_stdout, read_visualizer_log, sample_interval
+
+
+@dataclass(frozen=True)
+class ReplayParams:
+    """Monitor settings for one replay (``period=None``: the log's own sampling period)."""
+
+    window: int = 3000
+    threshold: float = 0.25
+    period: int | None = None
+    wave_rule: str = "paper"
+    projection: str = "paper"
+    small_grid_fraction: float = 0.3
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class KernelReplay:
+    """One kernel's replay outcome; cycle and instruction totals are the simulator's."""
+
+    run: str
+    kernel: int  # 0-based, in the order of the stats blocks
+    uid: int | None
+    kernel_id: int | None
+    name: str
+    total_ctas: int
+    wave_size: int
+    samples: int
+    stopped: bool = False
+    stable_since: int | None = None
+    stop_cycle: int | None = None
+    stop_insns: int | None = None
+    stop_ctas: int | None = None
+    projected_cycles: float | None = None  # None when not stopped
+    projected_insns: float | None = None
+    actual_cycles: int | None = None
+    actual_insns: int | None = None
+    last_cov: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def estimated_cycles(self) -> float | None:
+        """What a PKP run reports: the projection if stopped, else the full count."""
+        return self.projected_cycles if self.stopped else (None if self.actual_cycles is None else float(self.actual_cycles))
+
+    @property
+    def estimated_insns(self) -> float | None:
+        return self.projected_insns if self.stopped else (None if self.actual_insns is None else float(self.actual_insns))
+
+    @property
+    def simulated_cycles(self) -> int | None:
+        """Cycles a PKP run simulates for this kernel (up to the stop; the drain is ignored)."""
+        return self.stop_cycle if self.stopped else self.actual_cycles
+
+    @property
+    def cycles_error_pct(self) -> float | None:
+        return _err(self.estimated_cycles, self.actual_cycles)
+
+    @property
+    def insns_error_pct(self) -> float | None:
+        return _err(self.estimated_insns, self.actual_insns)
+
+    @property
+    def saved_share(self) -> float | None:
+        if self.actual_cycles is None or self.simulated_cycles is None or self.actual_cycles <= 0:
+            return None
+        return (self.actual_cycles - self.simulated_cycles) / self.actual_cycles
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.update(
+            estimated_cycles=self.estimated_cycles,
+            estimated_insns=self.estimated_insns,
+            simulated_cycles=self.simulated_cycles,
+            cycles_error_pct=self.cycles_error_pct,
+            insns_error_pct=self.insns_error_pct,
+            saved_share=self.saved_share,
+        )
+        return d
+
+
+def _err(est: float | None, actual: int | None) -> float | None:
+    if est is None or actual is None or actual == 0:
+        return None
+    return (est - actual) / actual * 100.0
+
+
+@dataclass
+class ReplaySummary:
+    kernels: int
+    stopped: int
+    actual_cycles: int | None
+    simulated_cycles: int | None
+    estimated_cycles: float | None
+    saved_share: float | None
+    total_cycles_error_pct: float | None
+    mean_abs_cycles_error_pct: float | None  # over stopped kernels
+    max_abs_cycles_error_pct: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def summarize(results: list[KernelReplay]) -> ReplaySummary:
+    known = [r for r in results if r.actual_cycles is not None]
+    complete = len(known) == len(results)
+    actual = sum(r.actual_cycles for r in known) if complete else None  # type: ignore[misc]
+    simulated = sum(r.simulated_cycles for r in known) if complete else None  # type: ignore[misc]
+    estimated = math.fsum(r.estimated_cycles for r in known) if complete else None  # type: ignore[misc]
+    errs = [abs(r.cycles_error_pct) for r in results if r.stopped and r.cycles_error_pct is not None]
+    return ReplaySummary(
+        kernels=len(results),
+        stopped=sum(r.stopped for r in results),
+        actual_cycles=actual,
+        simulated_cycles=simulated,
+        estimated_cycles=estimated,
+        saved_share=(actual - simulated) / actual if actual and simulated is not None else None,
+        total_cycles_error_pct=_err(estimated, actual),
+        mean_abs_cycles_error_pct=math.fsum(errs) / len(errs) if errs else None,
+        max_abs_cycles_error_pct=max(errs) if errs else None,
+    )
+
+
+def make_monitor(params: ReplayParams, period: int, total_ctas: int, wave_size: int, monitor_cls: Any = None) -> Any:
+    """A monitor (active implementation unless ``monitor_cls`` is given) for these settings."""
+    if monitor_cls is None:
+        from simsample.pkp import Monitor as monitor_cls  # noqa: N813
+    try:
+        return monitor_cls(
+            period=period,
+            window=params.window,
+            threshold=params.threshold,
+            total_ctas=max(total_ctas, 1),
+            wave_size=max(wave_size, 1),
+            wave_rule=params.wave_rule,
+            projection=params.projection,
+            small_grid_fraction=params.small_grid_fraction,
+        )
+    except ValueError as exc:
+        raise UserError(f"PKP settings: {exc}") from None
+
+
+def replay_series(
+    series: KernelSeries | None,
+    *,
+    params: ReplayParams,
+    period: int,
+    total_ctas: int,
+    wave_size: int,
+    run: str = "",
+    kernel: int = 0,
+    uid: int | None = None,
+    kernel_id: int | None = None,
+    name: str = "",
+    actual_cycles: int | None = None,
+    actual_insns: int | None = None,
+    monitor_cls: Any = None,
+) -> KernelReplay:
+    """Feed one kernel's samples to a monitor and record where it stops."""
+    mon = make_monitor(params, period, total_ctas, wave_size, monitor_cls)
+    out = KernelReplay(
+        run=run, kernel=kernel, uid=uid, kernel_id=kernel_id, name=name, total_ctas=total_ctas,
+        wave_size=wave_size, samples=0 if series is None else len(series),
+        actual_cycles=actual_cycles, actual_insns=actual_insns,
+    )  # fmt: skip
+    if series is None or len(series) == 0:
+        out.notes.append("no visualizer samples (kernel shorter than one sampling period)")
+        return out
+    completed = series.completed
+    for cyc, ins, done in zip(series.cycles.tolist(), series.insns.tolist(), completed.tolist()):
+        if mon.update(cyc, ins, done):
+            break
+    out.last_cov = mon.last_cov
+    out.stable_since = mon.stable_since
+    if mon.stopped:
+        out.stopped = True
+        out.stop_cycle, out.stop_insns, out.stop_ctas = mon.stop_cycle, mon.stop_insns, mon.stop_ctas
+        out.projected_cycles, out.projected_insns = mon.projected_cycles, mon.projected_insns
+    elif mon.stable_seen:
+        out.notes.append("stable, but the wave condition was never met")
+    return out
+
+
+def replay_run(
+    log: str | Path,
+    stdout: str | Path | None,
+    params: ReplayParams,
+    *,
+    total_ctas: int | None = None,
+    wave_size: int | None = None,
+    monitor_cls: Any = None,
+    series: list[KernelSeries] | None = None,
+    info: RunInfo | None = None,
+) -> list[KernelReplay]:
+    """Replay every kernel of one run: the visualizer ``log`` and, if given, its ``stdout``.
+
+    Without stdout, ``total_ctas`` and ``wave_size`` apply to every kernel of the log and the
+    actual totals are unknown. ``series``/``info`` may be passed pre-parsed (sweeps).
+    """
+    log = Path(log)
+    series = read_visualizer_log(log) if series is None else series
+    interval = sample_interval(series)
+    period = _period(params, interval, log)
+    run = log.name
+    if stdout is None:
+        if total_ctas is None or wave_size is None:
+            raise UserError(
+                f"{log}: without --stdout the replay needs --total-ctas and --wave-size "
+                "(the grid size and the CTAs of one wave are in the simulator's stdout)"
+            )
+        return [
+            replay_series(s, params=params, period=period, total_ctas=total_ctas, wave_size=wave_size, run=run, kernel=s.index, monitor_cls=monitor_cls)
+            for s in series
+        ]
+    info = read_accelsim_stdout(stdout) if info is None else info
+    pairs = match_series(series, info.kernels, interval, log, Path(stdout))
+    out = []
+    for i, (k, s) in enumerate(pairs):
+        wave = wave_size if wave_size is not None else info.wave_size(k)
+        total = total_ctas if total_ctas is not None else k.total_ctas
+        if wave is None:
+            raise UserError(
+                f"{stdout}: cannot tell the wave size of kernel uid {k.uid} (no 'CTA/core' line and the "
+                "configuration options are incomplete); pass --wave-size"
+            )
+        if total <= 0:
+            raise UserError(f"{stdout}: no grid size for kernel uid {k.uid} (trace header missing); pass --total-ctas")
+        out.append(
+            replay_series(
+                s, params=params, period=period, total_ctas=total, wave_size=wave, run=run, kernel=i, uid=k.uid,
+                kernel_id=k.kernel_id, name=k.name, actual_cycles=k.cycles, actual_insns=k.insns, monitor_cls=monitor_cls,
+            )  # fmt: skip
+        )
+    return out
+
+
+def _period(params: ReplayParams, interval: int, log: Path) -> int:
+    if params.period is None:
+        return interval
+    if params.period <= 0 or params.period % interval:
+        raise UserError(f"--period {params.period}: must be a positive multiple of the log's sampling period ({interval} cycles, {log.name})")
+    return params.period
+
+
+def match_series(
+    series: list[KernelSeries], kernels: list[KernelRun], interval: int, log: Path, stdout: Path
+) -> list[tuple[KernelRun, KernelSeries | None]]:
+    """Pair the log's kernels with the stdout's: a kernel shorter than one period has no samples."""
+    pairs: list[tuple[KernelRun, KernelSeries | None]] = []
+    it = iter(series)
+    for k in kernels:
+        if k.cycles is not None and k.cycles < interval:
+            pairs.append((k, None))
+            continue
+        s = next(it, None)
+        if s is None:
+            raise UserError(f"{log.name} has fewer kernels than {stdout.name} (uid {k.uid} has no samples); are they from the same run?")
+        if k.cycles is not None and int(s.cycles[-1]) > k.cycles or k.insns is not None and int(s.insns[-1]) > k.insns:
+            raise UserError(
+                f"{log.name} kernel {s.index + 1} ran past what {stdout.name} reports for uid {k.uid} "
+                f"({int(s.cycles[-1])} cycles vs {k.cycles}); are they from the same run?"
+            )
+        pairs.append((k, s))
+    extra = next(it, None)
+    if extra is not None:
+        raise UserError(f"{log.name} has more kernels than {stdout.name} reports; are they from the same run?")
+    return pairs
+
+
+def sweep_params(base: ReplayParams, sweeps: list[str]) -> list[ReplayParams]:
+    """``["s=0.1,0.25", "window=2000,3000"]`` → every combination, in the given order."""
+    keys = {"s": "threshold", "threshold": "threshold", "window": "window", "w": "window", "period": "period", "p": "period"}
+    combos = [base]
+    for item in sweeps:
+        if "=" not in item:
+            raise UserError(f"--sweep {item!r}: expected KEY=V1,V2,... with KEY one of s, window, period")
+        key, _, vals = item.partition("=")
+        attr = keys.get(key.strip())
+        if attr is None:
+            raise UserError(f"--sweep {item!r}: unknown key {key.strip()!r} (use s, window or period)")
+        try:
+            values = [float(v) if attr == "threshold" else int(v) for v in vals.split(",") if v.strip()]
+        except ValueError:
+            raise UserError(f"--sweep {item!r}: values must be numbers") from None
+        if not values:
+            raise UserError(f"--sweep {item!r}: no values")
+        combos = [replace(c, **{attr: v}) for c in combos for v in values]
+    return combos

@@ -1,0 +1,372 @@
+"""The PKP monitor: rules, projections, validation, and exact agreement of C++ and Python."""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from simsample.pkp import monitor as twin
+
+
+def _native_module():
+    try:
+        from simsample import _pkp
+    except ImportError:
+        return None
+    return _pkp
+
+
+NATIVE = _native_module()
+IMPLS = ["native", "python"]
+
+
+def monitor_class(impl: str):
+    if impl == "native":
+        if NATIVE is None:
+            pytest.skip("C++ extension simsample._pkp is not built")
+        return NATIVE.Monitor
+    return twin.Monitor
+
+
+@pytest.fixture(params=IMPLS)
+def Monitor(request):  # noqa: N802  (a class)
+    return monitor_class(request.param)
+
+
+@pytest.fixture(params=IMPLS)
+def round_projection(request):
+    if request.param == "native":
+        if NATIVE is None:
+            pytest.skip("C++ extension simsample._pkp is not built")
+        return NATIVE.round_projection
+    return twin.round_projection
+
+
+def test_extension_present_when_required():
+    """CI sets SIMSAMPLE_REQUIRE_NATIVE=1: the compiled monitor must be built and active there."""
+    if os.environ.get("SIMSAMPLE_REQUIRE_NATIVE", "") in ("", "0"):
+        pytest.skip("SIMSAMPLE_REQUIRE_NATIVE is not set")
+    assert NATIVE is not None, "simsample._pkp is not importable: the C++ extension was not built"
+    import simsample.pkp as pkp
+
+    if not os.environ.get("SIMSAMPLE_PURE_PYTHON"):
+        assert pkp.IMPLEMENTATION == "native"
+        assert pkp.implementation() == "native (C++ extension)"
+
+
+def test_implementation_switch(monkeypatch):
+    import importlib
+
+    import simsample.pkp as pkp
+
+    monkeypatch.setenv("SIMSAMPLE_PURE_PYTHON", "1")
+    try:
+        importlib.reload(pkp)
+        assert pkp.IMPLEMENTATION == "python"
+        assert pkp.Monitor is twin.Monitor
+        assert pkp.implementation() == "pure Python (SIMSAMPLE_PURE_PYTHON is set)"
+    finally:
+        monkeypatch.delenv("SIMSAMPLE_PURE_PYTHON")
+        importlib.reload(pkp)
+    assert pkp.IMPLEMENTATION == ("native" if NATIVE is not None else "python")
+
+
+# --- hand-computed behaviour ------------------------------------------------------------------
+def _ramp_ctas(cycle: int) -> int:
+    """0 CTAs until cycle 400, then 4 more every 100 cycles."""
+    return max(0, (cycle - 400) // 100 * 4)
+
+
+def test_constant_ipc_stops_at_first_full_wave(Monitor):
+    m = Monitor(period=100, window=300, threshold=1.0, total_ctas=40, wave_size=8)
+    assert m.window_samples == 3
+    stops = [c for c in range(100, 2001, 100) if m.update(c, 10 * c, _ramp_ctas(c))]
+    # Stable once three samples are in (cycle 300); one wave (8 CTAs) completes at cycle 600.
+    assert m.stable_since == 300
+    assert stops[0] == 600 and m.stop_cycle == 600
+    assert m.stop_ctas == 8 and m.stop_insns == 6000
+    assert m.projected_cycles == 600 * 40 / 8 == 3000.0
+    assert m.projected_insns == 30000.0
+    assert m.last_cov == 0.0
+    # Once stopped, input is ignored.
+    assert m.update(99999, 1, 1) is True and m.stop_cycle == 600 and m.samples == 6
+
+
+def test_artifact_projection_divides_by_completed_plus_one(Monitor):
+    m = Monitor(period=100, window=300, threshold=1.0, total_ctas=40, wave_size=8, projection="artifact")
+    for c in range(100, 2001, 100):
+        if m.update(c, 10 * c, _ramp_ctas(c)):
+            break
+    assert m.stop_cycle == 600
+    assert m.projected_cycles == 600.0 * 40.0 / 9.0
+    assert m.projected_insns == 6000.0 * 40.0 / 9.0
+
+
+@pytest.mark.parametrize(("rule", "stop"), [("paper", 500), ("artifact", 600)])
+def test_small_grid_wave_rules(Monitor, rule, stop):
+    """Grid (5 CTAs) below one wave (8): paper needs 1 completed CTA, artifact 0.3 x 5 -> 2."""
+    m = Monitor(period=100, window=300, threshold=1.0, total_ctas=5, wave_size=8, wave_rule=rule)
+    done = {500: 1, 600: 2, 700: 3}
+    for c in range(100, 1001, 100):
+        if m.update(c, 10 * c, done.get(c, 0 if c < 500 else 3)):
+            break
+    assert m.stop_cycle == stop
+    assert m.wave_ok(1) is (rule == "paper")
+    assert m.wave_ok(2) is True
+    assert m.wave_ok(0) is False
+
+
+def test_small_grid_fraction_is_configurable(Monitor):
+    m = Monitor(period=100, window=300, total_ctas=10, wave_size=80, wave_rule="artifact", small_grid_fraction=0.15)
+    assert not m.wave_ok(1) and m.wave_ok(2)  # 0.15 x 10 = 1.5
+
+
+def test_full_grid_needs_one_wave_under_both_rules(Monitor):
+    for rule in ("paper", "artifact"):
+        m = Monitor(period=100, window=300, total_ctas=80, wave_size=80, wave_rule=rule)
+        assert not m.wave_ok(79) and m.wave_ok(80)
+
+
+def test_zero_ipc_window_is_never_stable(Monitor):
+    """The launch-latency stretch (no instructions yet) has a zero mean: not stable."""
+    m = Monitor(period=100, window=300, threshold=50.0, total_ctas=10, wave_size=1)
+    for c in range(100, 1001, 100):
+        assert m.update(c, 0, 10) is False
+    assert m.last_cov == math.inf
+    assert not m.stable_seen and m.stable_since is None and m.stop_cycle is None
+
+
+def test_stability_is_latched_until_the_wave_completes(Monitor):
+    """Stable early, unstable later, wave later still: stops at the wave (artifact semantics)."""
+    m = Monitor(period=100, window=300, threshold=1.0, total_ctas=100, wave_size=50)
+    ipcs = [5, 5, 5, 9, 1, 7, 3, 8]
+    insns = 0
+    for i, ipc in enumerate(ipcs):
+        c = 100 * (i + 1)
+        insns = ipc * c  # cumulative IPC = ipc exactly
+        stopped = m.update(c, insns, 50 if c >= 800 else 10)
+        assert stopped is (c == 800)
+    assert m.stable_since == 300 and m.last_cov > 1.0
+
+
+def test_cov_is_sample_std_over_mean_in_percent(Monitor):
+    m = Monitor(period=10, window=40, threshold=1e-9, total_ctas=10, wave_size=10)
+    ipcs = [2.0, 3.0, 5.0, 7.0]
+    for i, ipc in enumerate(ipcs):
+        c = 10 * (i + 1)
+        m.update(c, int(ipc * c), 0)
+    assert m.last_cov == pytest.approx(statistics.stdev(ipcs) / statistics.mean(ipcs) * 100, rel=1e-12)
+
+
+def test_samples_only_at_period_boundaries(Monitor):
+    m = Monitor(period=500, window=1000, threshold=5.0, total_ctas=10, wave_size=1)
+    for c in range(1, 1500):
+        m.update(c, c, 0)
+    assert m.samples == 2
+    m.update(1600, 1600, 0)  # past 1500 without hitting it exactly: still one sample
+    m.update(1900, 1900, 0)  # next due is 2000
+    assert m.samples == 3
+
+
+def test_every_cycle_and_every_period_feeding_agree(Monitor):
+    def insns(c: int) -> int:
+        return 7 * c + (c * c) // 997 + (3 * c) % 101
+
+    def ctas(c: int) -> int:
+        return c // 300
+
+    every, sparse = (Monitor(period=250, window=1500, threshold=3.0, total_ctas=200, wave_size=20) for _ in range(2))
+    for c in range(1, 20001):
+        every.update(c, insns(c), ctas(c))
+    for c in range(250, 20001, 250):
+        sparse.update(c, insns(c), ctas(c))
+    assert every.stopped and sparse.stopped
+    for attr in ("stop_cycle", "stop_insns", "stop_ctas", "projected_cycles", "projected_insns", "samples", "stable_since", "last_cov", "last_ipc"):
+        assert getattr(every, attr) == getattr(sparse, attr), attr
+
+
+def test_restart_starts_over(Monitor):
+    m = Monitor(period=100, window=300, threshold=1.0, total_ctas=40, wave_size=8)
+    for c in range(100, 1001, 100):
+        m.update(c, 10 * c, _ramp_ctas(c))
+    assert m.stopped
+    m.restart(20, 4)
+    assert not m.stopped and m.samples == 0 and m.last_cov is None and m.stop_cycle is None
+    assert m.config["total_ctas"] == 20 and m.config["wave_size"] == 4
+    for c in range(100, 1001, 100):
+        if m.update(c, 10 * c, _ramp_ctas(c)):
+            break
+    assert m.stop_cycle == 500 and m.projected_cycles == 500 * 20 / 4
+
+
+def test_config_round_trips(Monitor):
+    m = Monitor(period=7, window=50, threshold=0.5, total_ctas=3, wave_size=9, wave_rule="artifact", projection="artifact", small_grid_fraction=0.2)
+    assert m.config == {
+        "period": 7, "window": 50, "threshold": 0.5, "total_ctas": 3, "wave_size": 9,
+        "wave_rule": "artifact", "projection": "artifact", "small_grid_fraction": 0.2,
+    }  # fmt: skip
+    assert m.window_samples == 7
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"period": 0}, "period must be at least 1 cycle"),
+        ({"period": 500, "window": 999}, "window must span at least 2 sample periods"),
+        ({"period": 1, "window": (1 << 20) + 1}, "window spans too many samples (at most 1048576)"),
+        ({"threshold": 0.0}, "threshold must be a positive number (percent)"),
+        ({"threshold": math.nan}, "threshold must be a positive number (percent)"),
+        ({"threshold": math.inf}, "threshold must be a positive number (percent)"),
+        ({"total_ctas": 0}, "total_ctas must be at least 1"),
+        ({"wave_size": 0}, "wave_size must be at least 1"),
+        ({"small_grid_fraction": 0.0}, "small_grid_fraction must be in (0, 1]"),
+        ({"small_grid_fraction": 1.5}, "small_grid_fraction must be in (0, 1]"),
+        ({"wave_rule": "both"}, "wave_rule must be 'paper' or 'artifact', not 'both'"),
+        ({"projection": "x"}, "projection must be 'paper' or 'artifact', not 'x'"),
+    ],
+)
+def test_invalid_settings_same_message(Monitor, kwargs, message):
+    with pytest.raises(ValueError) as exc:
+        Monitor(**kwargs)
+    assert str(exc.value) == message
+
+
+def test_negative_input_is_a_type_error(Monitor):
+    m = Monitor()
+    with pytest.raises(TypeError):
+        m.update(-1, 0, 0)
+    with pytest.raises(TypeError):
+        m.update(1.5, 0, 0)
+
+
+def test_round_projection(round_projection):
+    assert round_projection(2.5) == 3
+    assert round_projection(2.4999999) == 2
+    assert round_projection(0.0) == 0
+    assert round_projection(math.nan) == 0
+    assert round_projection(-3.0) == 0
+    assert round_projection(1e30) == (1 << 64) - 1
+    assert round_projection(23015.384615384617) == 23015
+
+
+# --- exact agreement of the two implementations ----------------------------------------------
+def _state(m) -> tuple:
+    def bits(x):
+        return None if x is None else float(x).hex()
+
+    return (
+        m.stopped, m.stable_seen, m.stable_since, m.samples, bits(m.last_ipc), bits(m.last_cov), m.stop_cycle,
+        m.stop_insns, m.stop_ctas, bits(m.projected_cycles), bits(m.projected_insns),
+    )  # fmt: skip
+
+
+configs = st.fixed_dictionaries(
+    {
+        "period": st.integers(1, 600),
+        "samples": st.integers(2, 12),
+        "threshold": st.one_of(st.floats(1e-3, 50.0), st.sampled_from([0.1, 0.25, 0.5, 1.0])),
+        "total_ctas": st.integers(1, 5000),
+        "wave_size": st.integers(1, 3000),
+        "wave_rule": st.sampled_from(["paper", "artifact"]),
+        "projection": st.sampled_from(["paper", "artifact"]),
+        "small_grid_fraction": st.floats(0.01, 1.0),
+    }
+)
+steps = st.lists(
+    st.tuples(st.integers(1, 900), st.integers(0, 1 << 40), st.integers(0, 40)), min_size=1, max_size=120
+)
+
+
+@pytest.mark.skipif(NATIVE is None, reason="C++ extension simsample._pkp is not built")
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cfg=configs, signal=steps)
+def test_native_and_python_agree_bit_for_bit(cfg, signal):
+    cfg = dict(cfg)
+    cfg["window"] = cfg["period"] * cfg.pop("samples") + cfg["period"] // 3
+    a, b = NATIVE.Monitor(**cfg), twin.Monitor(**cfg)
+    cycle = insns = ctas = 0
+    for dc, di, dk in signal:
+        cycle, insns, ctas = cycle + dc, insns + di, ctas + dk
+        assert a.update(cycle, insns, ctas) == b.update(cycle, insns, ctas)
+        assert _state(a) == _state(b)
+        assert a.project(insns, ctas) == b.project(insns, ctas) or (math.isnan(a.project(insns, ctas)) and math.isnan(b.project(insns, ctas)))
+        assert a.wave_ok(ctas) == b.wave_ok(ctas)
+
+
+@pytest.mark.skipif(NATIVE is None, reason="C++ extension simsample._pkp is not built")
+@settings(max_examples=100, deadline=None)
+@given(ipcs=st.lists(st.floats(0.0, 5000.0, allow_subnormal=False), min_size=6, max_size=60), s=st.floats(0.01, 20.0))
+def test_agree_on_near_stable_signals(ipcs, s):
+    """Signals hovering near the threshold, where one rounding difference would flip the stop."""
+    cfg = {"period": 500, "window": 3000, "threshold": s, "total_ctas": 440, "wave_size": 80}
+    a, b = NATIVE.Monitor(**cfg), twin.Monitor(**cfg)
+    for i, ipc in enumerate(ipcs):
+        c = 500 * (i + 1)
+        ins = int(ipc * c)
+        ra, rb = a.update(c, ins, 8 * i), b.update(c, ins, 8 * i)
+        assert ra == rb and _state(a) == _state(b)
+
+
+# --- against an independent reference ----------------------------------------------------------
+def _reference_stop(cycles, insns, done, *, n, s, total, wave, rule="paper", fraction=0.3):
+    """First sample at or after the first stable window where the wave condition holds."""
+    ipc = [i / c for c, i in zip(cycles, insns)]
+    first_stable = None
+    for k in range(n - 1, len(ipc)):
+        w = ipc[k - n + 1 : k + 1]
+        mu = statistics.fmean(w)
+        if mu > 0 and statistics.stdev(w) / mu * 100 < s:
+            first_stable = k
+            break
+    if first_stable is None:
+        return None
+    for k in range(first_stable, len(ipc)):
+        d = done[k]
+        ok = d >= 1 and (d >= wave if total >= wave else (rule == "paper" or d >= fraction * total))
+        if ok:
+            return k
+    return None
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.lists(st.tuples(st.integers(1, 10_000), st.integers(0, 3)), min_size=3, max_size=40),
+    n=st.integers(2, 6),
+    s=st.floats(0.5, 30.0),
+    total=st.integers(1, 200),
+    wave=st.integers(1, 100),
+    impl=st.sampled_from(IMPLS),
+)
+def test_stop_matches_independent_reference(data, n, s, total, wave, impl):
+    if impl == "native" and NATIVE is None:
+        impl = "python"
+    Monitor = monitor_class(impl)  # noqa: N806
+    period = 100
+    cycles = [period * (k + 1) for k in range(len(data))]
+    insns, done, acc, dn = [], [], 0, 0
+    for c, (ipc_x100, dk) in zip(cycles, data):
+        acc = max(acc, ipc_x100 * c // 100)
+        dn += dk
+        insns.append(acc)
+        done.append(dn)
+    # Keep away from the threshold, where the reference's different rounding could disagree.
+    ipc = [i / c for c, i in zip(cycles, insns)]
+    for k in range(n - 1, len(ipc)):
+        w = ipc[k - n + 1 : k + 1]
+        mu = statistics.fmean(w)
+        if mu > 0:
+            assume(abs(statistics.stdev(w) / mu * 100 - s) > 1e-6 * s)
+    m = Monitor(period=period, window=period * n, threshold=s, total_ctas=total, wave_size=wave)
+    got = None
+    for k, (c, i, d) in enumerate(zip(cycles, insns, done)):
+        if m.update(c, i, d):
+            got = k
+            break
+    assert got == _reference_stop(cycles, insns, done, n=n, s=s, total=total, wave=wave)
+    if got is not None:
+        assert m.projected_cycles == pytest.approx(cycles[got] * total / done[got], rel=1e-15)
