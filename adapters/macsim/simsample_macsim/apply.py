@@ -1,0 +1,161 @@
+"""Sampled MacSim inputs: a new folder that runs only the plan's kernels, in launch order.
+
+The folder holds ``kernel_config.txt`` listing ``./KernelN/trace.txt`` for each sampled kernel
+(MacSim keeps only the last two path components and appends them to this folder), a ``KernelN``
+link (or copy) per sampled kernel, ``kernel_names.txt`` for them when the traces had one, a
+``trace_file_list`` naming the config, ``params.in`` from ``--params`` with the knobs collection
+needs (:mod:`simsample_macsim.params`), ``simsample-weights.csv``, the plan itself
+(``simsample-plan.json``) and ``sampled_kernels_info.txt`` — the
+NVBit tracer's ``SAMPLED_KERNEL_INFO`` file, so that the next traces can hold only the sampled
+kernels (traces of whole ML workloads run to hundreds of GB).
+
+Without ``--traces`` only the tracer file, the weights and (with ``--params``) ``params.in`` are
+written: the first step of tracing only what will be simulated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from simsample.errors import PlanMismatchError, UserError
+from simsample.fileio import atomic_write_text
+from simsample.plan import Plan
+
+from simsample_macsim._common import PLAN_FILE, WEIGHTS_FILE, link_or_copy, sample_rows, staged_folder, weights_table, write_weights
+from simsample_macsim.params import patch_params, required_knobs
+from simsample_macsim.reader import FORMAT, TraceFolder, launch_list, load_trace_folder
+from simsample_macsim.traces import KERNEL_CONFIG, KERNEL_NAMES, TRACE_FILE_LIST, kernel_names_text
+
+SAMPLED_INFO = "sampled_kernels_info.txt"
+PARAMS = "params.in"
+
+
+@dataclass
+class ApplyResult:
+    out: Path
+    kernels: list[int]  # KernelN numbers written to kernel_config.txt, in order (empty without traces)
+    params_changes: list[str]
+    wrote_params: bool
+
+
+def _numbers_by_id(plan: Plan, folder: TraceFolder) -> dict[int, int]:
+    """Plan kernel id → the ``KernelN`` folder that holds it.
+
+    The traced launches are matched first; a folder that holds only some launches (traced with
+    ``SAMPLED_KERNEL_INFO``, or a kernel range) is matched through its ``kernel_names.txt``, which
+    lists every launch, and must hold every sampled one.
+    """
+    try:
+        wl = folder.workload
+        rows = sample_rows(plan, wl, what="traces")
+    except PlanMismatchError as first:
+        full = launch_list(folder)
+        if full is None or len(full) == len(folder.workload):
+            raise
+        try:
+            wl, rows = full, sample_rows(plan, full, what="the launches of kernel_names.txt")
+        except PlanMismatchError:
+            raise first from None
+    numbers = wl.kernels["kernel_id"].to_numpy(np.int64)
+    out = {int(k): int(numbers[r]) for k, r in zip(plan.samples["kernel_id"], rows)}
+    traced = {e.number for e in folder.config.kernels}
+    untraced = sorted(set(out.values()) - traced)
+    if untraced:
+        raise UserError(
+            f"{folder.config.path}: sampled launch Kernel{untraced[0]} was not traced ({len(untraced)} of "
+            f"{len(set(out.values()))} sampled launches missing); trace them with SAMPLED_KERNEL_INFO={SAMPLED_INFO} "
+            "from 'simsample apply --sim macsim --plan ... --out DIR' (without --traces)"
+        )
+    return out
+
+
+def tracer_numbers(plan: Plan, numbers_by_id: dict[int, int] | None) -> dict[int, int]:
+    """Plan kernel id → the launch number the NVBit tracer will give it (``grid_launch_id``).
+
+    Known exactly when the traces were read (their ``KernelN``). Otherwise a plan made from MacSim
+    traces uses its ids (they are the tracer's numbers) and a plan made from a profile its
+    0-based launch position, which is the tracer's count when the profile covers the whole run.
+    """
+    if numbers_by_id is not None:
+        return dict(numbers_by_id)
+    own = plan.workload.get("format") == FORMAT
+    return {int(k): int(k) if own else int(p) for k, p in zip(plan.samples["kernel_id"], plan.samples["launch"])}
+
+
+def sampled_kernel_info(plan: Plan, tracer_id: dict[int, int]) -> str:
+    """The tracer's ``SAMPLED_KERNEL_INFO`` file: two header lines, then per sampled cluster
+    ``<cluster size> <number of ids> <id> ...`` (distinct launches; no blank line, which would end
+    the tracer's reading)."""
+    s = plan.samples
+    lines = [
+        f"simsample plan: sampler {plan.sampler.get('name')} seed {plan.sampler.get('seed')}, "
+        f"workload {plan.workload.get('fingerprint')} from {plan.workload.get('source') or '?'}",
+        f"{len(plan.clusters)} clusters, {len(plan.sampled_ids)} sampled launches of {plan.workload.get('launches')}; "
+        "per cluster: size, number of launches to trace, launch numbers",
+    ]
+    for c in plan.clusters:
+        ids = sorted({tracer_id[int(k)] for k in s.loc[s["cluster"] == c.id, "kernel_id"]})
+        if ids:
+            lines.append(" ".join(str(x) for x in [int(c.size), len(ids), *ids]))
+    return "\n".join(lines) + "\n"
+
+
+def apply_plan(
+    plan: Plan,
+    out: Path,
+    *,
+    traces: Path | None,
+    params: Path | None,
+    force: bool = False,
+    copy: bool = False,
+    absolute: bool = True,
+) -> ApplyResult:
+    """Write the sampled inputs into the new folder ``out`` (atomically)."""
+    folder: TraceFolder | None = None
+    numbers_by_id: dict[int, int] | None = None
+    order: list[int] = []
+    if traces is not None:
+        folder = load_trace_folder(traces)
+        numbers_by_id = _numbers_by_id(plan, folder)
+        run_pos = {e.number: i for i, e in enumerate(folder.config.kernels)}
+        order = sorted(set(numbers_by_id.values()), key=run_pos.__getitem__)
+    if params is not None and not Path(params).is_file():
+        raise UserError(f"{params}: no such file (pass the params.in MacSim should run with)")
+    out = Path(out)
+    final = out.resolve()
+    if absolute and any(ch.isspace() for ch in str(final)):
+        raise UserError(f"{out}: MacSim reads trace paths up to the first blank; choose an output path without spaces")
+    inputs = [folder.config.folder] if folder is not None else []
+    changes: list[str] = []
+    with staged_folder(out, force=force, inputs=inputs) as tmp:
+        tracer_id = tracer_numbers(plan, numbers_by_id)
+        atomic_write_text(tmp / SAMPLED_INFO, sampled_kernel_info(plan, tracer_id))
+        folder_of_id = {k: f"Kernel{n}" for k, n in numbers_by_id.items()} if numbers_by_id else None
+        write_weights(tmp / WEIGHTS_FILE, weights_table(plan, folder_of_id))
+        plan.write(tmp / PLAN_FILE)
+        if folder is not None:
+            cfg = folder.config
+            by_number = {e.number: e for e in cfg.kernels}
+            lines = [cfg.trace_type, str(cfg.version), "-1", *[f"./Kernel{n}/{by_number[n].trace.name}" for n in order]]
+            atomic_write_text(tmp / KERNEL_CONFIG, "\n".join(lines) + "\n")
+            for n in order:
+                link_or_copy(by_number[n].folder, tmp / f"Kernel{n}", copy=copy)
+            if folder.names is not None:
+                atomic_write_text(tmp / KERNEL_NAMES, kernel_names_text(folder.names, order))
+            config_ref = str(final / KERNEL_CONFIG) if absolute else f"./{KERNEL_CONFIG}"
+            atomic_write_text(tmp / TRACE_FILE_LIST, f"1\n{config_ref}\n")
+        if params is not None:
+            max_warp = total = None
+            if folder is not None and "max_warp_insts" in folder.workload.kernels.columns:
+                k = folder.workload.kernels.set_index("kernel_id")
+                max_warp = int(k.loc[order, "max_warp_insts"].max())
+                total = int(k.loc[order, "instructions"].sum())
+            text, changes = patch_params(
+                Path(params).read_text(encoding="utf-8", errors="replace"),
+                required_knobs(max_warp_insts=max_warp, total_insts=total),
+            )
+            atomic_write_text(tmp / PARAMS, text)
+    return ApplyResult(out, order, changes, params is not None)

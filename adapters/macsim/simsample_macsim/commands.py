@@ -1,0 +1,136 @@
+"""The ``macsim`` adapter's command line: ``simsample apply|collect|estimate|run --sim macsim``
+and ``simsample profile features --sim macsim``."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from pathlib import Path
+
+import click
+
+from simsample.errors import UserError
+
+_PATH = click.Path(path_type=Path)
+
+
+def _plan(path: Path):
+    from simsample.plan import Plan
+
+    return Plan.read(path)
+
+
+@click.command("apply")
+@click.option("--plan", "plan_path", required=True, type=_PATH, help="The plan (plan.json).")
+@click.option("--traces", type=_PATH, default=None, help="MacSim trace folder (or its kernel_config.txt / trace_file_list). "
+              "Without it, only the tracer's SAMPLED_KERNEL_INFO file, the weights, the plan and params.in are written.")
+@click.option("--out", required=True, type=_PATH, help="New (or empty) folder for the sampled inputs.")
+@click.option("--params", type=_PATH, default=None, help="params.in to run with; copied with the knobs collection needs.")
+@click.option("--force", is_flag=True, help="Replace OUT if it is not empty.")
+@click.option("--copy", is_flag=True, help="Copy the sampled KernelN folders instead of linking them.")
+@click.option("--relative", is_flag=True, help="trace_file_list names ./kernel_config.txt (run MacSim from OUT) instead of its absolute path.")
+def apply_cmd(plan_path: Path, traces: Path | None, out: Path, params: Path | None, force: bool, copy: bool, relative: bool) -> None:
+    """Write a folder that runs only the plan's kernels (and the tracer's SAMPLED_KERNEL_INFO file)."""
+    from simsample_macsim.apply import SAMPLED_INFO, apply_plan
+
+    plan = _plan(plan_path)
+    res = apply_plan(plan, out, traces=traces, params=params, force=force, copy=copy, absolute=not relative)
+    for change in res.params_changes:
+        click.echo(f"params.in: {change}", err=True)
+    if res.kernels:
+        shown = ", ".join(f"Kernel{n}" for n in res.kernels[:8]) + (", ..." if len(res.kernels) > 8 else "")
+        click.echo(f"{out}: {len(res.kernels)} kernel(s) to simulate ({shown})")
+        if not res.wrote_params:
+            click.echo(f"  copy your params.in into {out} (or rerun with --params) before running MacSim there", err=True)
+        click.echo(f"  run:     simsample run --sim macsim --sampled {shlex.quote(str(out))} --macsim /path/to/macsim")
+        click.echo(f"  collect: simsample collect --sim macsim --plan {shlex.quote(str(plan_path))} {shlex.quote(str(out / 'macsim.out'))}")
+    else:
+        click.echo(f"{out}: {SAMPLED_INFO} for the NVBit tracer ({len(plan.sampled_ids)} launches)")
+        click.echo(f"  trace only those: SAMPLED_KERNEL_INFO={shlex.quote(str(out / SAMPLED_INFO))} TRACE_PATH=... <your program>")
+
+
+def _outputs_arg(f):
+    return click.argument("outputs", nargs=-1, required=True, type=_PATH)(f)
+
+
+@click.command("collect")
+@click.option("--plan", "plan_path", type=_PATH, default=None, help="The plan the runs were made for (ids and missing kernels).")
+@_outputs_arg
+@click.option("-o", "--output", type=_PATH, default=None, help="Write the results table as CSV.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--allow-incomplete", is_flag=True, help="Exit 0 even when some kernels have no usable result.")
+def collect_cmd(plan_path: Path | None, outputs: tuple[Path, ...], output: Path | None, as_json: bool, allow_incomplete: bool) -> None:
+    """Per-kernel cycles and instructions from MacSim's standard output (macsim.out or its folder)."""
+    from simsample_macsim._common import emit_results
+    from simsample_macsim.collect import collect
+
+    plan = _plan(plan_path) if plan_path is not None else None
+    df, details = collect(outputs, plan)
+    emit_results(df, output=output, as_json=as_json, allow_incomplete=allow_incomplete, title="MacSim results", details=details)
+
+
+@click.command("estimate")
+@click.option("--plan", "plan_path", required=True, type=_PATH, help="The plan the runs were made for.")
+@_outputs_arg
+@click.option("--confidence", default=0.95, show_default=True, help="Confidence level of the interval.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def estimate_cmd(plan_path: Path, outputs: tuple[Path, ...], confidence: float, as_json: bool) -> None:
+    """Whole-workload cycles, instructions and IPC, with their intervals, from MacSim's output
+    (or from results tables written by collect -o)."""
+    from simsample.cli.commands import print_estimates
+    from simsample.estimate import estimate_results
+
+    from simsample_macsim._common import results_for_estimate
+    from simsample_macsim.collect import METRICS, RATIOS, collect
+
+    plan = _plan(plan_path)
+    df = results_for_estimate(outputs, plan, collect, METRICS)
+    ests = estimate_results(plan, df, metrics=list(METRICS), ratios=RATIOS, confidence=confidence)
+    print_estimates(ests, plan, as_json, header=f"MacSim: {len(df)} simulated kernel(s) standing for {plan.workload.get('launches')} launches")
+
+
+@click.command("features")
+@click.argument("traces", type=_PATH)
+@click.option("-o", "--output", required=True, type=_PATH, help="Workload with trace features (parquet).")
+def features_cmd(traces: Path, output: Path) -> None:
+    """Per-launch features from a MacSim trace folder: warps, instructions, warp imbalance."""
+    import numpy as np
+
+    from simsample_macsim.reader import load_trace_folder
+
+    wl = load_trace_folder(traces).workload
+    k = wl.kernels
+    if "instructions" in k.columns:
+        mean = k["instructions"].to_numpy(np.float64) / k["warps"].to_numpy(np.float64)
+        k["mean_warp_insts"] = mean
+        k["warp_imbalance"] = np.where(mean > 0, k["max_warp_insts"].to_numpy(np.float64) / np.where(mean > 0, mean, 1), 1.0)
+    wl.to_parquet(output)
+    click.echo(f"{output}: {len(wl)} launches, features {', '.join(wl.feature_columns)}")
+
+
+@click.command("run")
+@click.option("--sampled", required=True, type=_PATH, help="Folder written by apply (with --traces and --params).")
+@click.option("--macsim", "binary", required=True, type=_PATH, help="The MacSim executable.")
+@click.option("-o", "--output", type=_PATH, default=None, help="Log file for MacSim's output [default: SAMPLED/macsim.out].")
+@click.option("--force", is_flag=True, help="Overwrite an existing log.")
+@click.option("--dry-run", is_flag=True, help="Print the command instead of running it.")
+def run_cmd(sampled: Path, binary: Path, output: Path | None, force: bool, dry_run: bool) -> None:
+    """Run MacSim in a folder written by apply (it reads params.in and trace_file_list there)."""
+    for need in ("params.in", "trace_file_list", "kernel_config.txt"):
+        if not (sampled / need).is_file():
+            raise UserError(f"{sampled}: no {need}; run 'simsample apply --sim macsim --traces ... --params ...' first")
+    exe = binary.resolve()
+    target = (output if output is not None else sampled / "macsim.out").resolve()
+    if dry_run:
+        click.echo(f"cd {shlex.quote(str(sampled))} && {shlex.quote(str(exe))} > {shlex.quote(str(target))} 2>&1")
+        return
+    if not exe.is_file():
+        raise UserError(f"{binary}: no such file")
+    if target.exists() and not force:
+        raise UserError(f"{target}: exists; pass --force to overwrite it")
+    click.echo(f"running {exe} in {sampled} (output in {target})", err=True)
+    with open(target, "wb") as fh:
+        rc = subprocess.run([str(exe)], cwd=sampled, stdout=fh, stderr=subprocess.STDOUT, check=False).returncode
+    if rc != 0:
+        raise UserError(f"MacSim exited with status {rc}; see {target}")
+    click.echo(f"{target}: done; collect with: simsample collect --sim macsim --plan PLAN {shlex.quote(str(target))}")
