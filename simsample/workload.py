@@ -213,7 +213,8 @@ class Workload:
 
     # --- persistence -------------------------------------------------------------------------
     def to_parquet(self, path: str | Path) -> None:
-        """Write the table (with source, format and meta in the file's metadata) atomically."""
+        """Write the table (with source, format and meta in the file's metadata) atomically;
+        ``extras`` go to ``<path>.extras.npz`` beside it (see :func:`extras_path`)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -230,6 +231,7 @@ class Workload:
         md = dict(table.schema.metadata or {})
         md[b"simsample"] = json.dumps(info, sort_keys=True, default=str).encode()
         table = table.replace_schema_metadata(md)
+        _write_extras(path, self.extras, self.fingerprint)
         with atomic_writer(path, "wb") as fh:
             pq.write_table(table, fh)
 
@@ -245,13 +247,81 @@ class Workload:
         md = table.schema.metadata or {}
         info = json.loads(md.get(b"simsample", b"{}"))
         df = table.to_pandas()
-        return cls(
+        wl = cls(
             df,
             source=info.get("source") or str(path),
             format=info.get("format") or "parquet",
             memcpy_count=int(info.get("memcpy_count", 0)),
             meta=info.get("meta") or {},
         )
+        wl.extras = _read_extras(path, wl.fingerprint)
+        return wl
+
+
+# --- extras beside a parquet file ------------------------------------------------------------
+# ``Workload.extras`` (sparse matrices and numpy arrays whose rows follow the table, e.g. basic-block
+# vectors) are saved to ``<file>.extras.npz`` beside the parquet: a CSR matrix ``k`` as the arrays
+# ``k::csr::data|indices|indptr|shape``, an array ``k`` as itself (no pickles). The workload's
+# fingerprint is stored with them, so extras left beside a rewritten table are refused.
+_EXTRAS_FP = "__fingerprint__"
+
+
+def extras_path(path: str | Path) -> Path:
+    """Where the extras of the parquet file ``path`` live."""
+    p = Path(path)
+    return p.with_name(p.name + ".extras.npz")
+
+
+def _write_extras(path: str | Path, extras: Mapping[str, Any], fingerprint: str) -> None:
+    import io
+
+    import scipy.sparse as sp
+
+    from simsample.fileio import atomic_write_bytes
+
+    target = extras_path(path)
+    if not extras:
+        target.unlink(missing_ok=True)  # a stale file would be attached to this table
+        return
+    arrays: dict[str, np.ndarray] = {_EXTRAS_FP: np.array(fingerprint)}
+    for key, value in extras.items():
+        if "::" in key:
+            raise ValueError(f"extras key {key!r} must not contain '::'")
+        if sp.issparse(value):
+            m = sp.csr_matrix(value)
+            arrays.update({f"{key}::csr::data": m.data, f"{key}::csr::indices": m.indices,
+                           f"{key}::csr::indptr": m.indptr, f"{key}::csr::shape": np.array(m.shape, dtype=np.int64)})
+        else:
+            arr = np.asarray(value)
+            if arr.dtype == object:
+                raise ValueError(f"extras[{key!r}]: object arrays cannot be saved; use a numeric or string dtype")
+            arrays[key] = arr
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    atomic_write_bytes(target, buf.getvalue())
+
+
+def _read_extras(path: str | Path, fingerprint: str) -> dict[str, Any]:
+    import scipy.sparse as sp
+
+    target = extras_path(path)
+    if not target.exists():
+        return {}
+    try:
+        with np.load(target, allow_pickle=False) as z:
+            data = {k: z[k] for k in z.files}
+    except Exception as exc:  # zipfile/ValueError for corrupt files
+        raise FormatError(target, f"not a readable extras file ({exc})") from exc
+    if str(data.pop(_EXTRAS_FP, "")) != fingerprint:
+        raise FormatError(target, f"belongs to another workload than {Path(path).name}; delete it or rewrite both files")
+    out: dict[str, Any] = {}
+    for key in sorted({k.split("::", 1)[0] for k in data}):
+        if f"{key}::csr::data" in data:
+            parts = {p: data[f"{key}::csr::{p}"] for p in ("data", "indices", "indptr", "shape")}
+            out[key] = sp.csr_matrix((parts["data"], parts["indices"], parts["indptr"]), shape=tuple(int(x) for x in parts["shape"]))
+        else:
+            out[key] = data[key]
+    return out
 
 
 def _fingerprint(k: pd.DataFrame, *, with_ids: bool, name_map: Any) -> str:

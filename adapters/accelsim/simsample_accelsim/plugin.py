@@ -1,0 +1,19 @@
+"""simsample plugin entry point: registers the Accel-Sim adapter and its trace-folder reader."""
+
+from __future__ import annotations
+
+from simsample.hookspecs import hookimpl
+
+
+@hookimpl
+def register_adapters(register):
+    from simsample_accelsim.adapter import AccelSimAdapter
+
+    register(AccelSimAdapter())
+
+
+@hookimpl
+def register_readers(register):
+    from simsample_accelsim.reader import AccelSimReader
+
+    register(AccelSimReader())

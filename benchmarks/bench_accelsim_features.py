@@ -1,0 +1,138 @@
+"""Throughput of Accel-Sim trace feature extraction (``simsample profile features --sim accelsim``).
+
+Generates traces of three kinds (compute loop with coalesced base+stride accesses; memory-bound
+with per-lane address lists; divergent with base+delta addresses and partial masks) with
+``simsample_accelsim.synth``, replicates them to at least ``--size`` GB of uncompressed trace
+(plain, and xz: the xz copies reuse one compressed body per kind behind a small per-file header
+stream), then measures:
+
+- headers-only read of the folder (``read_traces``),
+- the numpy scanner on plain and on xz traces, one process: MB of uncompressed trace per second
+  of CPU time of that process (per core) and per second of wall time,
+- the same with ``--jobs`` worker processes (wall time),
+- the line-by-line reference scanner on a small sample, for comparison.
+
+Everything is written to a temporary folder that is deleted at the end. Timings on a shared
+machine vary; CPU time is the steadier per-core figure.
+
+    python benchmarks/bench_accelsim_features.py            # >= 1 GB
+    python benchmarks/bench_accelsim_features.py --size 0.2 --jobs 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import lzma
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from simsample_accelsim import read_traces
+from simsample_accelsim.features import compute_features
+from simsample_accelsim.scan_python import scan_file as scan_reference
+from simsample_accelsim.synth import KernelSpec, header_text, write_kernel
+
+KINDS = {
+    "compute": KernelSpec("_Z4gemmPKfS0_Pf", grid=(64, 8, 1), block=(128, 1, 1), shmem=16384, nregs=96,
+                          body=("LDG.E.128", "STS.128", "BAR.SYNC", "LDS.U.128", "FFMA", "FFMA", "FFMA", "FFMA",
+                                "FFMA", "FFMA", "FFMA", "FFMA", "IMAD", "IADD3"), iters=(6, 8)),
+    "memory": KernelSpec("_Z6gatherPKfPKiPf", grid=(512, 1, 1), block=(256, 1, 1), nregs=32,
+                         body=("LDG.E", "LDG.E", "FMUL", "STG.E"), iters=(2, 4), pattern="random", address_mode=0),
+    "divergent": KernelSpec("_Z6reducePKfPf", grid=(512, 1, 1), block=(128, 1, 1), shmem=512, nregs=32,
+                            body=("LDG.E", "FSETP.GT.AND", "FADD", "STS", "BAR.SYNC", "LDS", "FADD", "STG.E"),
+                            iters=(2, 6), pattern="strided", stride=12, divergence=0.6),
+}
+
+
+def body_offset(path: Path) -> int:
+    """Offset just after the header's '#traces format' line (where thread blocks begin)."""
+    with open(path, "rb") as fh:
+        head = fh.read(8192)
+    return head.index(b"\n", head.index(b"#traces format")) + 1
+
+
+def build(root: Path, size_gb: float, seed: int) -> tuple[Path, Path, dict[str, float]]:
+    """Plain and xz trace folders of at least ``size_gb`` GB of text each."""
+    t0 = time.perf_counter()
+    base = root / "base"
+    base.mkdir()
+    bodies: dict[str, tuple[Path, int, bytes]] = {}
+    for i, (kind, spec) in enumerate(KINDS.items()):
+        path = base / f"{kind}.traceg"
+        write_kernel(path, spec, i + 1, seed)
+        off = body_offset(path)
+        body = path.read_bytes()[off:]
+        bodies[kind] = (path, len(body), lzma.compress(body, preset=1))
+    t_gen = time.perf_counter() - t0
+    plain, xz = root / "plain", root / "xz"
+    plain.mkdir()
+    xz.mkdir()
+    target = size_gb * 1e9
+    total, n, kinds = 0, 0, list(KINDS)
+    lines_plain, lines_xz = [], []
+    t0 = time.perf_counter()
+    while total < target:
+        kind = kinds[n % len(kinds)]
+        n += 1
+        src, body_len, body_xz = bodies[kind]
+        header = header_text(KINDS[kind], n)
+        with open(plain / f"kernel-{n}.traceg", "wb") as out, open(src, "rb") as fin:
+            out.write(header.encode())
+            fin.seek(body_offset(src))
+            shutil.copyfileobj(fin, out, 1 << 22)
+        (xz / f"kernel-{n}.traceg.xz").write_bytes(lzma.compress(header.encode(), preset=1) + body_xz)
+        lines_plain.append(f"kernel-{n}.traceg")
+        lines_xz.append(f"kernel-{n}.traceg.xz")
+        total += len(header) + body_len
+    (plain / "kernelslist.g").write_text("\n".join(lines_plain) + "\n")
+    (xz / "kernelslist.g").write_text("\n".join(lines_xz) + "\n")
+    return plain, xz, {"generate_s": t_gen, "replicate_s": time.perf_counter() - t0, "bytes": float(total), "files": float(n)}
+
+
+def timed(fn):
+    w, c = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - w, time.process_time() - c
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size", type=float, default=1.0, help="GB of uncompressed trace per folder (default 1)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes for the parallel row")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--tmp", default=None, help="where to create the temporary folder")
+    args = ap.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="bench-accelsim-", dir=args.tmp))
+    try:
+        plain, xz, info = build(root, args.size, args.seed)
+        mb = info["bytes"] / 1e6
+        disk_xz = sum(f.stat().st_size for f in xz.glob("*.xz")) / 1e6
+        print(f"generated {info['files']:.0f} traces, {mb:,.0f} MB of text ({disk_xz:,.1f} MB as xz) "
+              f"in {info['generate_s']:.1f} s + {info['replicate_s']:.1f} s replication")
+        rows = []
+        _, w, c = timed(lambda: read_traces(plain, quiet=True))
+        rows.append(("headers only, plain folder", f"{info['files']:.0f} files", w, c, None))
+        _, w, c = timed(lambda: read_traces(xz, quiet=True))
+        rows.append(("headers only, xz folder", f"{info['files']:.0f} files", w, c, None))
+        for label, folder, jobs in (("numpy, plain, 1 process", plain, 1), ("numpy, xz, 1 process", xz, 1),
+                                    (f"numpy, plain, --jobs {args.jobs}", plain, args.jobs), (f"numpy, xz, --jobs {args.jobs}", xz, args.jobs)):
+            _, w, c = timed(lambda: compute_features(folder, jobs=jobs, quiet=True))
+            rows.append((label, f"{mb:,.0f} MB", w, c if jobs == 1 else None, mb))
+        sample = next(iter(sorted(plain.glob("kernel-*.traceg"), key=lambda f: f.stat().st_size)))
+        smb = sample.stat().st_size / 1e6
+        _, w, c = timed(lambda: scan_reference(sample))
+        rows.append(("python reference, plain, 1 file", f"{smb:,.0f} MB", w, c, smb))
+        print()
+        print(f"{'what':36} {'input':>12} {'wall s':>8} {'cpu s':>8} {'MB/s wall':>10} {'MB/s per core (cpu)':>20}")
+        for what, inp, w, c, size in rows:
+            mbw = f"{size / w:10.1f}" if size else f"{'':>10}"
+            mbc = f"{size / c:20.1f}" if size and c else f"{'':>20}"
+            print(f"{what:36} {inp:>12} {w:8.2f} {(f'{c:8.2f}' if c is not None else f'{chr(45):>8}')} {mbw} {mbc}")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
