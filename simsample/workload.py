@@ -193,7 +193,8 @@ class Workload:
     def top_kernels(self, n: int = 10, metric: str = "auto") -> pd.DataFrame:
         """Kernels ranked by total time (or metric): launches, total, mean, CoV, share."""
         col = self.default_metric() if metric == "auto" else metric
-        vals = pd.Series(self.values(col), name="v")
+        # "launches": untimed traces without features are ranked by how often a kernel runs
+        vals = pd.Series(np.ones(len(self)) if col == "launches" else self.values(col), name="v")
         names = self.kernels["name"].reset_index(drop=True)
         g = vals.groupby(names, observed=True)
         out = pd.DataFrame(

@@ -129,7 +129,7 @@ def profile_info(files: tuple[Path, ...], fmt: str | None, rank: int | None, joi
 
     wl = load_workload(files, format=fmt, options=reader_options(rank), join=join)
     summary = wl.summary()
-    metric = wl.default_metric() if len(wl) else "duration_ns"
+    metric = _info_metric(wl)
     top_df = wl.top_kernels(top, metric) if len(wl) else pd.DataFrame()
     doc = {
         "source": wl.source,
@@ -168,6 +168,16 @@ def profile_info(files: tuple[Path, ...], fmt: str | None, rank: int | None, joi
         show = fmt_ns if timed else (lambda x: f"{x:,.0f}")
         table.add_row(display_name(r["name"]), f"{r['launches']:,}", show(r["total"]), show(r["mean"]), f"{r['cov']:.3f}", f"{100 * r['share']:.1f}%")
     con.print(table)
+
+
+def _info_metric(wl) -> str:
+    """What to rank kernels by: the cost metric, or launch counts for untimed traces."""
+    if not len(wl):
+        return "duration_ns"
+    try:
+        return wl.default_metric()
+    except UserError:
+        return "launches"
 
 
 @cli.command("plan")
