@@ -66,8 +66,10 @@ def test_hetero_sampled_list_equals_the_reference(hetero_plan, tmp_path):
     assert sorted(p.name for p in out.glob("kernel-*")) == sorted(f"kernel-{i}.traceg.xz" for i in (29, 30, 31, 32, 38, 39, 47, 54))
     assert all((out / f"kernel-{i}.traceg.xz").is_symlink() for i in (29, 54))
     weights = pd.read_csv(out / WEIGHTS_FILE)
-    assert list(weights.columns) == ["kernel_id", "weight", "cluster"]
+    assert list(weights.columns) == ["kernel_id", "weight", "cluster", "launch", "trace"]
     assert dict(zip(weights["kernel_id"], weights["weight"])) == {29: 4, 30: 12, 31: 16, 32: 4, 38: 2, 39: 4, 47: 8, 54: 6}
+    assert weights["launch"].tolist() == [28, 29, 30, 31, 37, 38, 46, 53]  # 0-based rows of the 1-based ids
+    assert weights["trace"].tolist() == [f"kernel-{i}.traceg.xz" for i in (29, 30, 31, 32, 38, 39, 47, 54)]
     assert Plan.read(out / PLAN_FILE).sampled_ids == [29, 30, 31, 32, 38, 39, 47, 54]
     # the simulator's grammar accepts it: same memcpys before each kept kernel, only kernel lines for kernels
     lst = parse_kernelslist(out / "kernelslist.g")
@@ -130,7 +132,7 @@ def test_plan_from_a_profile_applies_by_launch_position(tmp_path, capsys):
     plan = make_plan(prof, [3, 4], weights=[2.0, 3.0])
     res = apply_plan(plan, d, tmp_path / "out")
     assert res.by_position and res.rows == [3, 4]
-    assert "applying it by launch position" in capsys.readouterr().err
+    assert "applied by launch position" in capsys.readouterr().err
     assert read_traces(tmp_path / "out").kernels["kernel_id"].tolist() == [4, 5]
     w = pd.read_csv(tmp_path / "out" / WEIGHTS_FILE)
     assert w["kernel_id"].tolist() == [3, 4] and w["weight"].tolist() == [2, 3]  # the plan's own ids
@@ -160,7 +162,7 @@ def test_refusals_are_one_line_and_leave_nothing_behind(tmp_path, capsys):
     rc, err = apply(out=tmp_path / "with space")
     assert rc == 1 and len(err) == 1 and "contains ' '" in err[0] and not (tmp_path / "with space").exists()
     rc, err = apply(out=d / "inside")
-    assert rc == 1 and "outside the trace folder" in err[0]
+    assert rc == 1 and "overlaps the input" in err[0]
     os.unlink(d / "kernel-3.traceg")
     rc, err = apply(out=tmp_path / "o2")
     assert rc == 1 and len(err) == 1 and "kernel-3.traceg does not exist" in err[0]
@@ -171,7 +173,7 @@ def test_refusals_are_one_line_and_leave_nothing_behind(tmp_path, capsys):
 def test_failure_while_writing_removes_the_partial_output(tmp_path, monkeypatch):
     d = synth_folder(tmp_path)
     plan = make_plan(read_traces(d), [0, 1, 2])
-    import simsample_accelsim.apply as ap
+    import simsample.adapter_support.folders as folders  # the copies are made there
 
     calls = []
 
@@ -181,7 +183,7 @@ def test_failure_while_writing_removes_the_partial_output(tmp_path, monkeypatch)
             raise OSError("disk full")
         return Path(dst).write_bytes(Path(src).read_bytes())
 
-    monkeypatch.setattr(ap.shutil, "copyfile", broken)
+    monkeypatch.setattr(folders.shutil, "copy2", broken)
     with pytest.raises(OSError, match="disk full"):
         apply_plan(plan, d, tmp_path / "out", copy=True)
     assert not (tmp_path / "out").exists()

@@ -123,3 +123,13 @@ def test_weights_round_trip_exactly(tmp_path_factory, weights):
     assert list(back.samples["weight"]) == list(weights[:n])
     back.write(tmp / "b.json")
     assert (tmp / "a.json").read_bytes() == (tmp / "b.json").read_bytes()
+
+
+def test_written_files_have_ordinary_permissions(tmp_path):
+    import os
+
+    _, plan = _plan()
+    plan.write(tmp_path / "p.json")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "p.json").stat().st_mode & 0o777 == 0o666 & ~umask

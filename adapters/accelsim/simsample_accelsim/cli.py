@@ -7,15 +7,11 @@ from pathlib import Path
 
 import click
 
+from simsample.adapter_support.results import results_options
 from simsample.errors import UserError
+from simsample.plan import Plan
 
 _CTX = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
-def _plan(path: Path):
-    from simsample.plan import Plan
-
-    return Plan.read(path)
 
 
 @click.command("apply", context_settings=_CTX)
@@ -28,7 +24,7 @@ def apply_cmd(plan_path: Path, traces: Path, out: Path, copy: bool, force: bool)
     """Write OUT: a kernelslist.g that runs only the plan's launches, their traces, the weights and the plan."""
     from simsample_accelsim.apply import apply_plan
 
-    plan = _plan(plan_path)
+    plan = Plan.read(plan_path)
     res = apply_plan(plan, traces, out, copy=copy, force=force)
     how = "copied" if res.copied else "linked"
     click.echo(
@@ -37,27 +33,24 @@ def apply_cmd(plan_path: Path, traces: Path, out: Path, copy: bool, force: bool)
     )
 
 
+#: Columns of the table ``collect`` prints (the CSV and JSON have every column of ``RESULT_COLUMNS``).
+TABLE_COLUMNS = ("kernel_id", "status", "cycles", "instructions", "ipc", "l1_hits", "l1_accesses", "l2_hits", "l2_accesses",
+                 "dram_reads", "dram_writes")
+
+
 @click.command("collect", context_settings=_CTX)
 @click.option("--plan", "plan_path", type=click.Path(path_type=Path), help="Plan the run was made for (checks that every sampled launch has results).")
 @click.argument("logs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path), help="Results CSV to write (default: standard output).")
+@results_options
 @click.option("--traces", type=click.Path(path_type=Path), help="Trace folder, to map launches when the plan was made on another source.")
-@click.option("--allow-incomplete", is_flag=True, help="Keep going when sampled launches lack results (they are reported).")
-def collect_cmd(plan_path: Path | None, logs: tuple[Path, ...], output: Path | None, traces: Path | None, allow_incomplete: bool) -> None:
+def collect_cmd(plan_path: Path | None, logs: tuple[Path, ...], output: Path | None, as_json: bool, allow_incomplete: bool, traces: Path | None) -> None:
     """Parse Accel-Sim output LOG(s) into per-launch results keyed by kernel id."""
-    from simsample.fileio import atomic_write_text
+    from simsample.adapter_support import emit_results
     from simsample_accelsim.collect import collect_logs
 
-    plan = _plan(plan_path) if plan_path is not None else None
+    plan = Plan.read(plan_path) if plan_path is not None else None
     df = collect_logs(logs, plan, traces=traces, allow_incomplete=allow_incomplete)
-    text = df.to_csv(index=False, float_format="%.10g")
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        if output.is_dir():
-            raise UserError(f"{output}: is a directory, expected a file name for the results")
-        atomic_write_text(output, text)
-        click.echo(f"{output}: {len(df):,} launches ({int(df['projected'].sum()):,} projected)", err=True)
+    emit_results(df, output=output, as_json=as_json, allow_incomplete=allow_incomplete, title="Accel-Sim results", table_columns=TABLE_COLUMNS)
 
 
 @click.command("estimate", context_settings=_CTX)
@@ -69,24 +62,15 @@ def collect_cmd(plan_path: Path | None, logs: tuple[Path, ...], output: Path | N
 def estimate_cmd(plan_path: Path, logs: tuple[Path, ...], traces: Path | None, confidence: float, as_json: bool) -> None:
     """Whole-workload estimate (cycles, instructions, IPC, cache and DRAM) from the sampled run's LOG(s)
     or from results CSVs written by collect."""
-    import pandas as pd
-
+    from simsample.adapter_support import results_for_estimate
     from simsample.cli.commands import print_estimates
     from simsample.estimate import estimate_results
-    from simsample_accelsim.collect import METRICS, RATIOS, collect_logs, is_results_csv, read_results_csv
+    from simsample_accelsim.collect import METRICS, RATIOS, collect_logs
 
-    plan = _plan(plan_path)
-    csvs = [p for p in logs if is_results_csv(p)]
-    raw = [p for p in logs if p not in csvs]
-    frames = [read_results_csv(p) for p in csvs]
-    if raw:
-        frames.append(collect_logs(raw, plan, traces=traces))
-    df = pd.concat(frames, ignore_index=True)
-    df = df[df["kernel_id"].isin(plan.sampled_ids)]
-    if df["kernel_id"].duplicated().any():
-        raise UserError(f"kernel {int(df.loc[df['kernel_id'].duplicated(), 'kernel_id'].iloc[0])} has results in more than one input")
+    plan = Plan.read(plan_path)
+    df = results_for_estimate(logs, plan, lambda raw, p: (collect_logs(raw, p, traces=traces), {}), METRICS)
     ests = estimate_results(plan, df, metrics=[m for m in METRICS if df[m].notna().all()], ratios=RATIOS, confidence=confidence)
-    projected = int(df["projected"].astype(bool).sum()) if "projected" in df.columns else 0
+    projected = int((df["status"] == "projected").sum())
     header = f"accelsim: {len(df):,} simulated launches standing for {plan.workload.get('launches', '?'):,} " + (
         f"({projected} projected by PKP)" if projected else ""
     )
@@ -112,11 +96,21 @@ def run_cmd(sampled: Path, binary: Path, configs: tuple[Path, ...], output: Path
     click.echo(summary, err=True)
 
 
+class _EngineOption(click.Option):
+    """``--engine``, whose help says which scanner ``auto`` picks on this installation."""
+
+    def get_help_record(self, ctx: click.Context):
+        from simsample_accelsim.features import engine_note
+
+        self.help = f"Trace scanner: native (compiled C++), numpy, or python (the line-by-line reference). Here auto = {engine_note()}."
+        return super().get_help_record(ctx)
+
+
 @click.command("features", context_settings=_CTX)
 @click.argument("traces", type=click.Path(path_type=Path))
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Parquet file for the workload with features.")
 @click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Trace files scanned in parallel (processes).")
-@click.option("--engine", type=click.Choice(["numpy", "python"]), default="numpy", show_default=True, help="Scanner: fast numpy or the line-by-line reference.")
+@click.option("--engine", cls=_EngineOption, type=click.Choice(["auto", "native", "numpy", "python"]), default="auto", show_default=True)
 @click.option("--no-cache", is_flag=True, help="Rescan every trace (the cache beside OUTPUT is not read or written).")
 def features_cmd(traces: Path, output: Path, jobs: int, engine: str, no_cache: bool) -> None:
     """Scan the trace bodies once: instruction counts, PKA metrics, sectors, basic-block vectors."""

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from simsample.adapter_support import USABLE_STATUSES
 from simsample.errors import FormatError, UserError
 from simsample.fileio import check_input_file, open_text
 from simsample.plan import Plan
@@ -99,7 +100,7 @@ RESULT_COLUMNS = (
 #: Whole-workload metrics the estimate reports (sums) and ratios of their estimated totals.
 METRICS = ("cycles", "instructions", "l1_hits", "l1_accesses", "l2_hits", "l2_accesses", "dram_reads", "dram_writes")
 RATIOS = {"ipc": ("instructions", "cycles"), "l1_hit_rate": ("l1_hits", "l1_accesses"), "l2_hit_rate": ("l2_hits", "l2_accesses")}
-USABLE = ("ok", "projected")
+USABLE = USABLE_STATUSES  # ok, projected
 
 
 @dataclass
@@ -384,25 +385,3 @@ def _id_mapper(summaries: list[LogSummary], plan: Plan | None, traces: str | Pat
     warn("mapping the logs' launches to the plan's sampled launches by order (k-th launch of the run = k-th sampled launch)")
     by_order = {key: sampled[i] for i, key in enumerate(flat)}
     return lambda summary, run: by_order[(summary.path.name, run.uid)]
-
-
-def read_results_csv(path: str | Path) -> pd.DataFrame:
-    """Results written by ``collect -o`` (so that ``estimate`` can start from them)."""
-    p = check_input_file(path)
-    try:
-        df = pd.read_csv(p)
-    except Exception as exc:
-        raise FormatError(p, f"not a readable CSV ({exc})") from exc
-    if "kernel_id" not in df.columns or "cycles" not in df.columns:
-        raise FormatError(p, "expected a results CSV with kernel_id and cycles columns (as 'collect -o' writes)", line=1)
-    if "status" in df.columns:
-        df = df[df["status"].isin(USABLE)]
-    return df
-
-
-def is_results_csv(path: str | Path) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(16).startswith(b"kernel_id,")
-    except OSError:
-        return False

@@ -41,7 +41,8 @@ from simsample_accelsim.reader import TraceFolder, folder_notes, scan_folder, wo
 
 #: Bumped whenever what a scan computes changes: older cache entries are then ignored.
 SCANNER_VERSION = "1"
-ENGINES = ("numpy", "python")
+#: Scanners, fastest first: compiled C++ (optional, see :mod:`.scan_native`), numpy, the reference.
+ENGINES = ("native", "numpy", "python")
 
 
 def feature_columns() -> list[str]:
@@ -50,14 +51,40 @@ def feature_columns() -> list[str]:
     return cols[:4] + [INST_COLUMN, RATIO_COLUMN, GRID_COLUMN] + cols[4:]
 
 
-def scan_trace(path: str | Path, engine: str = "numpy") -> tuple[object, LaunchFeatures]:
+def default_engine() -> str:
+    """The scanner ``auto`` stands for: ``native`` when the compiled one is usable, else ``numpy``."""
+    from simsample_accelsim import scan_native
+
+    return "native" if scan_native.available() else "numpy"
+
+
+def engine_note() -> str:
+    """Which scanner ``auto`` picks here, and why not the compiled one when it is not."""
+    from simsample_accelsim import scan_native
+
+    return "native" if scan_native.available() else f"numpy ({scan_native.unavailable_reason()})"
+
+
+def resolve_engine(engine: str) -> str:
+    """``auto`` resolved; an unknown or unusable engine is a :class:`UserError`."""
+    if engine == "auto":
+        return default_engine()
+    if engine not in ENGINES:
+        raise UserError(f"unknown scan engine {engine!r} (known: auto, {', '.join(ENGINES)})")
+    if engine == "native" and default_engine() != "native":
+        raise UserError(f"the compiled trace scanner cannot be used here: {engine_note().removeprefix('numpy ')}; use --engine numpy")
+    return engine
+
+
+def scan_trace(path: str | Path, engine: str = "auto") -> tuple[object, LaunchFeatures]:
     """Header and features of one trace file with the chosen engine."""
-    if engine == "numpy":
+    engine = resolve_engine(engine)
+    if engine == "native":
+        from simsample_accelsim.scan_native import scan_file
+    elif engine == "numpy":
         from simsample_accelsim.scan_numpy import scan_file
-    elif engine == "python":
-        from simsample_accelsim.scan_python import scan_file
     else:
-        raise UserError(f"unknown scan engine {engine!r} (known: {', '.join(ENGINES)})")
+        from simsample_accelsim.scan_python import scan_file
     return scan_file(path)
 
 
@@ -125,7 +152,7 @@ def compute_features(
     *,
     jobs: int = 1,
     cache_dir: str | Path | None = None,
-    engine: str = "numpy",
+    engine: str = "auto",
     progress: Callable[[int], None] | None = None,
     quiet: bool = False,
     folder: TraceFolder | None = None,
@@ -135,8 +162,7 @@ def compute_features(
     ``progress(n)`` is called with the (compressed) bytes of each finished file; ``folder`` is a
     :func:`scan_folder` result to reuse.
     """
-    if engine not in ENGINES:
-        raise UserError(f"unknown scan engine {engine!r} (known: {', '.join(ENGINES)})")
+    engine = resolve_engine(engine)  # before the cache: its entries are per engine
     if jobs < 1:
         raise UserError(f"--jobs must be at least 1, got {jobs}")
     tf = folder if folder is not None else scan_folder(path)
@@ -249,4 +275,14 @@ def total_bytes(tf: TraceFolder) -> int:
     return int(sum(os.path.getsize(f) for f in dict.fromkeys(tf.files)))
 
 
-__all__ = ["ENGINES", "FeatureCache", "compute_features", "default_cache_dir", "feature_columns", "scan_trace"]
+__all__ = [
+    "ENGINES",
+    "FeatureCache",
+    "compute_features",
+    "default_cache_dir",
+    "default_engine",
+    "engine_note",
+    "feature_columns",
+    "resolve_engine",
+    "scan_trace",
+]

@@ -1,7 +1,8 @@
 """Warnings for the user: one line each on standard error, prefixed ``warning:``.
 
 Readers and commands report what the simulator would silently do (ignored list lines, traces
-read under their compressed name, plans applied by launch position) without stopping.
+read under their compressed name) without stopping. Notes shared by every adapter (a plan
+applied by launch position) come from :func:`simsample.adapter_support.note`.
 """
 
 from __future__ import annotations

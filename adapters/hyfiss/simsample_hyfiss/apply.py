@@ -24,12 +24,12 @@ import jinja2
 import numpy as np
 
 from simsample import __version__ as simsample_version
+from simsample.adapter_support import link_or_copy, match_plan, staged_folder, write_plan_records
 from simsample.errors import UserError
 from simsample.fileio import atomic_write_text
 from simsample.plan import Plan
 
 from simsample_hyfiss import __version__
-from simsample_hyfiss._common import PLAN_FILE, WEIGHTS_FILE, link_or_copy, sample_rows, staged_folder, weights_table, write_weights
 from simsample_hyfiss.app import APP_CONFIG, CONFIGS, INSTN_CONFIG, ISSUE_CONFIG, MEMORY, OUTPUTS, SASS, parse_app_config
 from simsample_hyfiss.reader import AppFolder, load_app
 
@@ -97,7 +97,7 @@ def apply_plan(
 ) -> ApplyResult:
     """Write the sampled inputs into the new folder ``out`` (atomically)."""
     folder = load_app(traces)
-    rows = sample_rows(plan, folder.workload, what="application")
+    rows = match_plan(plan, folder.workload, what="application").rows
     ids = folder.workload.kernels["kernel_id"].to_numpy(np.int64)
     order = sorted({int(ids[r]) for r in rows})
     for k in order:
@@ -130,7 +130,5 @@ def apply_plan(
                                device_config=device_config, plan_name=plan_name)
         atomic_write_text(tmp / SCRIPT, script)
         os.chmod(tmp / SCRIPT, 0o755)
-        folder_of_id = {int(k): f"kernel-{int(ids[r])}" for k, r in zip(plan.samples["kernel_id"], rows)}
-        write_weights(tmp / WEIGHTS_FILE, weights_table(plan, folder_of_id))
-        plan.write(tmp / PLAN_FILE)
+        write_plan_records(tmp, plan, {"trace": {int(k): f"kernel-{int(ids[r])}" for k, r in zip(plan.samples["kernel_id"], rows)}})
     return ApplyResult(Path(out), order)

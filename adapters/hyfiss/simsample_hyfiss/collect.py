@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from simsample.adapter_support import against_plan, note, plan_ids
 from simsample.errors import UserError
 from simsample.plan import Plan
 
-from simsample_hyfiss._common import against_plan, note, plan_ids
 from simsample_hyfiss.output import FIELDS, Summary, find_summaries, parse_summary
 from simsample_hyfiss.reader import FORMAT
 

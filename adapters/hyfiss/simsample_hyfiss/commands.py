@@ -10,15 +10,11 @@ from pathlib import Path
 
 import click
 
+from simsample.adapter_support.results import results_options
 from simsample.errors import UserError
+from simsample.plan import Plan
 
 _PATH = click.Path(path_type=Path)
-
-
-def _plan(path: Path):
-    from simsample.plan import Plan
-
-    return Plan.read(path)
 
 
 @click.command("apply")
@@ -37,7 +33,7 @@ def apply_cmd(plan_path: Path, traces: Path, out: Path, force: bool, copy: bool,
     """Write a run script that simulates only the plan's kernels, and an app view for it."""
     from simsample_hyfiss.apply import SCRIPT, apply_plan
 
-    plan = _plan(plan_path)
+    plan = Plan.read(plan_path)
     home = str(hyfiss_home.resolve()) if hyfiss_home is not None else ""
     res = apply_plan(plan, out, traces=traces, force=force, copy=copy, prune=prune, np_ranks=np_ranks, hyfiss_home=home,
                      device_config=device_config, app_config=app_config, plan_name=str(plan_path))
@@ -55,15 +51,14 @@ def _outputs_arg(f):
 @click.command("collect")
 @click.option("--plan", "plan_path", type=_PATH, default=None, help="The plan the runs were made for (ids and missing kernels).")
 @_outputs_arg
-@click.option("-o", "--output", type=_PATH, default=None, help="Write the results table as CSV.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@click.option("--allow-incomplete", is_flag=True, help="Exit 0 even when some kernels have no usable result.")
+@results_options
 def collect_cmd(plan_path: Path | None, outputs: tuple[Path, ...], output: Path | None, as_json: bool, allow_incomplete: bool) -> None:
     """Per-kernel results from HyFiSS reports (kernel-K-summary.txt files, or folders holding them)."""
-    from simsample_hyfiss._common import emit_results
+    from simsample.adapter_support import emit_results
+
     from simsample_hyfiss.collect import collect
 
-    plan = _plan(plan_path) if plan_path is not None else None
+    plan = Plan.read(plan_path) if plan_path is not None else None
     df, details = collect(outputs, plan)
     emit_results(df, output=output, as_json=as_json, allow_incomplete=allow_incomplete, title="HyFiSS results", details=details)
 
@@ -76,13 +71,13 @@ def collect_cmd(plan_path: Path | None, outputs: tuple[Path, ...], output: Path 
 def estimate_cmd(plan_path: Path, outputs: tuple[Path, ...], confidence: float, as_json: bool) -> None:
     """Whole-workload cycles, time, instructions and IPC, with their intervals, from HyFiSS reports
     (or from results tables written by collect -o)."""
+    from simsample.adapter_support import results_for_estimate
     from simsample.cli.commands import print_estimates
     from simsample.estimate import estimate_results
 
-    from simsample_hyfiss._common import results_for_estimate
     from simsample_hyfiss.collect import METRICS, RATIOS, collect
 
-    plan = _plan(plan_path)
+    plan = Plan.read(plan_path)
     df = results_for_estimate(outputs, plan, collect, METRICS)
     ests = estimate_results(plan, df, metrics=list(METRICS), ratios=RATIOS, confidence=confidence)
     print_estimates(ests, plan, as_json, header=f"HyFiSS: {len(df)} simulated kernel(s) standing for {plan.workload.get('launches')} launches")

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from simsample.api import Reader
+from simsample.fileio import read_head
 from simsample.workload import Workload, from_records
 
 from simsample_hyfiss.app import (
@@ -101,14 +102,6 @@ def load_app(path: str | Path, *, quiet: bool = False) -> AppFolder:
     return AppFolder(paths, cfg, wl)
 
 
-def _head(path: Path) -> bytes:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(65536)
-    except OSError:
-        return b""
-
-
 class HyFiSSReader(Reader):
     """HyFiSS application folders (``configs/app.config`` + traces), or ``app.config`` itself."""
 
@@ -121,7 +114,7 @@ class HyFiSSReader(Reader):
             if path.is_dir():
                 for cand in (path / CONFIGS / APP_CONFIG, path / APP_CONFIG):
                     if cand.is_file():
-                        return b"-app_kernels_id" in _head(cand)
+                        return b"-app_kernels_id" in read_head(cand)
                 return False
             return path.name == APP_CONFIG and b"-app_kernels_id" in head
         except Exception:

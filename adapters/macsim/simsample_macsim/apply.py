@@ -20,11 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
+from simsample.adapter_support import link_or_copy, match_plan, staged_folder, write_plan_records
 from simsample.errors import PlanMismatchError, UserError
 from simsample.fileio import atomic_write_text
 from simsample.plan import Plan
 
-from simsample_macsim._common import PLAN_FILE, WEIGHTS_FILE, link_or_copy, sample_rows, staged_folder, weights_table, write_weights
 from simsample_macsim.params import patch_params, required_knobs
 from simsample_macsim.reader import FORMAT, TraceFolder, launch_list, load_trace_folder
 from simsample_macsim.traces import KERNEL_CONFIG, KERNEL_NAMES, TRACE_FILE_LIST, kernel_names_text
@@ -50,13 +50,13 @@ def _numbers_by_id(plan: Plan, folder: TraceFolder) -> dict[int, int]:
     """
     try:
         wl = folder.workload
-        rows = sample_rows(plan, wl, what="traces")
+        rows = match_plan(plan, wl, what="traces").rows
     except PlanMismatchError as first:
         full = launch_list(folder)
         if full is None or len(full) == len(folder.workload):
             raise
         try:
-            wl, rows = full, sample_rows(plan, full, what="the launches of kernel_names.txt")
+            wl, rows = full, match_plan(plan, full, what="the launches of kernel_names.txt").rows
         except PlanMismatchError:
             raise first from None
     numbers = wl.kernels["kernel_id"].to_numpy(np.int64)
@@ -133,9 +133,8 @@ def apply_plan(
     with staged_folder(out, force=force, inputs=inputs) as tmp:
         tracer_id = tracer_numbers(plan, numbers_by_id)
         atomic_write_text(tmp / SAMPLED_INFO, sampled_kernel_info(plan, tracer_id))
-        folder_of_id = {k: f"Kernel{n}" for k, n in numbers_by_id.items()} if numbers_by_id else None
-        write_weights(tmp / WEIGHTS_FILE, weights_table(plan, folder_of_id))
-        plan.write(tmp / PLAN_FILE)
+        extra = {"trace": {k: f"Kernel{n}" for k, n in numbers_by_id.items()}} if numbers_by_id else None
+        write_plan_records(tmp, plan, extra)
         if folder is not None:
             cfg = folder.config
             by_number = {e.number: e for e in cfg.kernels}

@@ -9,15 +9,11 @@ from pathlib import Path
 
 import click
 
+from simsample.adapter_support.results import results_options
 from simsample.errors import UserError
+from simsample.plan import Plan
 
 _PATH = click.Path(path_type=Path)
-
-
-def _plan(path: Path):
-    from simsample.plan import Plan
-
-    return Plan.read(path)
 
 
 @click.command("apply")
@@ -33,7 +29,7 @@ def apply_cmd(plan_path: Path, traces: Path | None, out: Path, params: Path | No
     """Write a folder that runs only the plan's kernels (and the tracer's SAMPLED_KERNEL_INFO file)."""
     from simsample_macsim.apply import SAMPLED_INFO, apply_plan
 
-    plan = _plan(plan_path)
+    plan = Plan.read(plan_path)
     res = apply_plan(plan, out, traces=traces, params=params, force=force, copy=copy, absolute=not relative)
     for change in res.params_changes:
         click.echo(f"params.in: {change}", err=True)
@@ -56,15 +52,14 @@ def _outputs_arg(f):
 @click.command("collect")
 @click.option("--plan", "plan_path", type=_PATH, default=None, help="The plan the runs were made for (ids and missing kernels).")
 @_outputs_arg
-@click.option("-o", "--output", type=_PATH, default=None, help="Write the results table as CSV.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@click.option("--allow-incomplete", is_flag=True, help="Exit 0 even when some kernels have no usable result.")
+@results_options
 def collect_cmd(plan_path: Path | None, outputs: tuple[Path, ...], output: Path | None, as_json: bool, allow_incomplete: bool) -> None:
     """Per-kernel cycles and instructions from MacSim's standard output (macsim.out or its folder)."""
-    from simsample_macsim._common import emit_results
+    from simsample.adapter_support import emit_results
+
     from simsample_macsim.collect import collect
 
-    plan = _plan(plan_path) if plan_path is not None else None
+    plan = Plan.read(plan_path) if plan_path is not None else None
     df, details = collect(outputs, plan)
     emit_results(df, output=output, as_json=as_json, allow_incomplete=allow_incomplete, title="MacSim results", details=details)
 
@@ -77,13 +72,13 @@ def collect_cmd(plan_path: Path | None, outputs: tuple[Path, ...], output: Path 
 def estimate_cmd(plan_path: Path, outputs: tuple[Path, ...], confidence: float, as_json: bool) -> None:
     """Whole-workload cycles, instructions and IPC, with their intervals, from MacSim's output
     (or from results tables written by collect -o)."""
+    from simsample.adapter_support import results_for_estimate
     from simsample.cli.commands import print_estimates
     from simsample.estimate import estimate_results
 
-    from simsample_macsim._common import results_for_estimate
     from simsample_macsim.collect import METRICS, RATIOS, collect
 
-    plan = _plan(plan_path)
+    plan = Plan.read(plan_path)
     df = results_for_estimate(outputs, plan, collect, METRICS)
     ests = estimate_results(plan, df, metrics=list(METRICS), ratios=RATIOS, confidence=confidence)
     print_estimates(ests, plan, as_json, header=f"MacSim: {len(df)} simulated kernel(s) standing for {plan.workload.get('launches')} launches")

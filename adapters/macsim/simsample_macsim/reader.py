@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from simsample.api import Reader
+from simsample.fileio import read_head
 from simsample.workload import Workload, from_records
 
 from simsample_macsim.traces import (
@@ -134,14 +135,6 @@ def _looks_like_trace_file_list(head: bytes) -> bool:
     return 1 <= count == len(paths) and all(b"/" in t or t.endswith(b".txt") for t in paths)
 
 
-def _head(path: Path, size: int = 4096) -> bytes:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(size)
-    except OSError:
-        return b""
-
-
 def _looks_like_kernel_config(head: bytes) -> bool:
     return head.split()[:3] == [b"nvbit", b"14", b"-1"]
 
@@ -157,9 +150,9 @@ class MacSimReader(Reader):
         try:
             if path.is_dir():
                 if (path / KERNEL_CONFIG).is_file():
-                    return _looks_like_kernel_config(_head(path / KERNEL_CONFIG))
+                    return _looks_like_kernel_config(read_head(path / KERNEL_CONFIG, 4096))
                 if (path / TRACE_FILE_LIST).is_file():
-                    return _looks_like_trace_file_list(_head(path / TRACE_FILE_LIST))
+                    return _looks_like_trace_file_list(read_head(path / TRACE_FILE_LIST, 4096))
                 return False
             return _looks_like_kernel_config(head) or _looks_like_trace_file_list(head)
         except Exception:
