@@ -7,10 +7,14 @@ with per-lane address lists; divergent with base+delta addresses and partial mas
 stream), then measures:
 
 - headers-only read of the folder (``read_traces``),
-- the numpy scanner on plain and on xz traces, one process: MB of uncompressed trace per second
-  of CPU time of that process (per core) and per second of wall time,
-- the same with ``--jobs`` worker processes (wall time),
+- xz decompression alone (Python's lzma, nothing scanned): the bound for scanning xz traces,
+- the compiled scanner (``native``, when the C++ extension is built) and the numpy scanner, side
+  by side, on plain and on xz traces, one process: MB of uncompressed trace per second of CPU
+  time of that process (per core) and per second of wall time,
+- the same with ``--jobs`` worker processes (wall time only: the workers' CPU time is not seen),
 - the line-by-line reference scanner on a small sample, for comparison.
+
+A summary table repeats the per-core figures, engine by engine.
 
 Everything is written to a temporary folder that is deleted at the end. Timings on a shared
 machine vary; CPU time is the steadier per-core figure.
@@ -29,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from simsample_accelsim import read_traces
+from simsample_accelsim import read_traces, scan_native
 from simsample_accelsim.features import compute_features
 from simsample_accelsim.scan_python import scan_file as scan_reference
 from simsample_accelsim.synth import KernelSpec, header_text, write_kernel
@@ -91,6 +95,17 @@ def build(root: Path, size_gb: float, seed: int) -> tuple[Path, Path, dict[str, 
     return plain, xz, {"generate_s": t_gen, "replicate_s": time.perf_counter() - t0, "bytes": float(total), "files": float(n)}
 
 
+def decompress_all(folder: Path) -> int:
+    """Decompress every xz trace of a folder through Python's lzma, discarding the text."""
+    total = 0
+    buf = bytearray(1 << 20)
+    for f in sorted(folder.glob("*.xz")):
+        with lzma.open(f, "rb") as fh:
+            while n := fh.readinto(buf):
+                total += n
+    return total
+
+
 def timed(fn):
     w, c = time.perf_counter(), time.process_time()
     out = fn()
@@ -102,6 +117,7 @@ def main() -> None:
     ap.add_argument("--size", type=float, default=1.0, help="GB of uncompressed trace per folder (default 1)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes for the parallel row")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--engines", default="native,numpy", help="comma-separated scanners to compare (default native,numpy)")
     ap.add_argument("--tmp", default=None, help="where to create the temporary folder")
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench-accelsim-", dir=args.tmp))
@@ -111,15 +127,28 @@ def main() -> None:
         disk_xz = sum(f.stat().st_size for f in xz.glob("*.xz")) / 1e6
         print(f"generated {info['files']:.0f} traces, {mb:,.0f} MB of text ({disk_xz:,.1f} MB as xz) "
               f"in {info['generate_s']:.1f} s + {info['replicate_s']:.1f} s replication")
+        engines = [e for e in args.engines.split(",") if e]
+        if "native" in engines and not scan_native.available():
+            print(f"native scanner skipped: {scan_native.unavailable_reason()}")
+            engines.remove("native")
         rows = []
         _, w, c = timed(lambda: read_traces(plain, quiet=True))
         rows.append(("headers only, plain folder", f"{info['files']:.0f} files", w, c, None))
         _, w, c = timed(lambda: read_traces(xz, quiet=True))
         rows.append(("headers only, xz folder", f"{info['files']:.0f} files", w, c, None))
-        for label, folder, jobs in (("numpy, plain, 1 process", plain, 1), ("numpy, xz, 1 process", xz, 1),
-                                    (f"numpy, plain, --jobs {args.jobs}", plain, args.jobs), (f"numpy, xz, --jobs {args.jobs}", xz, args.jobs)):
-            _, w, c = timed(lambda: compute_features(folder, jobs=jobs, quiet=True))
-            rows.append((label, f"{mb:,.0f} MB", w, c if jobs == 1 else None, mb))
+        _, w, c = timed(lambda: decompress_all(xz))
+        rows.append(("xz decompression only (lzma)", f"{mb:,.0f} MB", w, c, mb))
+        per_core: dict[tuple[str, str], float] = {}
+        for jobs in (1, args.jobs):
+            for kind, folder in (("plain", plain), ("xz", xz)):
+                for engine in engines:
+                    label = f"{engine}, {kind}, " + ("1 process" if jobs == 1 else f"--jobs {jobs}")
+                    _, w, c = timed(lambda: compute_features(folder, jobs=jobs, engine=engine, quiet=True))
+                    rows.append((label, f"{mb:,.0f} MB", w, c if jobs == 1 else None, mb))
+                    if jobs == 1:
+                        per_core[engine, kind] = mb / c
+            if args.jobs == 1:
+                break
         sample = next(iter(sorted(plain.glob("kernel-*.traceg"), key=lambda f: f.stat().st_size)))
         smb = sample.stat().st_size / 1e6
         _, w, c = timed(lambda: scan_reference(sample))
@@ -130,6 +159,13 @@ def main() -> None:
             mbw = f"{size / w:10.1f}" if size else f"{'':>10}"
             mbc = f"{size / c:20.1f}" if size and c else f"{'':>20}"
             print(f"{what:36} {inp:>12} {w:8.2f} {(f'{c:8.2f}' if c is not None else f'{chr(45):>8}')} {mbw} {mbc}")
+        print()
+        print(f"{'MB/s per core (cpu), 1 process':36} {'plain':>10} {'xz':>10}")
+        for engine in engines:
+            print(f"{engine:36} {per_core[engine, 'plain']:10.1f} {per_core[engine, 'xz']:10.1f}")
+        if "native" in engines and "numpy" in engines:
+            ratio = [per_core["native", k] / per_core["numpy", k] for k in ("plain", "xz")]
+            print(f"{'native / numpy':36} {ratio[0]:9.1f}x {ratio[1]:9.1f}x")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -270,7 +270,13 @@ def print_estimates(estimates: list, plan, as_json: bool, *, header: str = "") -
 @click.option("--confidence", default=0.95, show_default=True, help="Confidence level of the interval.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def generic_estimate(plan_path: Path, values: tuple[Path, ...], confidence: float, as_json: bool) -> None:
-    """Whole-workload estimate from a CSV of kernel_id,value for the simulated launches."""
+    """Whole-workload estimate with its confidence interval.
+
+    \b
+    From simulator output:   simsample estimate --sim NAME --plan plan.json OUTPUT...
+    From a table of values:  simsample estimate --plan plan.json VALUES.csv
+    (VALUES.csv: kernel_id and one or more numeric columns, one row per simulated launch.)
+    """
     from simsample.estimate import estimate_results
     from simsample.plan import Plan
 

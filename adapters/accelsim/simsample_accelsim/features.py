@@ -72,7 +72,9 @@ def resolve_engine(engine: str) -> str:
     if engine not in ENGINES:
         raise UserError(f"unknown scan engine {engine!r} (known: auto, {', '.join(ENGINES)})")
     if engine == "native" and default_engine() != "native":
-        raise UserError(f"the compiled trace scanner cannot be used here: {engine_note().removeprefix('numpy ')}; use --engine numpy")
+        from simsample_accelsim import scan_native
+
+        raise UserError(f"the compiled trace scanner cannot be used here ({scan_native.unavailable_reason()}); use --engine numpy")
     return engine
 
 

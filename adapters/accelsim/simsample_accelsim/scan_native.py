@@ -1,0 +1,129 @@
+"""Compiled trace scanner: the C++ module ``simsample._trace_scan`` behind the scanners' interface.
+
+The C++ code (``cpp/trace_scan/`` in the simsample source tree) parses the body line by line as
+the reference scanner (:mod:`.scan_python`) does, in one pass over the bytes; here the header is
+read with :mod:`.traceg` and the decompressed body is fed to it in chunks (plain files through
+one reused buffer; xz through Python's lzma, so compressed traces are still streamed and never
+written out). The result has the reference's layout (blocks sorted by key, warp types in order
+of first appearance), so both agree array for array, not only after
+:meth:`LaunchFeatures.canonical`.
+
+The module is optional: a source install without a C++ compiler has none, and
+``SIMSAMPLE_PURE_PYTHON=1`` disables it (as for the PKP monitor); :func:`available` says which
+applies and the features command then falls back to :mod:`.scan_numpy`.
+"""
+
+from __future__ import annotations
+
+import lzma
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simsample.errors import FormatError, UserError
+from simsample_accelsim import opcodes as oc
+from simsample_accelsim.kernelfeatures import COUNTERS, LaunchFeatures
+from simsample_accelsim.traceg import MAX_HEADER_BYTES, TraceHeader, _header_end, open_stream, parse_header
+
+#: Bytes handed to the C++ scanner per call: large enough that the per-call cost vanishes, small
+#: enough to stay in the CPU's cache between the read and the scan.
+CHUNK = 1 << 20
+
+_REASON: str | None = None
+if os.environ.get("SIMSAMPLE_PURE_PYTHON", "").strip() not in ("", "0"):
+    _native: Any = None
+    _REASON = "SIMSAMPLE_PURE_PYTHON is set"
+else:
+    try:
+        from simsample import _trace_scan as _native  # type: ignore[attr-defined, no-redef]
+    except ImportError as exc:  # no compiler at install time, or a broken build
+        _native = None
+        _REASON = f"the C++ extension simsample._trace_scan is not available: {exc}"
+
+
+def available() -> bool:
+    """Whether the compiled scanner can be used here."""
+    return _native is not None
+
+
+def unavailable_reason() -> str | None:
+    """Why the compiled scanner cannot be used (None when it can)."""
+    return _REASON
+
+
+def native_module() -> Any:
+    """The compiled module, or ``None`` when it is absent or disabled."""
+    return _native
+
+
+def scan_file(path: str | Path, chunk_size: int = CHUNK) -> tuple[TraceHeader, LaunchFeatures]:
+    """Header and features of one trace file (plain or xz), streamed chunk by chunk."""
+    if _native is None:
+        raise UserError(f"the compiled trace scanner cannot be used ({_REASON}); use --engine numpy")
+    p = Path(path)
+    try:
+        with open_stream(p) as fh:
+            head = b""
+            while (end := _header_end(head)) is None:
+                block = fh.read(1 << 16)
+                if not block:
+                    end = _header_end(head, at_eof=True)
+                    break
+                head += block
+                if len(head) > MAX_HEADER_BYTES:
+                    break
+            if end is None:
+                raise FormatError(p, "no trace body: the header is not followed by a '#' line and thread blocks")
+            header = parse_header(head[:end], p, body_offset=end)
+            scanner = _native.Scanner(
+                skip_tokens=(4 if header.tracer_version < 3 else 0) + (1 if header.lineinfo else 0),
+                binary_version=header.binary_version,
+                block_threads=header.block_threads,
+                shmem_base=header.shmem_base,
+                local_base=header.local_base,
+                first_line=head[:end].count(b"\n") + 1,
+                classes=oc._CLASS,  # opcode base -> memory class, the table classify() uses
+                control_flow=sorted(oc.CONTROL_FLOW),
+            )
+            last = head[-1:]
+            scanner.feed(head[end:])
+            buf = bytearray(chunk_size)
+            view = memoryview(buf)
+            while n := fh.readinto(buf):
+                scanner.feed(view[:n])
+                last = buf[n - 1 : n]
+            view.release()
+            if last != b"\n":
+                raise FormatError(p, "does not end with a newline (the simulator asserts on the last line)")
+            result = scanner.finish()
+    except (EOFError, lzma.LZMAError) as exc:
+        raise FormatError(p, f"truncated or corrupt xz data ({exc})") from exc
+    except _native.ScanError as exc:
+        line, message, text = exc.args
+        shown = text.decode(errors="replace")
+        raise FormatError(p, message + (f": {shown!r}" if shown else ""), line=line or None) from None
+    return header, _features(result, header, p)
+
+
+def _features(result: dict[str, Any], header: TraceHeader, path: Path) -> LaunchFeatures:
+    counts = {c: int(result["counts"][c]) for c in COUNTERS}
+    if counts["ctas"] != header.grid_size:
+        raise FormatError(
+            path,
+            f"has {counts['ctas']} thread blocks but the grid {header.grid} needs {header.grid_size} "
+            + ("(truncated trace: the simulator would crash)" if counts["ctas"] < header.grid_size else "(more blocks than the grid)"),
+        )
+    return LaunchFeatures(
+        counts=counts,
+        bbv_keys=np.asarray(result["bbv_keys"], np.int64).reshape(-1, 2),
+        bbv_values=np.asarray(result["bbv_values"], np.int64),
+        types_indptr=np.asarray(result["types_indptr"], np.int64),
+        types_indices=np.asarray(result["types_indices"], np.int64),
+        types_data=np.asarray(result["types_data"], np.int64),
+        type_counts=np.asarray(result["type_counts"], np.int64),
+    )
+
+
+__all__ = ["CHUNK", "available", "native_module", "scan_file", "unavailable_reason"]
