@@ -27,7 +27,9 @@ def detect_format(path: Path, host: PluginHost | None = None) -> str:
         except Exception:  # a detector must not break detection of other formats
             continue
     kinds = ", ".join(sorted(host.readers())) or "none installed"
-    what = "folder" if path.is_dir() else "file"
+    if path.is_dir():
+        raise UserError(f"{path}: is a directory, expected a file (no reader takes this folder; name one with --format)")
+    what = "file"
     raise UserError(f"{path}: unrecognised {what} format (known: {kinds}); name one with --format")
 
 
@@ -37,8 +39,10 @@ def load_workload(
     format: str | None = None,
     options: Mapping[str, Any] | None = None,
     host: PluginHost | None = None,
+    join: str | Path | None = None,
 ) -> Workload:
-    """Read one profile (or several files of one run, for readers that take several)."""
+    """Read one profile (or several files of one run, for readers that take several);
+    ``join``: a per-launch metrics file (Nsight Compute CSV) to attach to the launches."""
     host = host or get_host()
     ps = [Path(p) for p in paths]
     if not ps:
@@ -58,7 +62,25 @@ def load_workload(
     for p in ps:
         if p.is_dir() and not _reader_takes_dirs(reader):
             raise UserError(f"{p}: is a directory, expected a file")
-    return reader.read(ps, dict(options or {}))
+    wl = reader.read(ps, dict(options or {}))
+    if join is not None:
+        wl = _join(wl, Path(join), host)
+    return wl
+
+
+def _join(timeline: Workload, metrics_path: Path, host: PluginHost) -> Workload:
+    """Attach per-launch metrics (see :mod:`simsample.join`); a partial match warns on stderr."""
+    import sys
+
+    from simsample.join import join_metrics
+
+    if metrics_path.is_dir():
+        raise UserError(f"{metrics_path}: is a directory, expected a metrics file (--join)")
+    metrics = load_workload([metrics_path], host=host)
+    joined, report = join_metrics(timeline, metrics, metrics_source=str(metrics_path))
+    if not report.complete:
+        sys.stderr.write(f"warning: {report.summary()}\n")
+    return joined
 
 
 def _reader_takes_dirs(reader: Any) -> bool:

@@ -32,6 +32,20 @@ def profile_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def join_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--join METRICS.csv``: per-launch metrics (Nsight Compute CSV) attached to the launches."""
+    from pathlib import Path
+
+    return click.option(
+        "--join",
+        "join",
+        default=None,
+        metavar="METRICS.csv",
+        type=click.Path(path_type=Path),
+        help="Attach per-launch metrics (Nsight Compute CSV), matched by kernel name, shape and launch order.",
+    )(f)
+
+
 def reader_options(rank: int | None) -> dict[str, Any]:
     return {"rank": rank} if rank is not None else {}
 

@@ -1,0 +1,300 @@
+"""Reader of PyTorch-profiler / Kineto traces (``.json`` or ``.json.gz``, one file per rank).
+
+GPU kernels are the ``traceEvents`` with ``"cat": "kernel"`` (``"Kernel"`` in older versions); ``ts``
+and ``dur`` are microseconds, written as integers or decimals, and are converted to integer
+nanoseconds exactly (``4458676983543.183`` µs → ``4458676983543183`` ns), with
+``baseTimeNanoseconds`` added when the trace gives one. ``args`` give grid, block, stream,
+correlation id, registers per thread, shared memory and device. The GPU name comes from
+``deviceProperties``, the rank from ``distributedInfo``.
+
+Several files (one per rank of a distributed run) are read into one workload with a ``rank``
+column: a file's rank is ``distributedInfo.rank`` when present, else the number in a
+``rank<N>``/``rank-<N>``/``rank_<N>`` file name, else its position on the command line. Launch ids
+are then renumbered over all files in global start order (ties by rank, then correlation id).
+``--rank R`` keeps only rank R.
+
+Kernel events are extracted by :mod:`simsample.plugins._kineto_scan` without decoding the other
+events; a file it cannot handle is parsed with ``json.loads`` instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pandas.api.types import union_categoricals
+
+from simsample.api import Reader
+from simsample.errors import FormatError, UserError
+from simsample.fileio import compression_of, read_all
+from simsample.hookspecs import hookimpl
+from simsample.plugins import _kineto_scan as ks
+from simsample.progress import task
+from simsample.readers_util import categorical, launch_table, looks_binary, narrow, source_label
+from simsample.workload import Workload
+
+_DECODER = json.JSONDecoder()
+_RANK_IN_NAME = re.compile(r"rank[-_]?(\d+)", re.IGNORECASE)
+#: below this much input, worker processes cost more than they save
+PARALLEL_MIN_BYTES = 64 << 20
+_MEMCPY_CATS = ks.MEMCPY_CATS
+
+
+class KinetoReader(Reader):
+    name = "kineto"
+    description = "PyTorch profiler / Kineto trace JSON (.json, .json.gz); one file per rank"
+    multi_file = True
+
+    def detect(self, path: Path, head: bytes) -> bool:
+        if looks_binary(head):
+            return False
+        text = head.lstrip()
+        if not text.startswith((b"{", b"[")):
+            return False
+        return b'"traceEvents"' in head or b'"ph"' in head and (b'"ts"' in head)
+
+    def read(self, paths: Sequence[Path], options: Mapping[str, Any]) -> Workload:
+        want = options.get("rank")
+        parts: list[dict[str, Any]] = []
+        todo: list[tuple[int, Path]] = []
+        for order, path in enumerate(paths):
+            rank_hint = _rank_from_head(path)
+            if want is not None and rank_hint is not None and rank_hint != want:
+                parts.append({"path": path, "rank": rank_hint, "skipped": True, "order": order})
+            else:
+                todo.append((order, path))
+        with task("reading Kineto traces", len(todo)) as advance:
+            for order, path, part in _read_all([p for _, p in todo], [o for o, _ in todo]):
+                part["rank"] = _rank(part, path, order)
+                part["order"] = order
+                parts.append(part)
+                advance()
+        parts.sort(key=lambda p: p["order"])
+        ranks = [p["rank"] for p in parts]
+        if want is not None:
+            parts = [p for p in parts if p["rank"] == want]
+            if not parts:
+                raise UserError(f"--rank {want}: no such rank among the traces given (ranks: {', '.join(map(str, sorted(set(ranks))))})")
+        elif len(set(ranks)) != len(ranks):
+            dup = sorted({r for r in ranks if ranks.count(r) > 1})
+            raise UserError(f"several traces claim rank {', '.join(map(str, dup))}; give one file per rank (or pick one with --rank)")
+        return _combine([p for p in parts if not p.get("skipped")], paths, want)
+
+
+def _read_one(path: Path) -> dict[str, Any]:
+    """:func:`read_file` for a worker process: a user error travels back as text (exceptions with
+    keyword-only arguments do not survive pickling)."""
+    try:
+        return read_file(path)
+    except UserError as exc:
+        return {"error": str(exc)}
+
+
+def _workers(paths: Sequence[Path]) -> int:
+    """Worker processes for several rank files: one per core, as many as memory allows (a file
+    needs about four times its decompressed size while it is scanned)."""
+    from simsample.plugins._sqlite_columns import can_spawn
+
+    if len(paths) < 2 or sum(p.stat().st_size for p in paths) < PARALLEL_MIN_BYTES or not can_spawn():
+        return 1
+    try:
+        avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 1
+    biggest = max(p.stat().st_size * (20 if compression_of(p) else 1) for p in paths)
+    return max(1, min(len(paths), os.cpu_count() or 1, 8, int(avail // max(4 * biggest, 1))))
+
+
+def _read_all(paths: Sequence[Path], orders: Sequence[int]) -> Iterator[tuple[int, Path, dict[str, Any]]]:
+    """Each file's :func:`read_file` result, in worker processes when there are several large
+    files (one per rank) and cores to spare; in order."""
+    workers = _workers(paths)
+    results: list[dict[str, Any]] | None = None
+    if workers > 1:
+        try:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+                results = list(pool.map(_read_one, paths))
+        except (OSError, RuntimeError):
+            results = None  # no worker processes here: read in this process
+    for i, (order, path) in enumerate(zip(orders, paths)):
+        part = results[i] if results is not None else read_file(path)
+        if "error" in part:
+            raise UserError(part["error"])
+        yield order, path, part
+
+
+def _rank_from_head(path: Path) -> int | None:
+    """The rank written in ``distributedInfo`` within the first 64 KiB, if it is there."""
+    from simsample.fileio import read_head
+
+    try:
+        head = read_head(path).decode("utf-8", errors="replace")
+    except Exception:
+        return None
+    m = re.search(r'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(\d+)', head)
+    return int(m.group(1)) if m else None
+
+
+def _rank(part: dict[str, Any], path: Path, order: int) -> int:
+    info = part["meta"].get("distributedInfo") or {}
+    if isinstance(info, dict) and isinstance(info.get("rank"), int):
+        return int(info["rank"])
+    m = _RANK_IN_NAME.search(path.name)
+    return int(m.group(1)) if m else order
+
+
+def _top_level(text: str, key: str) -> Any:
+    """The value of a top-level key found by text search (``deviceProperties`` etc.), or None."""
+    m = re.search(rf'"{re.escape(key)}"\s*:\s*', text)
+    if not m:
+        return None
+    try:
+        return _DECODER.raw_decode(text, m.end())[0]
+    except json.JSONDecodeError:
+        return None
+
+
+def read_file(path: Path, *, fast: bool = True) -> dict[str, Any]:
+    """Kernel columns and metadata of one trace file (``fast=False``: the json-module path)."""
+    raw = read_all(path)
+    if not raw[:65536].strip() and not raw.strip():
+        raise UserError(f"{path}: file is empty")
+    text = raw.decode("utf-8", errors="replace")
+    del raw
+    if not text[-4096:].rstrip().endswith(("}", "]")):
+        raise FormatError(path, "truncated JSON: the trace does not end with '}' (an interrupted profiler run?)")
+    try:
+        cols = ks.scan(text) if fast else None
+    except (KeyError, ValueError, TypeError):
+        cols = None  # a malformed kernel event: the json-module path names it
+    if cols is not None and len(cols) == 0:
+        cols = None  # no kernels found by text search: let the json module confirm (and validate)
+    meta: dict[str, Any] = {}
+    memcpy = 0
+    if cols is not None:
+        memcpy = cols.memcpy
+        if '"traceEvents"' not in text:
+            raise FormatError(path, "not a Kineto trace: no traceEvents list")
+        # top-level keys sit before or after the traceEvents list: look at both ends only
+        ends = text[: 1 << 20] + "\n" + text[-(1 << 20) :] if len(text) > 1 << 21 else text
+        for key in ("deviceProperties", "distributedInfo", "baseTimeNanoseconds"):
+            val = _top_level(ends, key)
+            if val is not None:
+                meta[key] = val
+    else:
+        try:
+            doc = json.loads(text, parse_float=ks.FloatText)  # floats as text: times convert exactly
+        except json.JSONDecodeError as exc:
+            raise FormatError(path, f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+        if not isinstance(doc, (dict, list)):
+            raise FormatError(path, "not a Kineto trace: expected a JSON object with a traceEvents list")
+        if isinstance(doc, dict):
+            if not isinstance(doc.get("traceEvents"), list):
+                raise FormatError(path, "not a Kineto trace: no traceEvents list")
+            for key in ("deviceProperties", "distributedInfo", "baseTimeNanoseconds"):
+                if key in doc:
+                    meta[key] = doc[key]
+        events = doc.get("traceEvents") if isinstance(doc, dict) else doc
+        memcpy = sum(1 for ev in events or () if isinstance(ev, dict) and ev.get("cat") in _MEMCPY_CATS)
+        cols = ks.KernelColumns()
+        for i, ev in enumerate(ks.iter_kernel_events(doc)):
+            try:
+                ks.add_event(cols, ev)
+            except (KeyError, ValueError, TypeError) as exc:
+                raise FormatError(path, f"kernel event lacks a usable {exc}", record=f"traceEvents kernel #{i + 1} ({str(ev.get('name'))[:60]!r})") from None
+        del doc
+    del text
+    try:
+        arrays = _arrays(cols, meta)
+    except ValueError as exc:
+        raise FormatError(path, f"kernel events with unreadable numbers ({exc})") from None
+    return {"path": path, "arrays": arrays, "meta": meta, "memcpy": memcpy, "scan": {"layouts": cols.layouts, "decoded_alone": cols.decoded_alone}}
+
+
+def _arrays(cols: ks.KernelColumns, meta: dict[str, Any]) -> dict[str, Any]:
+    start = ks.micros_to_ns(cols.ts_int, cols.ts_frac)
+    base = meta.get("baseTimeNanoseconds")
+    if isinstance(base, int) and not isinstance(base, bool):
+        start = start + base
+    grid = ks.triples(cols.grid)
+    block = ks.triples(cols.block)
+    out: dict[str, Any] = {
+        "name": categorical(cols.names),
+        "grid_x": grid[:, 0],
+        "grid_y": grid[:, 1],
+        "grid_z": grid[:, 2],
+        "block_x": block[:, 0],
+        "block_y": block[:, 1],
+        "block_z": block[:, 2],
+        "start_ns": start,
+        "duration_ns": ks.micros_to_ns(cols.dur_int, cols.dur_frac),
+    }
+    for col, default in (("stream", 0), ("correlation", -1), ("regs", 0), ("shmem", 0), ("device", 0)):
+        vals = cols.args[col]
+        if col in ("regs", "shmem") and all(v is None for v in vals):
+            continue
+        out[col] = ks.arg_column(vals, default)
+    return out
+
+
+def _gpu_names(meta: dict[str, Any]) -> list[str]:
+    props = meta.get("deviceProperties")
+    if not isinstance(props, list):
+        return []
+    return sorted({str(p.get("name")) for p in props if isinstance(p, dict) and p.get("name")})
+
+
+def _combine(parts: list[dict[str, Any]], paths: Sequence[Path], rank: int | None) -> Workload:
+    multi = len(parts) > 1
+    columns: dict[str, Any] = {}
+    keys = ["name", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "stream", "start_ns", "duration_ns", "correlation", "regs", "shmem", "device"]
+    for key in keys:
+        pieces = [p["arrays"].get(key) for p in parts]
+        if any(x is None for x in pieces):
+            if key in ("regs", "shmem"):
+                continue
+        if key == "name":
+            columns[key] = union_categoricals(pieces) if len(pieces) > 1 else (pieces[0] if pieces else categorical([]))
+        else:
+            columns[key] = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+    tie = ["correlation"]
+    if multi:
+        columns["rank"] = np.concatenate([np.full(len(p["arrays"]["start_ns"]), p["rank"], dtype=np.int64) for p in parts])
+        tie = ["rank", "correlation"]
+    for key in list(columns):
+        if key not in ("name", "start_ns", "duration_ns"):
+            columns[key] = narrow(columns[key])
+    df = launch_table(columns, tie_break=tie)
+    gpus = sorted({g for p in parts for g in _gpu_names(p["meta"])})
+    meta: dict[str, Any] = {"profiler": "kineto"}
+    if gpus:
+        meta["gpu"] = gpus[0] if len(gpus) == 1 else gpus
+    if len(parts) == 1:
+        info = parts[0]["meta"].get("distributedInfo")
+        if isinstance(info, dict):
+            meta["rank"] = parts[0]["rank"]
+            if "world_size" in info:
+                meta["world_size"] = info["world_size"]
+        elif rank is not None:
+            meta["rank"] = parts[0]["rank"]
+    else:
+        meta["ranks"] = [p["rank"] for p in parts]
+        meta["files"] = [str(p["path"]) for p in parts]
+    if any("baseTimeNanoseconds" in p["meta"] for p in parts):
+        meta["base_time_ns_added"] = True
+    used = [p["path"] for p in parts] if rank is not None else list(paths)
+    memcpy = sum(p["memcpy"] for p in parts)
+    return Workload(df, source=source_label(used), format="kineto", memcpy_count=memcpy, meta=meta)
+
+
+@hookimpl
+def register_readers(register):
+    register(KinetoReader())
