@@ -357,26 +357,28 @@ def normalise(df: pd.DataFrame, *, source: str = "") -> pd.DataFrame:
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
         raise UserError(f"{where}: missing required column(s): {', '.join(missing)}")
-    out = pd.DataFrame(index=pd.RangeIndex(len(df)))
     src = df.reset_index(drop=True)
-    out["kernel_id"] = _ids(src["kernel_id"])
+    # Columns are gathered first and the frame built once: adding hundreds of metric columns one
+    # by one fragments the frame, and Series (not bare arrays) keep categorical extras categorical.
+    cols: dict[str, pd.Series] = {"kernel_id": _ids(src["kernel_id"])}
     names = src["name"]
     if names.isna().any():
         raise UserError(f"{where}: {int(names.isna().sum())} launches have no kernel name")
-    out["name"] = names.astype("category") if not isinstance(names.dtype, pd.CategoricalDtype) else names
+    cols["name"] = names.astype("category") if not isinstance(names.dtype, pd.CategoricalDtype) else names
     for col in SHAPE_COLUMNS + ("stream",):
-        out[col] = _narrow_unsigned(src[col], col)
-    out["start_ns"] = _time_column(src["start_ns"], "start_ns", where, allow_negative=True)
-    out["duration_ns"] = _time_column(src["duration_ns"], "duration_ns", where, allow_negative=False)
+        cols[col] = _narrow_unsigned(src[col], col)
+    cols["start_ns"] = _time_column(src["start_ns"], "start_ns", where, allow_negative=True)
+    cols["duration_ns"] = _time_column(src["duration_ns"], "duration_ns", where, allow_negative=False)
     for col in OPTIONAL_COLUMNS:
         if col in src.columns:
             if col == "cycles":
-                out[col] = _time_column(src[col], col, where, allow_negative=False)
+                cols[col] = _time_column(src[col], col, where, allow_negative=False)
             else:
-                out[col] = _narrow_unsigned(src[col], col)
+                cols[col] = _narrow_unsigned(src[col], col)
     for col in src.columns:
-        if col not in out.columns:
-            out[col] = src[col].to_numpy()
+        if col not in cols:
+            cols[col] = src[col]
+    out = pd.concat([c.reset_index(drop=True).rename(k) for k, c in cols.items()], axis=1)
     ids = out["kernel_id"]
     if not ids.is_unique:
         dup = ids[ids.duplicated()].iloc[0]
