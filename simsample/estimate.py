@@ -7,6 +7,13 @@ coefficient of variation for that cluster (recorded in the plan), s_i = CoV_i·�
 whose every launch was simulated contributes no variance. Plans that pick one representative
 per cluster (PKA, Sieve, Photon) carry no statistical bound, and their estimates have none.
 
+The interval is T̂ ± q·SE. With few draws per cluster the sample variances are themselves
+noisy (a dominant kernel sized at three draws gives an SE with two degrees of freedom), so q is
+Student's t quantile at the Welch–Satterthwaite degrees of freedom
+ν = (Σ v_i)² / Σ v_i²/(m_i − 1), v_i each cluster's variance term; variance borrowed from the
+profile counts as known (infinite degrees of freedom). With many draws ν is large and q is the
+normal quantile (1.96 at 95%) of the paper's central limit theorem argument.
+
 Ratio metrics (IPC, hit rates) are ratios of estimated totals; their standard error comes from
 the linearised residuals y_a − R·y_b (delta method), stratum by stratum.
 """
@@ -61,31 +68,48 @@ def _sample_values(plan: Plan, values: Mapping[int, float] | pd.Series, metric: 
     return y
 
 
-def _stratified_variance(plan: Plan, y: np.ndarray) -> float | None:
-    """Variance of Σ w·y under the plan's design, or None when the plan has no bound."""
+def _stratified_variance(plan: Plan, y: np.ndarray) -> tuple[float, float] | None:
+    """Variance of Σ w·y under the plan's design and its Welch–Satterthwaite degrees of
+    freedom, or None when the plan has no bound.
+
+    Per cluster i with m_i sampled values (repeats counted when drawn with replacement) out of
+    N_i launches: N_i²·s_i²/m_i, times (1 − m_i/N_i) when drawn without replacement, s_i² the
+    sample variance (ddof 1). A cluster sampled once borrows the profile's CoV recorded in the
+    plan: s_i = CoV_i·y (CoV is σ/μ over the members, so without replacement it is scaled to the
+    ddof-1 variance, N_i/(N_i − 1)). Vectorised over samples with ``bincount``.
+    """
     if plan.estimator.get("kind") != "stratified":
         return None
+    if len(y) == 0:
+        return 0.0, np.inf
     replace = bool(plan.estimator.get("replace"))
-    cl = plan.samples["cluster"].to_numpy()
-    var = 0.0
-    clusters = {c.id: c for c in plan.clusters}
-    for cid in np.unique(cl):
-        c = clusters[int(cid)]
-        yi = y[cl == cid]
-        m = len(yi)
-        n = c.size
-        fpc = 1.0 if replace else max(0.0, 1.0 - m / n)
-        if fpc == 0.0:
-            continue
-        if m >= 2:
-            s2 = float(np.var(yi, ddof=1))
-        else:
-            cov = c.stats.get("cov")
-            if cov is None:
-                return None
-            s2 = (float(cov) * float(yi[0])) ** 2
-        var += n * n * s2 / m * fpc
-    return var
+    ids = np.array([c.id for c in plan.clusters], dtype=np.int64)
+    sizes = np.array([c.size for c in plan.clusters], dtype=np.float64)
+    covs = np.array([np.nan if c.stats.get("cov") is None else float(c.stats["cov"]) for c in plan.clusters])
+    cl = plan.samples["cluster"].to_numpy(np.int64)
+    by_id = np.argsort(ids)
+    pos = by_id[np.searchsorted(ids, cl, sorter=by_id)]  # index of each sample's cluster
+    k = len(ids)
+    m = np.bincount(pos, minlength=k).astype(np.float64)
+    sums = np.bincount(pos, weights=y, minlength=k)
+    used = m > 0
+    mean = np.divide(sums, m, out=np.zeros(k), where=used)
+    dev = y - mean[pos]
+    ss = np.bincount(pos, weights=dev * dev, minlength=k)
+    n = sizes
+    fpc = np.ones(k) if replace else np.clip(1.0 - m / n, 0.0, 1.0)
+    s2 = np.divide(ss, m - 1.0, out=np.zeros(k), where=m >= 2)
+    single = used & (m == 1) & (fpc > 0)
+    if np.any(single & np.isnan(covs)):
+        return None
+    ddof1 = np.ones(k) if replace else np.divide(n, n - 1.0, out=np.ones(k), where=n > 1)
+    s2 = np.where(single, (np.nan_to_num(covs) * mean) ** 2 * ddof1, s2)
+    terms = np.divide(n * n * s2 * fpc, m, out=np.zeros(k), where=used)
+    var = float(terms.sum())
+    sampled = used & (m >= 2) & (terms > 0)
+    den = float(np.sum(terms[sampled] ** 2 / (m[sampled] - 1.0)))
+    dof = var * var / den if den > 0 else np.inf
+    return var, max(dof, 1.0)
 
 
 def _cluster_means_total(plan: Plan, y: np.ndarray) -> float:
@@ -98,8 +122,7 @@ def estimate_total(
     """Weighted total Σ w·y with its standard error and confidence interval."""
     y = _sample_values(plan, values, metric)
     total = _cluster_means_total(plan, y)
-    var = _stratified_variance(plan, y)
-    return _finish(metric, total, var, confidence, len(y), "total")
+    return _finish(metric, total, _stratified_variance(plan, y), confidence, len(y), "total")
 
 
 def estimate_ratio(
@@ -118,16 +141,21 @@ def estimate_ratio(
         return MetricEstimate(metric, float("nan"), None, None, None, confidence, len(a), "ratio")
     r = ta / tb
     var_d = _stratified_variance(plan, a - r * b)
-    var = None if var_d is None else var_d / (tb * tb)
+    var = None if var_d is None else (var_d[0] / (tb * tb), var_d[1])
     return _finish(metric, r, var, confidence, len(a), "ratio")
 
 
-def _finish(metric: str, est: float, var: float | None, confidence: float, n: int, kind: str) -> MetricEstimate:
-    z = _z(confidence)
-    if var is None:
+def _finish(
+    metric: str, est: float, var_dof: tuple[float, float] | None, confidence: float, n: int, kind: str
+) -> MetricEstimate:
+    q = _z(confidence)
+    if var_dof is None:
         return MetricEstimate(metric, est, None, None, None, confidence, n, kind)
+    var, dof = var_dof
+    if np.isfinite(dof):
+        q = float(stats.t.ppf(0.5 + confidence / 2, dof))
     se = float(np.sqrt(max(var, 0.0)))
-    return MetricEstimate(metric, est, se, est - z * se, est + z * se, confidence, n, kind)
+    return MetricEstimate(metric, est, se, est - q * se, est + q * se, confidence, n, kind)
 
 
 def estimate_results(

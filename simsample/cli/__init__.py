@@ -32,7 +32,7 @@ def cli() -> None:
 
 
 def _register_builtin_commands() -> None:
-    from simsample.cli import commands, delegate  # noqa: F401  (decorators attach commands)
+    from simsample.cli import commands, delegate, evaluate  # noqa: F401  (decorators attach commands)
 
 
 _registered = False
