@@ -1,0 +1,275 @@
+"""Evaluating a sampler on profiles, without a simulator (the STEM paper's §4.1 methodology).
+
+The profile's own per-launch values are the ground truth: plan with seeds 0..R-1, estimate the
+total as Σ weight·x over the samples, and score
+
+- error = |T̂ − T| / T, averaged (arithmetic mean) over the repeats;
+- speedup = T / Σ x over the distinct sampled launches, averaged harmonically (equal work);
+- the number of distinct sampled launches;
+- coverage, for plans with a statistical design: the fraction of repeats whose interval at the
+  plan's confidence (by :func:`simsample.estimate.estimate_total`, from the sampled launches'
+  own values) contains T. Plans of representative samplers have no interval: coverage is None.
+
+Suite figures are the same means over workloads. Cross-hardware (``against``): plan on one
+profile and score against another profile of the same launch sequence (same kernels and
+shapes in the same order), refusing when the sequences differ.
+
+Works with any registered sampler.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from simsample.api import Sampler
+from simsample.errors import UserError
+from simsample.estimate import estimate_total
+from simsample.plan import Plan
+from simsample.workload import Workload
+
+
+@dataclass
+class RepeatScore:
+    """One plan scored against the truth."""
+
+    seed: int
+    truth: float
+    estimate: float
+    error: float | None  # relative, None when the truth is 0
+    speedup: float | None  # None when the sampled launches took no time
+    sampled_launches: int
+    covered: bool | None  # None when the plan gives no interval
+
+
+@dataclass
+class WorkloadResult:
+    """R repeats of one sampler with one parameter set on one workload."""
+
+    name: str
+    launches: int
+    sampler: str
+    params: dict[str, Any]
+    scores: list[RepeatScore] = field(default_factory=list)
+
+    @property
+    def error_mean_pct(self) -> float | None:
+        errs = [s.error for s in self.scores if s.error is not None]
+        return 100.0 * float(np.mean(errs)) if errs else None
+
+    @property
+    def error_max_pct(self) -> float | None:
+        errs = [s.error for s in self.scores if s.error is not None]
+        return 100.0 * float(np.max(errs)) if errs else None
+
+    @property
+    def speedup_hmean(self) -> float | None:
+        return harmonic_mean([s.speedup for s in self.scores])
+
+    @property
+    def sampled_launches_mean(self) -> float:
+        return float(np.mean([s.sampled_launches for s in self.scores])) if self.scores else 0.0
+
+    @property
+    def coverage(self) -> float | None:
+        cov = [s.covered for s in self.scores if s.covered is not None]
+        if not cov or len(cov) < len(self.scores):
+            return None
+        return float(np.mean(cov))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "launches": self.launches,
+            "sampler": self.sampler,
+            "params": dict(self.params),
+            "error_mean_pct": self.error_mean_pct,
+            "error_max_pct": self.error_max_pct,
+            "speedup_hmean": self.speedup_hmean,
+            "sampled_launches_mean": self.sampled_launches_mean,
+            "coverage": self.coverage,
+        }
+
+
+def harmonic_mean(values: Iterable[float | None]) -> float | None:
+    """Equal-work mean of speedups; an unknown (None) speedup makes it unknown."""
+    vals = list(values)
+    if not vals or any(v is None or not v > 0 for v in vals):
+        return None
+    inv = [0.0 if math.isinf(v) else 1.0 / v for v in vals]
+    s = sum(inv)
+    return len(vals) / s if s > 0 else None
+
+
+def suite_summary(results: Sequence[WorkloadResult]) -> dict[str, float | None]:
+    """Means over workloads: arithmetic for the error and coverage, harmonic for the speedup."""
+    errs = [r.error_mean_pct for r in results if r.error_mean_pct is not None]
+    covs = [r.coverage for r in results]
+    return {
+        "error_mean_pct": float(np.mean(errs)) if errs else None,
+        "speedup_hmean": harmonic_mean([r.speedup_hmean for r in results]),
+        "coverage": float(np.mean(covs)) if covs and all(c is not None for c in covs) else None,
+    }
+
+
+def score_plan(plan: Plan, values: np.ndarray, kernel_ids: np.ndarray, *, truth: float | None = None) -> RepeatScore:
+    """Score a plan against per-launch ``values`` (indexed by launch position)."""
+    launches = plan.samples["launch"].to_numpy(np.int64)
+    weights = plan.samples["weight"].to_numpy(np.float64)
+    t = float(values.sum()) if truth is None else truth
+    est = float(np.sum(weights * values[launches]))
+    distinct = np.unique(launches)
+    simulated = float(values[distinct].sum())
+    speedup = t / simulated if simulated > 0 else (math.inf if t > 0 else None)
+    error = abs(est - t) / t if t > 0 else (0.0 if est == 0 else None)
+    covered: bool | None = None
+    if plan.estimator.get("kind") == "stratified":
+        series = pd.Series(values[distinct], index=kernel_ids[distinct])
+        conf = plan.prediction.get("confidence") or 0.95
+        e = estimate_total(plan, series, confidence=conf)
+        if e.ci_low is not None:
+            tol = 1e-9 * max(abs(t), 1.0)
+            covered = bool(e.ci_low - tol <= t <= e.ci_high + tol)
+    return RepeatScore(
+        seed=int(plan.sampler.get("seed", 0)),
+        truth=t,
+        estimate=est,
+        error=error,
+        speedup=speedup,
+        sampled_launches=int(distinct.size),
+        covered=covered,
+    )
+
+
+def check_same_sequence(a: Workload, b: Workload) -> None:
+    """Refuse to score a plan for ``a`` against ``b`` unless they are the same launch sequence."""
+    if len(a) != len(b) or a.shape_fingerprint != b.shape_fingerprint:
+        raise UserError(
+            f"{b.source or 'the --against profile'} ({len(b):,} launches) is not the launch sequence of "
+            f"{a.source or 'the profile'} ({len(a):,} launches): kernels or launch shapes differ; "
+            "cross-hardware evaluation needs profiles of the same run"
+        )
+
+
+def evaluate_workload(
+    workload: Workload,
+    sampler: Sampler,
+    params: Mapping[str, Any],
+    repeats: int,
+    *,
+    name: str | None = None,
+    against: Workload | None = None,
+    on_repeat: Callable[[], None] | None = None,
+) -> WorkloadResult:
+    """Plan with seeds 0..repeats-1 on ``workload`` (resolved ``params``), score each plan."""
+    if repeats < 1:
+        raise UserError("--repeat must be at least 1")
+    if len(workload) == 0:
+        raise UserError(f"{workload.source or 'workload'}: no kernel launches to evaluate")
+    sampler.check_workload(workload, params)
+    truth_wl = workload
+    if against is not None:
+        check_same_sequence(workload, against)
+        truth_wl = against
+    out = WorkloadResult(name or workload.source, len(workload), sampler.name, dict(params))
+    ids = workload.kernels["kernel_id"].to_numpy(np.int64)
+    cache: dict[str, tuple[np.ndarray, float]] = {}
+    for seed in range(repeats):
+        plan = sampler.plan(workload, params, seed)
+        metric = plan.workload.get("metric") or workload.default_metric()
+        if metric == "none":
+            metric = truth_wl.default_metric()
+        if metric not in cache:
+            vals = truth_wl.values(metric)
+            cache[metric] = (vals, float(vals.sum()))
+        vals, total = cache[metric]
+        out.scores.append(score_plan(plan, vals, ids, truth=total))
+        if on_repeat is not None:
+            on_repeat()
+    return out
+
+
+def sweep_points(sweeps: Sequence[str]) -> list[dict[str, str]]:
+    """``["eps=0.03,0.05", "replace=true,false"]`` → the cartesian product as parameter dicts."""
+    axes: list[list[tuple[str, str]]] = []
+    for item in sweeps:
+        if "=" not in item:
+            raise UserError(f"--sweep {item!r}: expected NAME=V1,V2,...")
+        k, vs = item.split("=", 1)
+        k = k.strip()
+        values = [v.strip() for v in vs.split(",") if v.strip()]
+        if not k or not values:
+            raise UserError(f"--sweep {item!r}: expected NAME=V1,V2,...")
+        axes.append([(k, v) for v in values])
+    if not axes:
+        return [{}]
+    return [dict(combo) for combo in itertools.product(*axes)]
+
+
+def discover_profiles(paths: Sequence[str | Path], *, format: str | None = None) -> list[tuple[Path, bool]]:
+    """``(path, found_in_folder)`` for each workload.
+
+    Each path is a workload; a directory that no reader takes as a whole is searched
+    (recursively, in sorted order) for files and folders that a reader detects (``format``:
+    that reader), so a suite's folder can be evaluated in one command. Files found in a folder
+    may still turn out not to be workloads (a detector looks at the first bytes only); callers
+    skip those with a note rather than fail.
+    """
+    from simsample.manager import get_host
+
+    host = get_host()
+    if format is not None:
+        host.reader(format)  # unknown names fail here, with the known ones listed
+    out: list[tuple[Path, bool]] = []
+    for raw in paths:
+        p = Path(raw)
+        if not p.exists():
+            raise UserError(f"{p}: no such file or directory")
+        if not p.is_dir() or _reader_of(p, format, host) is not None:
+            out.append((p, False))
+            continue
+        found = list(_walk(p, format, host))
+        if not found:
+            raise UserError(f"{p}: no profile inside that a reader recognises")
+        out.extend((f, True) for f in found)
+    return out
+
+
+def _reader_of(p: Path, format: str | None, host: Any) -> str | None:
+    """The reader that takes ``p`` (a directory only if the reader reads directories)."""
+    from simsample.fileio import read_head
+
+    try:
+        head = b"" if p.is_dir() else read_head(p)
+    except (OSError, UserError):
+        return None
+    if not p.is_dir() and not head:
+        return None
+    names = [format] if format is not None else list(host.readers())
+    for name in names:
+        reader = host.reader(name)
+        if p.is_dir() and not getattr(reader, "reads_directories", False):
+            continue
+        try:
+            if reader.detect(p, head):
+                return name
+        except Exception:  # a detector must not break the search
+            continue
+    return None
+
+
+def _walk(folder: Path, format: str | None, host: Any) -> Iterable[Path]:
+    for child in sorted(folder.iterdir(), key=lambda c: c.name):
+        if child.name.startswith("."):
+            continue
+        if _reader_of(child, format, host) is not None:
+            yield child
+        elif child.is_dir():
+            yield from _walk(child, format, host)

@@ -1,0 +1,87 @@
+"""Grouping launches before sampling: by kernel name, or by (name, grid, block).
+
+STEM groups by the kernel name without its argument list (:func:`~simsample.names.strip_args`,
+the trailing balanced parenthesised group, not the text before the first ``(``); Allegro by
+name, grid and block. Groups are numbered in the order of their keys (name, then shape), so the
+numbering does not depend on the order in which a reader happened to meet the names.
+
+Everything works on the categorical codes of the name column and on per-column factorisations of
+the shapes: no Python loop over launches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from simsample.errors import UserError
+from simsample.names import strip_args
+from simsample.workload import SHAPE_COLUMNS, Workload
+
+GROUPINGS = ("name", "name+shape")
+
+
+@dataclass
+class Grouping:
+    """``codes[row]`` is the group of each launch (0..count-1); ``keys[g]`` names group g."""
+
+    codes: np.ndarray
+    keys: list[str]
+
+    @property
+    def count(self) -> int:
+        return len(self.keys)
+
+
+def group_launches(workload: Workload, by: str = "name") -> Grouping:
+    """Group the launches of ``workload`` by ``name`` or ``name+shape``."""
+    if by not in GROUPINGS:
+        raise UserError(f"unknown grouping {by!r} (known: {', '.join(GROUPINGS)})")
+    names = workload.kernels["name"]
+    if not isinstance(names.dtype, pd.CategoricalDtype):
+        names = names.astype("category")
+    cats = [strip_args(str(c)) for c in names.cat.categories]
+    uniq = sorted(set(cats))
+    rank = {c: i for i, c in enumerate(uniq)}
+    remap = np.array([rank[c] for c in cats], dtype=np.int64)
+    codes = remap[names.cat.codes.to_numpy().astype(np.int64)] if len(cats) else np.zeros(len(names), np.int64)
+    if by == "name":
+        used, codes = _compress(codes)
+        return Grouping(codes=codes, keys=[uniq[u] for u in used])
+    # name + shape: mixed-radix codes, name most significant, re-compressed before overflow
+    k = workload.kernels
+    shape_levels = []
+    for col in SHAPE_COLUMNS:
+        c, levels = pd.factorize(k[col].to_numpy(), sort=True)
+        shape_levels.append(np.asarray(levels, dtype=np.int64))
+        card = max(len(levels), 1)
+        if codes.size and int(codes.max()) + 1 > (2**62) // card:
+            _, codes = _compress(codes)
+        codes = codes * card + c.astype(np.int64)
+    used, codes = _compress(codes)
+    # decode each used combined code back into (name, grid, block) for its key
+    first = _first_rows(codes, len(used))
+    keys = []
+    for row in first:
+        name = uniq[int(remap[names.cat.codes.iat[row]])]
+        gx, gy, gz, bx, by_, bz = (int(k[col].iat[row]) for col in SHAPE_COLUMNS)
+        keys.append(f"{name} grid=({gx},{gy},{gz}) block=({bx},{by_},{bz})")
+    return Grouping(codes=codes, keys=keys)
+
+
+def _compress(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Used values in ascending order and codes renumbered 0..len(used)-1 (order kept)."""
+    if codes.size == 0:
+        return np.zeros(0, np.int64), codes.astype(np.int64)
+    new, used = pd.factorize(codes, sort=True)
+    return np.asarray(used, dtype=np.int64), new.astype(np.int64)
+
+
+def _first_rows(codes: np.ndarray, count: int) -> np.ndarray:
+    """Row of the first launch of each group."""
+    firsts = pd.Series(codes).drop_duplicates()
+    first = np.empty(count, dtype=np.int64)
+    first[firsts.to_numpy()] = firsts.index.to_numpy()
+    return first

@@ -1,0 +1,88 @@
+"""Allegro (MLArchSys'24 §IV): per (name, grid, block) group, split until a few draws suffice.
+
+Each group gets m_min = max(⌈(z·σ/(ε·μ))²⌉, 30) draws (the floor of 30 is the paper's rule of
+thumb for the central limit theorem). If m_min exceeds the threshold m_th (default 50), the group
+is split in two by one-dimensional 2-means on its launch times and each half is treated the same
+way, recursively (Algorithm 1). Every cluster is then sampled m_min times, at most its size when
+drawing without replacement (the default; ``replace=true`` draws i.i.d. as the paper's
+prototype), with weight N/m. Each cluster is bounded by ε on its own, so the whole is too.
+
+A cluster of one launch, or whose launches all take the same time, is never split; a cluster
+whose mean is 0 gets the floor (all its launches when it is smaller).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from simsample.allocation import z_value
+from simsample.api import Param, Sampler
+from simsample.grouping import GROUPINGS
+from simsample.hookspecs import hookimpl
+from simsample.plan import Plan
+from simsample.strata import Range, Strata, exact_stats, finish, group_ranges, prepare, split_range
+from simsample.workload import Workload
+
+
+def m_min(r: Range, eps: float, z: float, floor: int) -> int:
+    """⌈(z·σ/(ε·μ))²⌉, at least ``floor`` (the paper's eq. 2)."""
+    if r.mean <= 0 or r.std == 0:
+        return floor
+    return max(math.ceil((z * r.std / (eps * r.mean)) ** 2), floor)
+
+
+class AllegroSampler(Sampler):
+    name = "allegro"
+    version = "1"
+    description = "Allegro: (name, grid, block) groups split by 1-D k-means until m_min ≤ m_th; ≥ 30 draws each"
+    params = (
+        Param("eps", float, 0.05, "error bound ε", minimum=1e-6, maximum=10.0),
+        Param("confidence", float, 0.95, "confidence level of the bound", minimum=0.5, maximum=0.999999),
+        Param("m_th", int, 50, "split a cluster while its m_min is above this", minimum=1),
+        Param("min_samples", int, 30, "floor of m_min (the CLT rule of thumb)", minimum=1),
+        Param("group", str, "name+shape", "group launches by name, grid and block (the paper) or by name only", choices=GROUPINGS),
+        Param("replace", bool, False, "draw with replacement (the paper's prototype)"),
+        Param("split", str, "exact", "exact 1-D 2-means, or kmeans: scikit-learn KMeans on normalised times", choices=("exact", "kmeans")),
+        Param("metric", str, "auto", "per-launch cost column: auto = cycles, else duration_ns"),
+    )
+    bounded = True
+
+    def plan(self, workload: Workload, params: Mapping[str, Any], seed: int) -> Plan:
+        metric, strata = prepare(workload, params, grouping=params["group"], by_value=True)
+        z = z_value(params["confidence"])
+        leaves: list[Range] = []
+        draws: list[int] = []
+        for top in group_ranges(strata):
+            for leaf in exact_stats(strata, allegro_tree(strata, top, params, z, seed)):
+                leaves.append(leaf)
+                draws.append(m_min(leaf, params["eps"], z, params["min_samples"]))
+        return finish(self, workload, params, seed, metric, strata, leaves, np.asarray(draws, dtype=np.int64),
+                      {"splits": len(leaves) - strata.groups})
+
+
+def allegro_tree(strata: Strata, top: Range, params: Mapping[str, Any], z: float, seed: int) -> list[Range]:
+    """Algorithm 1's CLUSTER_KERNEL over one group: leaves in ascending order of value."""
+    stack = [top]
+    leaves: list[Range] = []
+    while stack:
+        c = stack.pop()
+        if c.size <= 1 or c.std == 0.0 or m_min(c, params["eps"], z, params["min_samples"]) <= params["m_th"]:
+            leaves.append(c)
+            continue
+        kids = split_range(strata, c, params["split"], seed)
+        if kids is None:
+            leaves.append(c)
+            continue
+        stack.append(kids[1])
+        stack.append(kids[0])
+    leaves.sort(key=lambda r: r.lo)
+    return leaves
+
+
+@hookimpl
+def register_samplers(register):
+    register(AllegroSampler())

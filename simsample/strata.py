@@ -1,0 +1,336 @@
+"""Launches laid out for stratified samplers (STEM, ROOT, Allegro): groups, clusters, draws.
+
+The launches are sorted once by group and, for the samplers that split groups, by value within
+each group (a stable radix sort of the group codes, then one sort per group: several times
+faster than a two-key lexsort on tens of millions of launches; ties keep launch order). Every
+cluster a sampler ever considers is then a contiguous range ``[lo, hi)`` of that order, so
+splitting, statistics and drawing never touch more than the cluster's own launches, and no
+Python loop runs over launches (only over groups and clusters).
+
+The parameters shared by STEM and ROOT and the allocation helpers live here too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from simsample.allocation import allocate, design_variance, z_value
+from simsample.api import Param, Sampler
+from simsample.errors import UserError
+from simsample.grouping import GROUPINGS, Grouping, group_launches
+from simsample.plan import Cluster, Plan
+from simsample.sampling import rng
+from simsample.workload import Workload
+
+
+@dataclass
+class Strata:
+    """``order`` holds row positions sorted by group (and by value within a group when
+    ``by_value``); group g occupies ``order[bounds[g]:bounds[g+1]]``; ``xs = values[order]``."""
+
+    values: np.ndarray
+    order: np.ndarray
+    xs: np.ndarray
+    bounds: np.ndarray
+    keys: list[str]
+    by_value: bool
+
+    @property
+    def groups(self) -> int:
+        return len(self.keys)
+
+
+@dataclass
+class Range:
+    """A cluster: ``order[lo:hi]`` of the strata, in group ``group``, with its statistics."""
+
+    group: int
+    lo: int
+    hi: int
+    mean: float
+    std: float
+
+    @property
+    def size(self) -> int:
+        return self.hi - self.lo
+
+
+def build_strata(values: np.ndarray, grouping: Grouping, *, by_value: bool) -> Strata:
+    """Sort launches by group (stable), then by value within each group when ``by_value``.
+
+    Ties keep launch order, so the layout (and every plan drawn from it) is the same on every
+    machine. Whole-number values (nanoseconds, cycles) are sorted as unique integer keys
+    ``value·n + position``, several times faster than a stable sort of floats and equivalent
+    to it; other values use the stable sort.
+    """
+    codes = grouping.codes
+    count = grouping.count
+    small = np.uint16 if count <= np.iinfo(np.uint16).max else np.int64
+    order = np.argsort(codes.astype(small, copy=False), kind="stable")
+    counts = np.bincount(codes, minlength=count)
+    bounds = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(counts, out=bounds[1:])
+    xs = values[order]
+    if by_value and xs.size:
+        n = xs.size
+        integral = bool(xs.min() >= 0 and float(xs.max()) * n + n < 2.0**62 and np.all(xs == np.floor(xs)))
+        if integral:
+            # one array of keys for all groups, each group's slice sorted in place
+            keys = xs.astype(np.int64)
+            keys *= n
+            keys += np.arange(n, dtype=np.int64)
+            for g in range(count):
+                lo, hi = int(bounds[g]), int(bounds[g + 1])
+                if hi - lo > 1:
+                    keys[lo:hi].sort()  # unique keys: any algorithm gives the stable order
+            order = order[keys % n]
+            np.floor_divide(keys, n, out=keys)
+            xs = keys.astype(np.float64)
+            del keys
+        else:
+            for g in range(count):
+                lo, hi = int(bounds[g]), int(bounds[g + 1])
+                if hi - lo > 1:
+                    s = np.argsort(xs[lo:hi], kind="stable")
+                    order[lo:hi] = order[lo:hi][s]
+                    xs[lo:hi] = xs[lo:hi][s]
+    return Strata(values=values, order=order, xs=xs, bounds=bounds, keys=grouping.keys, by_value=by_value)
+
+
+def make_range(strata: Strata, group: int, lo: int, hi: int) -> Range:
+    """A :class:`Range` with the population mean and standard deviation of its values."""
+    from simsample.twomeans import centred_ss
+
+    seg = strata.xs[lo:hi]
+    mean = float(seg.mean())
+    if seg[0] == seg[-1] and strata.by_value:  # sorted and constant
+        return Range(group, lo, hi, float(seg[0]), 0.0)
+    std = math.sqrt(max(centred_ss(seg, mean) / seg.size, 0.0))
+    return Range(group, lo, hi, mean, std)
+
+
+def split_range(strata: Strata, r: Range, method: str, seed: int) -> tuple[Range, Range] | None:
+    """The two halves of a range cut by 2-means (``exact`` or ``kmeans``), or None.
+
+    With ``exact`` the halves' statistics come from the cut's own prefix sums (fast, used for
+    decisions); :func:`exact_stats` recomputes them in two passes for what goes into a plan.
+    """
+    from simsample.twomeans import kmeans_cut, split_stats
+
+    seg = strata.xs[r.lo : r.hi]
+    if method == "exact":
+        found = split_stats(seg)
+        if found is None:
+            return None
+        k, lm, ls, rm, rs = found
+        return Range(r.group, r.lo, r.lo + k, lm, ls), Range(r.group, r.lo + k, r.hi, rm, rs)
+    k = kmeans_cut(seg, seed)
+    if k is None:
+        return None
+    return make_range(strata, r.group, r.lo, r.lo + k), make_range(strata, r.group, r.lo + k, r.hi)
+
+
+def exact_stats(strata: Strata, ranges: Sequence[Range]) -> list[Range]:
+    """The same ranges with mean and standard deviation recomputed from their values."""
+    return [make_range(strata, r.group, r.lo, r.hi) for r in ranges]
+
+
+def group_ranges(strata: Strata) -> list[Range]:
+    """One range per group."""
+    return [make_range(strata, g, int(strata.bounds[g]), int(strata.bounds[g + 1])) for g in range(strata.groups)]
+
+
+def range_key(strata: Strata, r: Range) -> str:
+    """The group's key, with the value interval when the range is part of a split group."""
+    glo, ghi = int(strata.bounds[r.group]), int(strata.bounds[r.group + 1])
+    key = strata.keys[r.group]
+    if strata.by_value and (r.lo, r.hi) != (glo, ghi):
+        key += f" [{_fmt(strata.xs[r.lo])}, {_fmt(strata.xs[r.hi - 1])}]"
+    return key
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.6g}"
+
+
+def prepare(workload: Workload, params: Mapping[str, Any], *, grouping: str, by_value: bool) -> tuple[str, Strata]:
+    """Resolve the metric, group the launches and sort them."""
+    if len(workload) == 0:
+        raise UserError(f"{workload.source or 'workload'} has no kernel launches to sample")
+    metric = workload.default_metric() if params.get("metric", "auto") == "auto" else params["metric"]
+    values = workload.values(metric)
+    if values.size and values.min() < 0:
+        raise UserError(f"{workload.source or 'workload'}: column {metric!r} has negative values; pick a cost metric")
+    return metric, build_strata(values, group_launches(workload, grouping), by_value=by_value)
+
+
+def draw_plan(
+    workload: Workload,
+    sampler: Sampler,
+    params: Mapping[str, Any],
+    seed: int,
+    *,
+    metric: str,
+    strata: Strata,
+    ranges: Sequence[Range],
+    draws: Sequence[int] | np.ndarray,
+    replace: bool,
+    eps: float,
+    confidence: float,
+    extra_prediction: Mapping[str, Any] | None = None,
+) -> Plan:
+    """Draw ``draws[i]`` launches uniformly from each range (in range order) and build the plan.
+
+    Without replacement the draws are distinct and clamped to the cluster size; the weight of
+    a draw is N_i/m_i either way. The prediction records the bound ε, the confidence, and the
+    relative error the rounded draws achieve by the error model (``predicted_error``).
+    """
+    g = rng(seed)
+    ids = workload.kernels["kernel_id"].to_numpy(np.int64)
+    rows_parts, weight_parts, cluster_parts = [], [], []
+    clusters: list[Cluster] = []
+    sizes = np.array([r.size for r in ranges], dtype=np.int64)
+    m_all = np.asarray(draws, dtype=np.int64)
+    if not replace:
+        m_all = np.minimum(m_all, sizes)
+    m_all = np.maximum(m_all, 1)
+    for cid, (r, m) in enumerate(zip(ranges, m_all)):
+        n = r.size
+        m = int(m)
+        if replace:
+            picks = g.integers(0, n, size=m)
+        elif m >= n:
+            picks = np.arange(n)
+        else:
+            picks = np.sort(g.choice(n, size=m, replace=False))
+        rows = strata.order[r.lo + picks]
+        rows_parts.append(rows)
+        weight_parts.append(np.full(m, n / m))
+        cluster_parts.append(np.full(m, cid, dtype=np.int64))
+        clusters.append(
+            Cluster(
+                id=cid,
+                key=range_key(strata, r),
+                size=n,
+                draws=m,
+                stats={
+                    "mean": r.mean,
+                    "std": r.std,
+                    "cov": r.std / r.mean if r.mean > 0 else 0.0,
+                    "total": r.mean * n,
+                },
+                representatives=np.unique(ids[rows]).tolist(),
+            )
+        )
+    rows = np.concatenate(rows_parts) if rows_parts else np.zeros(0, np.int64)
+    weights = np.concatenate(weight_parts) if weight_parts else np.zeros(0)
+    cl = np.concatenate(cluster_parts) if cluster_parts else np.zeros(0, np.int64)
+    means = np.array([r.mean for r in ranges])
+    stds = np.array([r.std for r in ranges])
+    total = float(np.sum(sizes * means))
+    var = design_variance(m_all, sizes, stds, replace=replace)
+    predicted = z_value(confidence) * math.sqrt(var) / total if total > 0 else 0.0
+    extra = {"predicted_error": predicted, "clusters": len(ranges)}
+    extra.update(extra_prediction or {})
+    return Plan.build(
+        workload,
+        sampler,
+        params,
+        seed,
+        metric=metric,
+        rows=rows,
+        weights=weights,
+        cluster_of_row=cl,
+        clusters=clusters,
+        kind="stratified",
+        replace=replace,
+        error_bound=eps,
+        confidence=confidence,
+        extra_prediction=extra,
+    )
+
+
+ALLOCATIONS = ("group", "joint")
+
+COMMON_PARAMS: tuple[Param, ...] = (
+    Param("eps", float, 0.05, "error bound ε: relative half-width of the interval", minimum=1e-6, maximum=10.0),
+    Param("confidence", float, 0.95, "confidence level of the bound (z = 1.96 for 0.95)", minimum=0.5, maximum=0.999999),
+    Param("group", str, "name", "group launches by kernel name (argument list stripped) or by name, grid and block", choices=GROUPINGS),
+    Param("replace", bool, False, "draw with replacement (i.i.d., the paper) instead of without"),
+    Param(
+        "fpc",
+        bool,
+        False,
+        "size draws with the finite-population correction (without replacement only): fewer draws from small "
+        "clusters, the error then sits at ε instead of below it; off: the paper's sizes, clamped to the cluster",
+    ),
+    Param(
+        "allocation",
+        str,
+        "group",
+        "group: each group's clusters sized by KKT to ε of the group's total (the artifact; the union is bounded too); "
+        "joint: one KKT over all clusters, ε of the workload's total (fewest samples)",
+        choices=ALLOCATIONS,
+    ),
+    Param(
+        "min_draws",
+        int,
+        1,
+        "at least this many draws per cluster (at most its size); 30 is the usual rule of thumb for the central "
+        "limit theorem on skewed times",
+        minimum=1,
+    ),
+    Param("metric", str, "auto", "per-launch cost column: auto = cycles, else duration_ns"),
+)
+
+
+def size_clusters(ranges: Sequence[Range], params: Mapping[str, Any]) -> np.ndarray:
+    """Draws per cluster by the KKT allocation: over all clusters (``joint``) or group by group."""
+    z = z_value(params["confidence"])
+    means = np.array([r.mean for r in ranges])
+    stds = np.array([r.std for r in ranges])
+    sizes = np.array([r.size for r in ranges])
+    if params["allocation"] == "joint":
+        return allocate(means, stds, sizes, eps=params["eps"], z=z, replace=iid_sizing(params), lower=params["min_draws"]).draws
+    groups = np.array([r.group for r in ranges], dtype=np.int64)
+    draws = np.zeros(len(ranges), dtype=np.int64)
+    # ranges arrive grouped (group by group), so each group is a contiguous slice
+    cuts = np.flatnonzero(np.diff(groups)) + 1
+    for sl in np.split(np.arange(len(ranges)), cuts):
+        if sl.size:
+            draws[sl] = allocate(
+                means[sl], stds[sl], sizes[sl], eps=params["eps"], z=z, replace=iid_sizing(params), lower=params["min_draws"]
+            ).draws
+    return draws
+
+
+def single_cluster_draws(r: Range, params: Mapping[str, Any]) -> int:
+    """Eq. 3 for one cluster, clamped to [min_draws, N] (see :func:`iid_sizing`)."""
+    alloc = allocate(
+        np.array([r.mean]), np.array([r.std]), np.array([r.size]),
+        eps=params["eps"], z=z_value(params["confidence"]), replace=iid_sizing(params), lower=params["min_draws"],
+    )
+    return int(alloc.draws[0])
+
+
+def iid_sizing(params: Mapping[str, Any]) -> bool:
+    """Whether draws are sized with the i.i.d. variance (the paper's eq. 3/6): always when
+    drawing with replacement, and without replacement unless ``fpc`` asks for the
+    finite-population correction."""
+    return bool(params["replace"] or not params.get("fpc", False))
+
+
+def finish(sampler: Sampler, workload: Workload, params: Mapping[str, Any], seed: int, metric: str,
+            strata: Strata, ranges: list[Range], draws: np.ndarray, extra: Mapping[str, Any] | None = None) -> Plan:
+    """Draw and build the plan with the parameters every stratified sampler shares."""
+    return draw_plan(
+        workload, sampler, params, seed,
+        metric=metric, strata=strata, ranges=ranges, draws=draws,
+        replace=params["replace"], eps=params["eps"], confidence=params["confidence"],
+        extra_prediction={"groups": strata.groups, **(extra or {})},
+    )

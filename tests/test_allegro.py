@@ -1,0 +1,80 @@
+"""Allegro: (name, grid, block) groups, the 30-sample floor, and the m_th splitting rule."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from simsample.manager import get_host
+from simsample.plugins.allegro import m_min
+from simsample.strata import Range
+from simsample.workload import from_records
+
+
+def allegro(wl, seed=0, **params):
+    s = get_host().sampler("allegro")
+    return s.plan(wl, s.resolve_params(params), seed)
+
+
+def wl_of(names, durations, grid_x=None):
+    n = len(names)
+    return from_records(
+        {"name": names, "grid_x": np.ones(n, int) if grid_x is None else grid_x, "block_x": np.full(n, 64), "duration_ns": durations},
+        source="test",
+    )
+
+
+def test_m_min_has_the_floor_of_30():
+    assert m_min(Range(0, 0, 1000, 100.0, 1.0), 0.05, 1.96, 30) == 30
+    assert m_min(Range(0, 0, 1000, 100.0, 50.0), 0.05, 1.96, 30) == math.ceil((1.96 * 50 / (0.05 * 100)) ** 2)
+    assert m_min(Range(0, 0, 1000, 0.0, 0.0), 0.05, 1.96, 30) == 30  # all-zero cluster
+
+
+def test_narrow_group_gets_30_draws_and_small_group_all_its_launches():
+    rng = np.random.default_rng(0)
+    names = ["big"] * 1000 + ["small"] * 12
+    dur = np.r_[rng.normal(1000, 5, 1000).round(), rng.normal(1000, 5, 12).round()]
+    plan = allegro(wl_of(names, dur))
+    by_key = {c.key.split(" grid")[0]: c for c in plan.clusters}
+    assert by_key["big"].draws == 30 and by_key["big"].size == 1000
+    assert by_key["small"].draws == 12  # clamped: drawn without replacement
+    assert plan.prediction["error_bound"] == 0.05
+
+
+def test_groups_are_split_by_shape():
+    n = 400
+    plan = allegro(wl_of(["k"] * n, np.full(n, 100), grid_x=np.r_[np.ones(200, int), np.full(200, 2)]))
+    assert len(plan.clusters) == 2
+    assert {c.key for c in plan.clusters} == {"k grid=(1,1,1) block=(64,1,1)", "k grid=(2,1,1) block=(64,1,1)"}
+
+
+def test_wide_group_is_split_until_m_min_is_below_m_th():
+    rng = np.random.default_rng(1)
+    dur = np.r_[rng.normal(1000, 20, 3000), rng.normal(9000, 150, 3000), rng.normal(30000, 500, 3000)].round()
+    wl = wl_of(["k"] * dur.size, dur)
+    plan = allegro(wl)
+    assert len(plan.clusters) >= 3
+    for c in plan.clusters:
+        assert math.ceil((1.96 * c.stats["cov"] / 0.05) ** 2) <= 50 or c.stats["std"] == 0 or c.size == 1
+        assert c.draws == min(max(math.ceil((1.96 * c.stats["cov"] / 0.05) ** 2), 30), c.size)
+    # a high threshold keeps the group whole: m_min is then at most m_th
+    cov = dur.std() / dur.mean()
+    whole = allegro(wl, m_th=10**6)
+    assert len(whole.clusters) == 1 and whole.clusters[0].draws == math.ceil((1.96 * cov / 0.05) ** 2)
+
+
+def test_low_threshold_splits_to_identical_values():
+    # m_th below the floor: every cluster with spread is split, down to identical values
+    wl = wl_of(["k"] * 8, [1, 1, 2, 2, 4, 4, 8, 8])
+    plan = allegro(wl, m_th=5)
+    assert sorted(c.size for c in plan.clusters) == [2, 2, 2, 2]
+    assert all(c.stats["std"] == 0 for c in plan.clusters)
+
+
+def test_allegro_plan_is_reproducible(tmp_path):
+    rng = np.random.default_rng(2)
+    wl = wl_of(rng.choice(["a", "b"], 5000), rng.lognormal(8, 0.7, 5000).round())
+    allegro(wl, 3).write(tmp_path / "a.json")
+    allegro(wl, 3).write(tmp_path / "b.json")
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
