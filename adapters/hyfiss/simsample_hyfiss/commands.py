@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from simsample.adapter_support.results import results_options
+from simsample.adapter_support.commands import collect_command, estimate_command
 from simsample.errors import UserError
 from simsample.plan import Plan
 
@@ -44,43 +44,20 @@ def apply_cmd(plan_path: Path, traces: Path, out: Path, force: bool, copy: bool,
     click.echo(f"  collect: simsample collect --sim hyfiss --plan {shlex.quote(str(plan_path))} {shlex.quote(str(out))}")
 
 
-def _outputs_arg(f):
-    return click.argument("outputs", nargs=-1, required=True, type=_PATH)(f)
-
-
-@click.command("collect")
-@click.option("--plan", "plan_path", type=_PATH, default=None, help="The plan the runs were made for (ids and missing kernels).")
-@_outputs_arg
-@results_options
-def collect_cmd(plan_path: Path | None, outputs: tuple[Path, ...], output: Path | None, as_json: bool, allow_incomplete: bool) -> None:
-    """Per-kernel results from HyFiSS reports (kernel-K-summary.txt files, or folders holding them)."""
-    from simsample.adapter_support import emit_results
-
+def _collect(outputs, plan):
     from simsample_hyfiss.collect import collect
 
-    plan = Plan.read(plan_path) if plan_path is not None else None
-    df, details = collect(outputs, plan)
-    emit_results(df, output=output, as_json=as_json, allow_incomplete=allow_incomplete, title="HyFiSS results", details=details)
+    return collect(outputs, plan)
 
 
-@click.command("estimate")
-@click.option("--plan", "plan_path", required=True, type=_PATH, help="The plan the runs were made for.")
-@_outputs_arg
-@click.option("--confidence", default=0.95, show_default=True, help="Confidence level of the interval.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def estimate_cmd(plan_path: Path, outputs: tuple[Path, ...], confidence: float, as_json: bool) -> None:
-    """Whole-workload cycles, time, instructions and IPC, with their intervals, from HyFiSS reports
-    (or from results tables written by collect -o)."""
-    from simsample.adapter_support import results_for_estimate
-    from simsample.cli.commands import print_estimates
-    from simsample.estimate import estimate_results
+def _metrics():
+    from simsample_hyfiss.collect import METRICS, RATIOS
 
-    from simsample_hyfiss.collect import METRICS, RATIOS, collect
+    return METRICS, RATIOS
 
-    plan = Plan.read(plan_path)
-    df = results_for_estimate(outputs, plan, collect, METRICS)
-    ests = estimate_results(plan, df, metrics=list(METRICS), ratios=RATIOS, confidence=confidence)
-    print_estimates(ests, plan, as_json, header=f"HyFiSS: {len(df)} simulated kernel(s) standing for {plan.workload.get('launches')} launches")
+
+collect_cmd = collect_command('HyFiSS', _collect, 'Per-kernel results from HyFiSS reports (kernel-K-summary.txt files, or folders holding them).')
+estimate_cmd = estimate_command('HyFiSS', _collect, *_metrics(), 'Whole-workload cycles, time, instructions and IPC, with their intervals, from HyFiSS reports\n    (or from results tables written by collect -o).')
 
 
 @click.command("features")
