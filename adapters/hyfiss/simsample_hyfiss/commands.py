@@ -14,6 +14,8 @@ from simsample.adapter_support.commands import collect_command, estimate_command
 from simsample.errors import UserError
 from simsample.plan import Plan
 
+from simsample_hyfiss.collect import METRICS, RATIOS, collect
+
 _PATH = click.Path(path_type=Path)
 
 
@@ -44,20 +46,8 @@ def apply_cmd(plan_path: Path, traces: Path, out: Path, force: bool, copy: bool,
     click.echo(f"  collect: simsample collect --sim hyfiss --plan {shlex.quote(str(plan_path))} {shlex.quote(str(out))}")
 
 
-def _collect(outputs, plan):
-    from simsample_hyfiss.collect import collect
-
-    return collect(outputs, plan)
-
-
-def _metrics():
-    from simsample_hyfiss.collect import METRICS, RATIOS
-
-    return METRICS, RATIOS
-
-
-collect_cmd = collect_command('HyFiSS', _collect, 'Per-kernel results from HyFiSS reports (kernel-K-summary.txt files, or folders holding them).')
-estimate_cmd = estimate_command('HyFiSS', _collect, *_metrics(), 'Whole-workload cycles, time, instructions and IPC, with their intervals, from HyFiSS reports\n    (or from results tables written by collect -o).')
+collect_cmd = collect_command("HyFiSS", collect, 'Per-kernel results from HyFiSS reports (kernel-K-summary.txt files, or folders holding them).')
+estimate_cmd = estimate_command("HyFiSS", collect, METRICS, RATIOS, 'Whole-workload cycles, time, instructions and IPC, with their intervals, from HyFiSS reports (or from results tables written by collect -o).')
 
 
 @click.command("features")

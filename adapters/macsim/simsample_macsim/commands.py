@@ -13,6 +13,8 @@ from simsample.adapter_support.commands import collect_command, estimate_command
 from simsample.errors import UserError
 from simsample.plan import Plan
 
+from simsample_macsim.collect import METRICS, RATIOS, collect
+
 _PATH = click.Path(path_type=Path)
 
 
@@ -45,20 +47,8 @@ def apply_cmd(plan_path: Path, traces: Path | None, out: Path, params: Path | No
         click.echo(f"  trace only those: SAMPLED_KERNEL_INFO={shlex.quote(str(out / SAMPLED_INFO))} TRACE_PATH=... <your program>")
 
 
-def _collect(outputs, plan):
-    from simsample_macsim.collect import collect
-
-    return collect(outputs, plan)
-
-
-def _metrics():
-    from simsample_macsim.collect import METRICS, RATIOS
-
-    return METRICS, RATIOS
-
-
-collect_cmd = collect_command('MacSim', _collect, "Per-kernel cycles and instructions from MacSim's standard output (macsim.out or its folder).")
-estimate_cmd = estimate_command('MacSim', _collect, *_metrics(), "Whole-workload cycles, instructions and IPC, with their intervals, from MacSim's output\n    (or from results tables written by collect -o).")
+collect_cmd = collect_command("MacSim", collect, "Per-kernel cycles and instructions from MacSim's standard output (macsim.out or its folder).")
+estimate_cmd = estimate_command("MacSim", collect, METRICS, RATIOS, "Whole-workload cycles, instructions and IPC, with their intervals, from MacSim's output (or from results tables written by collect -o).")
 
 
 @click.command("features")
