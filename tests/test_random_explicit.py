@@ -134,3 +134,10 @@ def test_cli_estimate_missing_values(wl, tmp_path, capsys):
     assert run(["estimate", "--plan", str(tmp_path / "p.json"), str(tmp_path / "v.csv")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: value: no value for") and err.count("\n") == 1
+
+
+def test_cli_reports_weights_that_do_not_sum(wl, tmp_path, capsys):
+    wl.to_parquet(tmp_path / "w.parquet")
+    (tmp_path / "s.csv").write_text("kernel_id,weight\n3,10\n")
+    assert run(["plan", str(tmp_path / "w.parquet"), "--sampler", "explicit", "--param", f"file={tmp_path / 's.csv'}", "-o", str(tmp_path / "p.json")]) == 0
+    assert "note: weights sum to 10, not to the 500 launches" in capsys.readouterr().err

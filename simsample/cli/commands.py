@@ -211,6 +211,8 @@ def plan_cmd(profiles: tuple[Path, ...], sampler_name: str, params: tuple[str, .
         nl=False,
     )
     click.echo(f", error bound {100 * bound:.2f}% at {100 * pred['confidence']:.0f}%" if bound is not None else "")
+    if pred.get("note"):
+        click.echo(f"note: {pred['note']}", err=True)
 
 
 def read_values_csv(path: Path) -> pd.DataFrame:
