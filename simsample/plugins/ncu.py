@@ -256,6 +256,28 @@ def _long(path: Path, header: list[str], rows: list[list[str]], lines: list[int]
     return launches, metrics, {m: u for m, u in units.items() if m in metrics}, texts
 
 
+_LEGACY_SUFFIX = re.compile(r"^([a-z0-9]+__[a-z0-9_]+?)_(sum|avg|max|min)$")
+_RATIO_METRICS = ("smsp__thread_inst_executed_per_inst_executed",)
+
+
+def add_legacy_aliases(metrics: dict[str, np.ndarray]) -> dict[str, str]:
+    """Give metrics of early Nsight Compute releases their current names, beside the old ones.
+
+    Before the ``.sum``/``.avg``/``.ratio`` suffixes, ncu wrote ``smsp__inst_executed_sum`` and
+    ``smsp__thread_inst_executed_per_inst_executed``; samplers ask for the current names
+    (``smsp__inst_executed.sum``, ``...per_inst_executed.ratio``). Only names that are absent in
+    their current form are added. Returns ``{current: legacy}``.
+    """
+    added: dict[str, str] = {}
+    for name in list(metrics):
+        m = _LEGACY_SUFFIX.match(name)
+        current = f"{m.group(1)}.{m.group(2)}" if m else (f"{name}.ratio" if name in _RATIO_METRICS else None)
+        if current and current not in metrics:
+            metrics[current] = metrics[name]
+            added[current] = name
+    return added
+
+
 def _workload(path: Path, launches: pd.DataFrame, metrics: dict[str, np.ndarray], units: dict[str, str], texts: dict[str, str], form: str) -> Workload:
     n = len(launches)
     lines = launches["_line"].to_numpy()
@@ -267,6 +289,9 @@ def _workload(path: Path, launches: pd.DataFrame, metrics: dict[str, np.ndarray]
             raise FormatError(path, f"column 'ID': expected a launch number, got {s!r}", line=int(ln)) from None
     ids_arr = np.asarray(ids, dtype=np.int64)
     meta: dict[str, Any] = {"profiler": "ncu", "ncu_form": form}
+    aliases = add_legacy_aliases(metrics)
+    if aliases:
+        meta["legacy_metric_names"] = aliases
     device_attrs = {m: metrics.pop(m) for m in [m for m in metrics if m.startswith("device__attribute_")]}
     if device_attrs:
         meta["device_attributes"] = {m: (float(v[0]) if n else None) for m, v in device_attrs.items()}
