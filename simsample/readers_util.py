@@ -239,6 +239,7 @@ def read_csv_table(
     string_columns: Iterable[str] = (),
     dictionary_columns: Iterable[str] = (),
     skip_row: Callable[[str], bool] | None = None,
+    include_columns: Sequence[str] | None = None,
 ) -> Any:
     """Parse CSV ``data`` (bytes, or an uncompressed file; header at line ``skip_rows + 1``) with
     pyarrow's multi-threaded reader.
@@ -246,6 +247,8 @@ def read_csv_table(
     ``dictionary_columns`` are read dictionary-encoded (kernel names repeat: one copy each).
     Rows with the wrong number of fields are skipped when ``skip_row(text)`` says so (profiler
     chatter such as ``==PID== ...`` lines) and are a :class:`FormatError` naming the line otherwise.
+    ``include_columns`` (names from the header) limits conversion to the columns the caller uses:
+    every row is still split and counted, but the others are never converted.
     """
     import pyarrow as pa
     import pyarrow.csv as pacsv
@@ -262,7 +265,12 @@ def read_csv_table(
     types.update({c: pa.dictionary(pa.int32(), pa.string()) for c in dictionary_columns})
     read = pacsv.ReadOptions(skip_rows=skip_rows, skip_rows_after_names=skip_after_header, block_size=1 << 24)
     parse = pacsv.ParseOptions(invalid_row_handler=handler, newlines_in_values=False)
-    conv = pacsv.ConvertOptions(column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False)
+    conv = pacsv.ConvertOptions(
+        column_types=types,
+        strings_can_be_null=False,
+        quoted_strings_can_be_null=False,
+        include_columns=list(include_columns) if include_columns is not None else None,
+    )
     source = str(data) if isinstance(data, Path) else io.BytesIO(data)
     try:
         table = pacsv.read_csv(source, read_options=read, parse_options=parse, convert_options=conv)

@@ -12,6 +12,7 @@ import pytest
 
 from simsample.errors import FormatError, UserError
 from simsample.loading import detect_format, load_workload
+from simsample.plugins import _kineto_decode as kd
 from simsample.plugins import _kineto_scan as ks
 from simsample.plugins.kineto import read_file
 from tests.helpers import shared_path
@@ -55,15 +56,19 @@ def test_kernel_counts(parts, count):
 def test_bulk_scan_equals_json_module(parts, count):
     """The regex scanner and json.loads read exactly the same launches from every real trace."""
     f = shared_path("profiles", *parts)
-    fast, slow = read_file(f), read_file(f, fast=False)
-    assert fast["memcpy"] == slow["memcpy"]
-    a, b = fast["arrays"], slow["arrays"]
-    assert set(a) == set(b)
-    oa = np.lexsort((a["correlation"], a["start_ns"]))
-    ob = np.lexsort((b["correlation"], b["start_ns"]))
-    for col in a:
-        assert np.array_equal(np.asarray(a[col], dtype=object)[oa], np.asarray(b[col], dtype=object)[ob]), col
-    assert fast["scan"]["decoded_alone"] == 0  # real files go through the bulk path
+    slow = read_file(f, fast=False)
+    for engine in ("scan", "decode"):
+        fast = read_file(f, engine=engine)
+        assert fast["memcpy"] == slow["memcpy"]
+        a, b = fast["arrays"], slow["arrays"]
+        assert set(a) == set(b)
+        oa = np.lexsort((a["correlation"], a["start_ns"]))
+        ob = np.lexsort((b["correlation"], b["start_ns"]))
+        for col in a:
+            assert np.array_equal(np.asarray(a[col], dtype=object)[oa], np.asarray(b[col], dtype=object)[ob]), col
+        assert fast["scan"]["decoded_alone"] == 0  # real files go through the bulk path
+        if engine == "decode" and kd.AVAILABLE:
+            assert fast["scan"]["engine"] == "decode"
 
 
 def test_values_and_metadata():
@@ -156,7 +161,7 @@ def test_layouts_the_scanner_cannot_take_are_decoded_alone(tmp_path):
     nested["args"]["extra"] = {"nested": [1, 2]}
     events += [odd, nested, _kernel(4, 1.4e1)]
     p = _write(tmp_path / "o.json", events, indent=2)
-    fast, slow = read_file(p), read_file(p, fast=False)
+    fast, slow = read_file(p, engine="scan"), read_file(p, fast=False)
     assert sorted(map(str, fast["arrays"]["name"])) == sorted(map(str, slow["arrays"]["name"]))
     assert fast["scan"]["decoded_alone"] >= 3
     wl = load_workload([p])
@@ -237,3 +242,37 @@ def test_rank_files_read_in_worker_processes(monkeypatch):
     parallel = load_workload(files)
     assert parallel.fingerprint == serial.fingerprint
     assert parallel.kernels.equals(serial.kernels)
+
+
+@pytest.mark.skipif(not kd.AVAILABLE, reason="msgspec not installed")
+def test_typed_decoder_exact_times_and_fallbacks(tmp_path):
+    """The typed decoder keeps every digit of ts/dur, equals the json-module path, and hands
+    files it cannot take (a name that is not a string, a kernel without a grid) to the others."""
+    raw_events = ",".join(
+        [
+            '{"ph": "X", "cat": "kernel", "name": "a", "ts": 4458676983543.183, "dur": 1.0005, "args": {"grid": [1, 1, 1], "block": [32, 1, 1], "stream": 7}}',
+            '{"ph": "X", "cat": "Kernel", "name": "b\\u00e9", "ts": 1712195495505583, "dur": 1.00049, "args": {"block": [32, 1, 1], "grid": [2, 1, 1], "correlation": 5}}',
+            '{"ph": "X", "cat": "kernel", "name": "c", "ts": 1.4e1, "dur": 2, "args": {"grid": [1, 1, 1], "block": [1, 1, 1], "extra": {"x": [1]}}}',
+            '{"ph": "i", "cat": "kernel", "name": "instant", "ts": 3, "args": {}}',
+            '{"ph": "X", "cat": "gpu_memcpy", "name": "m", "ts": 3, "dur": 1, "args": {}}',
+        ]
+    )
+    p = _write(tmp_path / "t.json", None, raw='{"traceEvents": [' + raw_events + '], "baseTimeNanoseconds": 7}')
+    fast, slow = read_file(p), read_file(p, fast=False)
+    assert fast["scan"]["engine"] == "decode"
+    assert fast["memcpy"] == slow["memcpy"] == 1
+    assert fast["arrays"]["start_ns"].tolist() == [4458676983543183 + 7, 1712195495505583000 + 7, 14000 + 7]
+    assert fast["arrays"]["duration_ns"].tolist() == [1001, 1000, 2000]
+    assert list(map(str, fast["arrays"]["name"])) == ["a", "b\u00e9", "c"]
+    assert fast["arrays"]["stream"].tolist() == [7, 0, 0]
+    assert fast["arrays"]["correlation"].tolist() == [-1, 5, -1]
+    assert "regs" not in fast["arrays"]
+    for col in slow["arrays"]:
+        assert np.array_equal(np.asarray(fast["arrays"][col], dtype=object), np.asarray(slow["arrays"][col], dtype=object)), col
+    odd = _write(tmp_path / "n.json", [{"ph": "X", "cat": "cpu_op", "name": 5, "ts": 1, "dur": 1}, _kernel(0, 10)])
+    assert read_file(odd)["scan"]["engine"] != "decode"
+    assert load_workload([odd]).kernels["start_ns"].tolist() == [10000]
+    nogrid = _kernel(1, 11)
+    del nogrid["args"]["grid"]
+    with pytest.raises(FormatError, match="args.grid"):
+        load_workload([_write(tmp_path / "g.json", [_kernel(0, 10), nogrid])])

@@ -39,6 +39,26 @@ def test_cloverleaf_export():
     assert (np.diff(k["start_ns"].to_numpy()) >= 0).all()
 
 
+def test_arrow_and_text_column_paths_agree(monkeypatch):
+    """The ADBC (Arrow) scan, when installed, and the group_concat text path read the same table."""
+    from simsample.plugins import _sqlite_columns as sc
+
+    f = shared_path("profiles", "nsys-sqlite", "pipit-cloverleaf", "perlmutter-cloverleaf-cuda.sqlite.xz")
+    fast = load_workload([f]).kernels
+    monkeypatch.setattr(sc, "fetch_arrow", lambda *a: None)
+    text = load_workload([f]).kernels
+    pd.testing.assert_frame_equal(fast, text)
+
+
+def test_late_non_integer_value_names_its_row(tmp_path):
+    """A REAL value past the driver's first batch stops the Arrow scan; the fallback names the row."""
+    rows = [_row(i, 1, i) for i in range(1500)]
+    rows[1400]["gridX"] = 2.5
+    p = _export(tmp_path / "r.sqlite", _FULL, rows, STRINGS)
+    with pytest.raises(FormatError, match=r"row 1401: gridX: expected an integer, got 2.5"):
+        load_workload([p])
+
+
 def test_cloverleaf_matches_pipits_csv():
     """pipit's own dataframe dump of the same export: same kernel starts and short names."""
     f = shared_path("profiles", "nsys-sqlite", "pipit-cloverleaf", "perlmutter-cloverleaf-cuda.sqlite.xz")

@@ -7,7 +7,11 @@ then spends its time formatting numbers; that work runs without Python's lock bu
 SQLite's own memory mutex, so columns are fetched in parallel by worker *processes* (one
 connection each) when the table is large and the machine has several cores.
 
-This module imports only numpy and sqlite3, so that worker processes start quickly.
+Faster still, where the optional ``adbc-driver-sqlite`` package is installed, :func:`fetch_arrow`
+reads all columns in one scan straight into Arrow buffers (several times faster per value than
+formatting and parsing text); the text path remains for machines without it.
+
+This module imports only numpy and sqlite3 at the top, so that worker processes start quickly.
 """
 
 from __future__ import annotations
@@ -58,8 +62,42 @@ def can_spawn() -> bool:
     return path is None or os.path.exists(path)
 
 
+def fetch_arrow(uri: str, table: str, exprs: Sequence[str], n: int) -> list[np.ndarray | None] | None:
+    """All expressions in one table scan through the Arrow-native ADBC SQLite driver (values go
+    from SQLite into Arrow buffers without Python objects or text), or ``None`` when the driver
+    is not installed or the scan fails (a value whose type differs from the column's first rows
+    stops the driver). An expression whose result is not all non-null integers comes back as
+    ``None``: the caller reads it on the slower paths, which name the offending row."""
+    try:
+        import adbc_driver_sqlite.dbapi as adbc
+    except ImportError:
+        return None
+    sql = f'SELECT {", ".join(exprs)} FROM "{table}" NOT INDEXED'
+    try:
+        with adbc.connect(uri) as conn, conn.cursor() as cur:
+            cur.execute(sql)
+            result = cur.fetch_arrow_table()
+    except Exception:  # the driver's errors (type mismatch, unreadable file) have no common base
+        return None
+    if result.num_rows != n or result.num_columns != len(exprs):
+        return None
+    out: list[np.ndarray | None] = []
+    for col in result.columns:
+        if n == 0:
+            out.append(np.zeros(0, dtype=np.int64))
+        elif str(col.type) == "int64" and col.null_count == 0:
+            out.append(col.to_numpy())
+        else:
+            out.append(None)
+    return out
+
+
 def fetch_many(uri: str, table: str, exprs: Sequence[str], n: int) -> list[np.ndarray | None]:
-    """:func:`fetch_text_ints` for several expressions, in parallel processes for large tables."""
+    """:func:`fetch_text_ints` for several expressions: in one Arrow scan (:func:`fetch_arrow`)
+    when the ADBC driver is installed, else in parallel processes for large tables."""
+    got = fetch_arrow(uri, table, exprs, n)
+    if got is not None:
+        return got
     workers = min(len(exprs), os.cpu_count() or 1, 8)
     if n >= PARALLEL_MIN_ROWS and workers > 1 and can_spawn():
         try:

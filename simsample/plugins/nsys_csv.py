@@ -47,6 +47,11 @@ from simsample.readers_util import (
 )
 from simsample.workload import Workload
 
+#: header keys (see :func:`_key`) the two reports are read from; other columns are not converted
+_USED_KEYS = frozenset(
+    "start duration corrid grdx grdy grdz blkx blky blkz regtrd stcsmem dymsmem dynsmem device strm name "
+    "apistart kernelstart kerneldur devid gridxyz blockxyz kernelname".split()
+)
 _DECIMAL_BYTES = {"b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "kib": 1024, "mib": 1024**2}
 
 
@@ -107,7 +112,9 @@ def _read(path: Path) -> Workload:
     names = [c for c in header if _key(c)[0] in {"name", "kernelname", "device", "gridxyz", "blockxyz"}]
     if report == "cuda_kern_exec_trace":
         names += [c for c in header[-3:-1] if c not in names]  # grid and block by position
-    table = read_csv_table(csv_source(path), path, skip_rows=h, string_columns=strings, dictionary_columns=names)
+    used = {c for c in header if _key(c)[0] in _USED_KEYS} | set(names)
+    include = [c for c in header if c in used] if len(set(header)) == len(header) else None
+    table = read_csv_table(csv_source(path), path, skip_rows=h, string_columns=strings, dictionary_columns=names, include_columns=include)
     first = h + 2
     if report == "cuda_gpu_trace":
         return _gpu_trace(path, table, by_key, name_col, first)

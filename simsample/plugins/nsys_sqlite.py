@@ -7,8 +7,9 @@ with ``PRAGMA table_info``: the name is ``demangledName`` where it exists, else 
 registers, shared memory, stream, device and correlation id are read when present. Memcpy and
 memset activities (``CUPTI_ACTIVITY_KIND_MEMCPY`` / ``_MEMSET``) are counted.
 
-Speed: columns are fetched whole (:mod:`simsample.plugins._sqlite_columns`: one ``group_concat``
-text per column, parsed by numpy, several columns in parallel processes for large tables), and
+Speed: columns are fetched whole (:mod:`simsample.plugins._sqlite_columns`: in one scan into Arrow
+buffers through the ADBC SQLite driver when it is installed, else one ``group_concat`` text per
+column, parsed by numpy, several columns in parallel processes for large tables), and
 the small launch-shape fields are packed several to an integer in SQL, guarded by range checks
 (a table whose values do not fit is read unpacked). A column holding something other than
 integers is read row by row, and the error names the row.

@@ -47,6 +47,10 @@ from simsample.readers_util import (
 from simsample.workload import Workload
 
 _REQUIRED = ("Start", "Duration", "Grid X", "Grid Y", "Grid Z", "Block X", "Block Y", "Block Z", "Name")
+#: the columns a launch table is built from (the others, such as Size and Throughput, are not converted)
+_USED = frozenset(
+    _REQUIRED + ("Stream", "Registers Per Thread", "Static SMem", "Dynamic SMem", "Correlation_ID", "Device")
+)
 _TIME_UNITS = ("s", "ms", "us", "ns")
 _BYTE_UNITS = tuple(BINARY_BYTE_SCALE)
 _RATE_UNITS = tuple(f"{u}/s" for u in _BYTE_UNITS)
@@ -156,6 +160,7 @@ def _read(path: Path) -> Workload:
         string_columns=[c for c in ("Name", "Context") if c in header],
         dictionary_columns=[c for c in ("Device",) if c in header],
         skip_row=lambda text: text.lstrip().startswith("=="),
+        include_columns=[c for c in header if c in _USED] if len(set(header)) == len(header) else None,
     )
     first_data = h + 3
     gx = numeric_column(table, "Grid X", path=path, first_line=first_data)
