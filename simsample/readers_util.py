@@ -222,6 +222,20 @@ def looks_binary(head: bytes) -> bool:
     return b"\x00" in head[:4096]
 
 
+def detect_text(head: bytes, recognise: Callable[[list[str]], bool], *, limit: int) -> bool:
+    """Whether a text reader recognises a detection head from its first ``limit`` complete lines.
+
+    Binary data is never text, and ``recognise`` failing (csv.Error and the like) means "not this
+    format": detection asks every reader, so it must answer, not raise.
+    """
+    if looks_binary(head):
+        return False
+    try:
+        return bool(recognise(head_lines(head, limit=limit)))
+    except Exception:  # csv.Error and the like: not this format
+        return False
+
+
 def csv_source(path: Path) -> Path | bytes:
     """What :func:`read_csv_table` reads: the file itself when it is not compressed (pyarrow then
     streams it, so its bytes are never all in memory), else the decompressed bytes."""
@@ -340,6 +354,16 @@ def device_names(devices: Any) -> tuple[list[str], np.ndarray | None]:
         if per_row.size and per_row.min() != per_row.max():
             return gpus, per_row
     return gpus, None
+
+
+def add_devices(devices: Any, columns: dict[str, Any], meta: dict[str, Any]) -> None:
+    """Record the launches' GPUs (a column of ``"NVIDIA A100 (0)"`` strings): their name(s) as
+    ``meta["gpu"]`` and, when the launches ran on more than one device, a ``device`` column."""
+    gpus, index = device_names(devices)
+    if gpus:
+        meta["gpu"] = gpus[0] if len(gpus) == 1 else gpus
+    if index is not None:
+        columns["device"] = narrow(index)
 
 
 def string_column(table: Any, column: str) -> Any:

@@ -19,6 +19,7 @@ from simsample_accelsim import read_traces, scan_numpy, scan_python
 from simsample_accelsim.collect import collect_logs
 from simsample_accelsim.features import compute_features, feature_columns
 from simsample_accelsim.synth import KernelSpec, example_kernels, write_kernel, write_workload
+from tests.accelsim_strategies import kernel_specs
 from tests.helpers import shared_path
 
 MEM = ("global_ld", "global_st", "local_ld", "local_st", "shared_ld", "shared_st", "global_atom", "global_red", "shared_atom")
@@ -52,22 +53,8 @@ _bodies = st.lists(
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(
-    body=_bodies,
-    grid=st.tuples(st.integers(1, 3), st.integers(1, 2), st.just(1)),
-    threads=st.integers(1, 100),
-    iters=st.one_of(st.integers(0, 3), st.tuples(st.integers(0, 2), st.integers(2, 4))),
-    pattern=st.sampled_from(["coalesced", "strided", "random", "broadcast"]),
-    stride=st.sampled_from([4, 8, 12, 33, 128, -4]),
-    mode=st.sampled_from([None, 0, 1, 2]),
-    divergence=st.sampled_from([0.0, 0.5, 1.0]),
-    bv=st.sampled_from([70, 61, 35]),
-    lineinfo=st.booleans(),
-    seed=st.integers(0, 5),
-)
-def test_engines_agree_with_each_other_and_the_manifest(tmp_path, body, grid, threads, iters, pattern, stride, mode, divergence, bv, lineinfo, seed):
-    spec = KernelSpec(name="_Z1kPf", grid=grid, block=(threads, 1, 1), body=body, iters=iters, pattern=pattern, stride=stride,
-                      address_mode=mode, divergence=divergence, binary_version=bv, lineinfo=lineinfo)
+@given(spec=kernel_specs(_bodies, binary_versions=[70, 61, 35]), seed=st.integers(0, 5))
+def test_engines_agree_with_each_other_and_the_manifest(tmp_path, spec, seed):
     path = tmp_path / f"k-{seed}.traceg"
     man = write_kernel(path, spec, 1, seed)
     _, a = scan_python.scan_file(path)

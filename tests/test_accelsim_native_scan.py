@@ -28,6 +28,7 @@ from simsample_accelsim import scan_native, scan_python
 from simsample_accelsim.features import compute_features, default_engine, feature_columns, resolve_engine
 from simsample_accelsim.kernelfeatures import COUNTERS
 from simsample_accelsim.synth import KernelSpec, example_kernels, header_text, write_kernel, write_workload
+from tests.accelsim_strategies import kernel_specs
 
 native = pytest.mark.skipif(not scan_native.available(), reason=f"compiled scanner unavailable: {scan_native.unavailable_reason()}")
 ARRAYS = ("bbv_keys", "bbv_values", "types_indptr", "types_indices", "types_data", "type_counts")
@@ -68,29 +69,13 @@ _BODY = st.lists(
 
 @native
 @_SETTINGS
-@given(
-    body=_BODY,
-    grid=st.tuples(st.integers(1, 3), st.integers(1, 2), st.just(1)),
-    threads=st.integers(1, 100),
-    iters=st.one_of(st.integers(0, 3), st.tuples(st.integers(0, 2), st.integers(2, 4))),
-    pattern=st.sampled_from(["coalesced", "strided", "random", "broadcast"]),
-    stride=st.sampled_from([4, 8, 12, 33, 128, -4]),
-    mode=st.sampled_from([None, 0, 1, 2]),
-    divergence=st.sampled_from([0.0, 0.5, 1.0]),
-    bv=st.sampled_from([70, 61, 35, 0]),
-    lineinfo=st.booleans(),
-    xz=st.booleans(),
-    chunk=st.integers(1, 300),
-    seed=st.integers(0, 5),
-)
-def test_native_equals_reference_on_generated_kernels(tmp_path, body, grid, threads, iters, pattern, stride, mode, divergence, bv, lineinfo, xz, chunk, seed):
-    spec = KernelSpec(name="_Z1kPf", grid=grid, block=(threads, 1, 1), body=body, iters=iters, pattern=pattern, stride=stride,
-                      address_mode=mode, divergence=divergence, binary_version=bv, lineinfo=lineinfo)
+@given(spec=kernel_specs(_BODY, binary_versions=[70, 61, 35, 0]), xz=st.booleans(), chunk=st.integers(1, 300), seed=st.integers(0, 5))
+def test_native_equals_reference_on_generated_kernels(tmp_path, spec, xz, chunk, seed):
     path = tmp_path / (f"k-{seed}.traceg" + (".xz" if xz else ""))
     man = write_kernel(path, spec, 1, seed, xz=xz)
     _, ref = scan_python.scan_file(path)
     h, got = scan_native.scan_file(path)
-    assert h.name == "_Z1kPf" and h.grid == grid
+    assert h.name == "_Z1kPf" and h.grid == spec.grid
     assert identical(got, ref)
     assert identical(scan_native.scan_file(path, chunk_size=chunk)[1], ref)  # lines cut anywhere
     assert (got.counts["ctas"], got.counts["warps"], got.counts["warp_insts"], got.counts["thread_insts"]) == (

@@ -25,22 +25,14 @@ at least one completed CTA is required so that the projection is defined.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
+from simsample.native import import_optional
 from simsample.pkp import monitor as _twin
 
-_REASON: str | None = None
-
-if os.environ.get("SIMSAMPLE_PURE_PYTHON", "").strip() not in ("", "0"):
-    _native: Any = None
-    _REASON = "SIMSAMPLE_PURE_PYTHON is set"
-else:
-    try:
-        from simsample import _pkp as _native  # type: ignore[attr-defined, no-redef]
-    except ImportError as exc:  # no compiler at install time, or a broken build
-        _native = None
-        _REASON = f"C++ extension not available: {exc}"
+_native: Any
+_REASON: str | None
+_native, _REASON = import_optional("_pkp", unavailable="C++ extension not available")
 
 if _native is not None:
     Monitor: Any = _native.Monitor

@@ -39,7 +39,7 @@ from simsample.errors import FormatError, UserError
 from simsample.fileio import read_all, read_head
 from simsample.hookspecs import hookimpl
 from simsample.progress import task
-from simsample.readers_util import csv_source, head_lines, looks_binary, make_workload, narrow, parse_triples, read_csv_table
+from simsample.readers_util import csv_source, detect_text, make_workload, narrow, parse_triples, read_csv_table
 from simsample.workload import Workload  # noqa: F401  (the type read() returns)
 
 #: columns that describe the launch or the run, not metrics
@@ -129,18 +129,17 @@ def _header(lines: Sequence[str]) -> list[str] | None:
     return None
 
 
+def _recognise(lines: list[str]) -> bool:
+    header = _header(lines)
+    return bool(header) and "Kernel Name" in header and ("ID" in header or "Metric Name" in header)
+
+
 class NcuReader(Reader):
     name = "ncu"
     description = "Nsight Compute CSV (--csv --page raw, or the long Metric Name/Unit/Value form)"
 
     def detect(self, path: Path, head: bytes) -> bool:
-        if looks_binary(head):
-            return False
-        try:
-            header = _header(head_lines(head, limit=64))
-        except Exception:  # csv.Error and the like: not this format
-            return False
-        return bool(header) and "Kernel Name" in header and ("ID" in header or "Metric Name" in header)
+        return detect_text(head, _recognise, limit=64)
 
     def read(self, paths: Sequence[Path], options: Mapping[str, Any]) -> Workload:
         path = paths[0]

@@ -33,11 +33,10 @@ from simsample.hookspecs import hookimpl
 from simsample.progress import task
 from simsample.readers_util import (
     TIME_SCALE,
+    add_devices,
     csv_source,
-    device_names,
-    head_lines,
+    detect_text,
     launch_table,
-    looks_binary,
     narrow,
     numeric_column,
     parse_triples,
@@ -86,12 +85,7 @@ class NsysCsvReader(Reader):
     description = "Nsight Systems CSV report: cuda_gpu_trace or cuda_kern_exec_trace (nsys stats --format csv)"
 
     def detect(self, path: Path, head: bytes) -> bool:
-        if looks_binary(head):
-            return False
-        try:
-            return _find_header(head_lines(head, limit=100)) is not None
-        except Exception:  # csv.Error and the like: not this format
-            return False
+        return detect_text(head, lambda lines: _find_header(lines) is not None, limit=100)
 
     def read(self, paths: Sequence[Path], options: Mapping[str, Any]) -> Workload:
         path = paths[0]
@@ -179,11 +173,7 @@ def _gpu_trace(path: Path, table: Any, by_key: dict[str, str], name_col: str, fi
             columns["correlation"] = narrow(np.nan_to_num(vals, nan=-1).astype(np.int64))
     meta: dict[str, Any] = {"profiler": "nsys", "report": "cuda_gpu_trace"}
     if "device" in by_key:
-        gpus, index = device_names(table.column(by_key["device"]).take(rows))
-        if gpus:
-            meta["gpu"] = gpus[0] if len(gpus) == 1 else gpus
-        if index is not None:
-            columns["device"] = narrow(index)
+        add_devices(table.column(by_key["device"]).take(rows), columns, meta)
     df = launch_table(columns)
     return Workload(df, source=str(path), format="nsys_csv", memcpy_count=memcpy_count, meta=meta)
 

@@ -31,11 +31,10 @@ from simsample.progress import task
 from simsample.readers_util import (
     BINARY_BYTE_SCALE,
     TIME_SCALE,
+    add_devices,
     csv_source,
-    device_names,
-    head_lines,
+    detect_text,
     launch_table,
-    looks_binary,
     narrow,
     numeric_column,
     read_csv_table,
@@ -90,21 +89,19 @@ def _kind(header: Sequence[str]) -> str | None:
     return None
 
 
+def _recognise(lines: list[str]) -> bool:
+    i = _header_index(lines)
+    if i is None or not lines[i].lstrip().startswith('"'):
+        return False
+    return _kind(_split_csv_line(lines[i])) is not None
+
+
 class NvprofReader(Reader):
     name = "nvprof"
     description = "nvprof GPU trace CSV (--print-gpu-trace --csv): ==PID== preamble, header, units row"
 
     def detect(self, path: Path, head: bytes) -> bool:
-        if looks_binary(head):
-            return False
-        try:
-            lines = head_lines(head, limit=64)
-            i = _header_index(lines)
-            if i is None or not lines[i].lstrip().startswith('"'):
-                return False
-            return _kind(_split_csv_line(lines[i])) is not None
-        except Exception:  # csv.Error and the like: not this format
-            return False
+        return detect_text(head, _recognise, limit=64)
 
     def read(self, paths: Sequence[Path], options: Mapping[str, Any]) -> Workload:
         path = paths[0]
@@ -215,11 +212,7 @@ def _read(path: Path) -> Workload:
         columns["correlation"] = narrow(corr_from_name)
     meta: dict[str, Any] = {"profiler": "nvprof", "units": dict(unit_of)}
     if "Device" in header:
-        gpus, index = device_names(table.column("Device").take(rows))
-        if gpus:
-            meta["gpu"] = gpus[0] if len(gpus) == 1 else gpus
-        if index is not None:
-            columns["device"] = narrow(index)
+        add_devices(table.column("Device").take(rows), columns, meta)
     df = launch_table(columns)
     for line in first[:h]:
         m = re.search(r"command: (.*)$", line)

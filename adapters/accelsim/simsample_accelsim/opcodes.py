@@ -34,6 +34,22 @@ _CLASS = {
     "ST": GENERIC_ST,
 }
 
+#: The counter (see :data:`.kernelfeatures.COUNTERS`) that each memory class adds to; generic
+#: classes have none until :func:`generic_space` has resolved them.
+MEM_COUNTERS = {
+    GLOBAL_LD: "global_ld",
+    GLOBAL_ST: "global_st",
+    LOCAL_LD: "local_ld",
+    LOCAL_ST: "local_st",
+    SHARED_LD: "shared_ld",
+    SHARED_ST: "shared_st",
+    GLOBAL_ATOM: "global_atom",
+    GLOBAL_RED: "global_red",
+    SHARED_ATOM: "shared_atom",
+}
+#: Classes whose distinct 32-byte sectors are counted too (as ``sectors_<counter>``).
+SECTOR_CLASSES = (GLOBAL_LD, GLOBAL_ST, LOCAL_LD, LOCAL_ST)
+
 #: Opcodes after which the next instruction starts a new basic block: branches, jumps, calls,
 #: returns, exits, and Pascal/Maxwell stack branches (SYNC/BRK/CONT pop the SIMT stack and jump).
 CONTROL_FLOW = frozenset(

@@ -16,31 +16,24 @@ applies and the features command then falls back to :mod:`.scan_numpy`.
 from __future__ import annotations
 
 import lzma
-import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from simsample.errors import FormatError, UserError
+from simsample.native import import_optional
 from simsample_accelsim import opcodes as oc
 from simsample_accelsim.kernelfeatures import COUNTERS, LaunchFeatures
-from simsample_accelsim.traceg import MAX_HEADER_BYTES, TraceHeader, _header_end, open_stream, parse_header
+from simsample_accelsim.traceg import TraceHeader, _check_block_count, _stream_header, open_stream
 
 #: Bytes handed to the C++ scanner per call: large enough that the per-call cost vanishes, small
 #: enough to stay in the CPU's cache between the read and the scan.
 CHUNK = 1 << 20
 
-_REASON: str | None = None
-if os.environ.get("SIMSAMPLE_PURE_PYTHON", "").strip() not in ("", "0"):
-    _native: Any = None
-    _REASON = "SIMSAMPLE_PURE_PYTHON is set"
-else:
-    try:
-        from simsample import _trace_scan as _native  # type: ignore[attr-defined, no-redef]
-    except ImportError as exc:  # no compiler at install time, or a broken build
-        _native = None
-        _REASON = f"the C++ extension simsample._trace_scan is not available: {exc}"
+_native: Any
+_REASON: str | None
+_native, _REASON = import_optional("_trace_scan", unavailable="the C++ extension simsample._trace_scan is not available")
 
 
 def available() -> bool:
@@ -65,18 +58,7 @@ def scan_file(path: str | Path, chunk_size: int = CHUNK) -> tuple[TraceHeader, L
     p = Path(path)
     try:
         with open_stream(p) as fh:
-            head = b""
-            while (end := _header_end(head)) is None:
-                block = fh.read(1 << 16)
-                if not block:
-                    end = _header_end(head, at_eof=True)
-                    break
-                head += block
-                if len(head) > MAX_HEADER_BYTES:
-                    break
-            if end is None:
-                raise FormatError(p, "no trace body: the header is not followed by a '#' line and thread blocks")
-            header = parse_header(head[:end], p, body_offset=end)
+            header, head, end = _stream_header(fh, p)
             scanner = _native.Scanner(
                 skip_tokens=(4 if header.tracer_version < 3 else 0) + (1 if header.lineinfo else 0),
                 binary_version=header.binary_version,
@@ -109,12 +91,7 @@ def scan_file(path: str | Path, chunk_size: int = CHUNK) -> tuple[TraceHeader, L
 
 def _features(result: dict[str, Any], header: TraceHeader, path: Path) -> LaunchFeatures:
     counts = {c: int(result["counts"][c]) for c in COUNTERS}
-    if counts["ctas"] != header.grid_size:
-        raise FormatError(
-            path,
-            f"has {counts['ctas']} thread blocks but the grid {header.grid} needs {header.grid_size} "
-            + ("(truncated trace: the simulator would crash)" if counts["ctas"] < header.grid_size else "(more blocks than the grid)"),
-        )
+    _check_block_count(path, header, counts["ctas"])
     return LaunchFeatures(
         counts=counts,
         bbv_keys=np.asarray(result["bbv_keys"], np.int64).reshape(-1, 2),

@@ -46,7 +46,7 @@ from simsample_accelsim.fields import (
     windows,
 )
 from simsample_accelsim.kernelfeatures import LaunchFeatures, types_csr
-from simsample_accelsim.traceg import MAX_HEADER_BYTES, TraceHeader, _header_end, open_stream, parse_header
+from simsample_accelsim.traceg import TraceHeader, _check_block_count, _stream_header, open_stream
 
 CHUNK = 8 << 20
 _PADDING = 8  # newlines before each chunk so that 8-byte windows never leave the buffer
@@ -54,19 +54,7 @@ _PADDING = 8  # newlines before each chunk so that 8-byte windows never leave th
 _SP, _NL, _HASH = 32, 10, 35
 _PAD_TOKENS = 8 + 2 * MAX_REGS + 40  # spaces after each chunk: token lookups never run off the end
 _TABLE_BITS = 16
-_MEM_NAMES = {
-    oc.GLOBAL_LD: "global_ld",
-    oc.GLOBAL_ST: "global_st",
-    oc.LOCAL_LD: "local_ld",
-    oc.LOCAL_ST: "local_st",
-    oc.SHARED_LD: "shared_ld",
-    oc.SHARED_ST: "shared_st",
-    oc.GLOBAL_ATOM: "global_atom",
-    oc.GLOBAL_RED: "global_red",
-    oc.SHARED_ATOM: "shared_atom",
-}
-_SECTOR_CLASSES = (oc.GLOBAL_LD, oc.GLOBAL_ST, oc.LOCAL_LD, oc.LOCAL_ST)
-_ADDR_CLASSES = (*_SECTOR_CLASSES, oc.GENERIC_LD, oc.GENERIC_ST)
+_ADDR_CLASSES = (*oc.SECTOR_CLASSES, oc.GENERIC_LD, oc.GENERIC_ST)
 _FULL_MASK = np.frombuffer(b"ffffffff", dtype="<u8")[0]  # an all-active warp, as the tracer prints it
 _HASH_K = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
                     0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53, 0x27D4EB2F165667C5, 0x94D049BB133111EB], dtype=np.uint64)
@@ -77,18 +65,7 @@ def scan_file(path: str | Path, chunk_size: int = CHUNK) -> tuple[TraceHeader, L
     p = Path(path)
     try:
         with open_stream(p) as fh:
-            head = b""
-            while (end := _header_end(head)) is None:
-                block = fh.read(1 << 16)
-                if not block:
-                    end = _header_end(head, at_eof=True)
-                    break
-                head += block
-                if len(head) > MAX_HEADER_BYTES:
-                    break
-            if end is None:
-                raise FormatError(p, "no trace body: the header is not followed by a '#' line and thread blocks")
-            header = parse_header(head[:end], p, body_offset=end)
+            header, head, end = _stream_header(fh, p)
             scanner = _Scanner(header, p, first_line=head[:end].count(b"\n") + 1)
             last = head[-1:]
             carry = head[end:]
@@ -305,16 +282,16 @@ class _Scanner:
             if gen.any():
                 sub[gen] = resolve_generic(first[gen], sub[gen] == oc.GENERIC_LD, self.h.shmem_base, self.h.local_base)
                 cls[need] = sub
-            for k in _SECTOR_CLASSES:
+            for k in oc.SECTOR_CLASSES:
                 sel = sub == k
                 if sel.any():
-                    add["sectors_" + _MEM_NAMES[k]] += int(sect[sel].sum())
+                    add["sectors_" + oc.MEM_COUNTERS[k]] += int(sect[sel].sum())
         gen_left = (cls == oc.GENERIC_LD) | (cls == oc.GENERIC_ST)
         if gen_left.any():  # generic access without addresses: resolved from address 0
             cls = cls.copy()
             cls[gen_left] = resolve_generic(np.zeros(int(gen_left.sum()), U), cls[gen_left] == oc.GENERIC_LD, self.h.shmem_base, self.h.local_base)
         per_class = np.bincount(cls, minlength=12)
-        for k, name in _MEM_NAMES.items():
+        for k, name in oc.MEM_COUNTERS.items():
             add[name] += int(per_class[k])
         self._blocks(pc, cflow, iseg, nseg)  # cannot fail on input: commits BBVs and warp types
         for k, v in add.items():
@@ -496,13 +473,8 @@ class _Scanner:
 
     # --- result ------------------------------------------------------------------------------
     def finish(self) -> LaunchFeatures:
-        h, c = self.h, self.counts
-        if c["ctas"] != h.grid_size:
-            raise FormatError(
-                self.path,
-                f"has {c['ctas']} thread blocks but the grid {h.grid} needs {h.grid_size} "
-                + ("(truncated trace: the simulator would crash)" if c["ctas"] < h.grid_size else "(more blocks than the grid)"),
-            )
+        c = self.counts
+        _check_block_count(self.path, self.h, c["ctas"])
         keys = np.array(sorted(self.col_of, key=self.col_of.__getitem__), dtype=np.int64)
         bbv_keys = np.stack([keys >> 21, keys & ((1 << 21) - 1)], axis=1) if len(keys) else np.zeros((0, 2), np.int64)
         feats = LaunchFeatures(counts=dict(c), bbv_keys=bbv_keys, bbv_values=self.bbv[: len(keys)].copy())

@@ -15,7 +15,7 @@ import numpy as np
 from simsample.errors import FormatError
 from simsample_accelsim import opcodes as oc
 from simsample_accelsim.kernelfeatures import LaunchFeatures, types_csr
-from simsample_accelsim.traceg import TraceHeader, _header_end, open_stream, parse_header
+from simsample_accelsim.traceg import TraceHeader, _check_block_count, _header_end, open_stream, parse_header
 
 
 def scan_file(path: str | Path) -> tuple[TraceHeader, LaunchFeatures]:
@@ -161,12 +161,7 @@ def scan_lines(header: TraceHeader, lines: Iterable[bytes], path: Path, first_li
             raise FormatError(path, f"malformed instruction line ({exc}): {line[:80].decode(errors='replace')!r}", line=lineno) from None
     if in_tb:
         raise FormatError(path, "the trace ends inside a thread block (truncated)")
-    if c["ctas"] != header.grid_size:
-        raise FormatError(
-            path,
-            f"has {c['ctas']} thread blocks but the grid {header.grid} needs {header.grid_size} "
-            + ("(truncated trace: the simulator would crash)" if c["ctas"] < header.grid_size else "(more blocks than the grid)"),
-        )
+    _check_block_count(path, header, c["ctas"])
     keys = sorted(bbv)
     col = {k: i for i, k in enumerate(keys)}
     feats.bbv_keys = np.array(keys, dtype=np.int64).reshape(-1, 2)
@@ -198,19 +193,9 @@ def _instruction(w: list[bytes], header: TraceHeader, feats: LaunchFeatures, str
     if cls in (oc.GENERIC_LD, oc.GENERIC_ST):
         first = addrs[0] if addrs else 0
         cls = oc.generic_space(first, header.shmem_base, header.local_base, cls == oc.GENERIC_LD)
-    name = {
-        oc.GLOBAL_LD: "global_ld",
-        oc.GLOBAL_ST: "global_st",
-        oc.LOCAL_LD: "local_ld",
-        oc.LOCAL_ST: "local_st",
-        oc.SHARED_LD: "shared_ld",
-        oc.SHARED_ST: "shared_st",
-        oc.GLOBAL_ATOM: "global_atom",
-        oc.GLOBAL_RED: "global_red",
-        oc.SHARED_ATOM: "shared_atom",
-    }.get(cls)
+    name = oc.MEM_COUNTERS.get(cls)
     if name is None:
         return
     c[name] += 1
-    if name in ("global_ld", "global_st", "local_ld", "local_st"):
+    if cls in oc.SECTOR_CLASSES:
         c["sectors_" + name] += sectors(addrs, info.width)

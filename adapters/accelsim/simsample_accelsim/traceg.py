@@ -156,6 +156,35 @@ def _header_end(buf: bytes | bytearray, at_eof: bool = False) -> int | None:
     return None
 
 
+def _stream_header(fh: IO[bytes], path: Path) -> tuple[TraceHeader, bytes, int]:
+    """The header of a trace being scanned from ``fh`` (see :func:`open_stream`), the bytes read
+    so far, and the offset in them where the body starts: the streaming scanners read the header
+    in small pieces and go on scanning the body from the rest of what they read."""
+    head = b""
+    while (end := _header_end(head)) is None:
+        block = fh.read(1 << 16)
+        if not block:
+            end = _header_end(head, at_eof=True)
+            break
+        head += block
+        if len(head) > MAX_HEADER_BYTES:
+            break
+    if end is None:
+        raise FormatError(path, "no trace body: the header is not followed by a '#' line and thread blocks")
+    return parse_header(head[:end], path, body_offset=end), head, end
+
+
+def _check_block_count(path: Path, header: TraceHeader, ctas: int) -> None:
+    """A scanned body must hold as many thread blocks as the header's grid: the simulator crashes
+    on fewer and never reads the others."""
+    if ctas != header.grid_size:
+        raise FormatError(
+            path,
+            f"has {ctas} thread blocks but the grid {header.grid} needs {header.grid_size} "
+            + ("(truncated trace: the simulator would crash)" if ctas < header.grid_size else "(more blocks than the grid)"),
+        )
+
+
 def parse_header(data: bytes, path: Path, *, compressed: bool = False, body_offset: int | None = None) -> TraceHeader:
     """Header fields from the text up to and including the first ``#`` line."""
     text = data.decode("utf-8", errors="replace")

@@ -1,0 +1,39 @@
+"""Optional compiled modules: import one if it can be used, else say why not.
+
+The C++ parts of simsample (the PKP monitor ``simsample._pkp``, the Accel-Sim trace scanner
+``simsample._trace_scan``) each have a Python fallback: a source install without a compiler has
+no compiled module, and ``SIMSAMPLE_PURE_PYTHON=1`` (any value but empty or ``0``) turns them all
+off, for tests and for comparing the two. Every user of a compiled module chooses the same way,
+through :func:`import_optional`, so that the switch means the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+
+#: The environment variable that disables every compiled module.
+PURE_PYTHON_VARIABLE = "SIMSAMPLE_PURE_PYTHON"
+
+
+def pure_python_requested() -> bool:
+    """Whether ``SIMSAMPLE_PURE_PYTHON`` asks for the Python fallbacks (read at each call)."""
+    return os.environ.get(PURE_PYTHON_VARIABLE, "").strip() not in ("", "0")
+
+
+def import_optional(name: str, *, unavailable: str) -> tuple[ModuleType | None, str | None]:
+    """The compiled module ``simsample.<name>`` and ``None``, or ``None`` and why it cannot be used.
+
+    ``unavailable`` starts the reason given when the import fails (the import error follows it
+    after a colon); a disabled module's reason is that ``SIMSAMPLE_PURE_PYTHON`` is set.
+    """
+    if pure_python_requested():
+        return None, f"{PURE_PYTHON_VARIABLE} is set"
+    try:
+        return importlib.import_module(f"simsample.{name}"), None
+    except ImportError as exc:  # no compiler at install time, or a broken build
+        return None, f"{unavailable}: {exc}"
+
+
+__all__ = ["PURE_PYTHON_VARIABLE", "import_optional", "pure_python_requested"]
