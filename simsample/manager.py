@@ -86,7 +86,6 @@ class PluginHost:
         self._builtins = builtin_plugins() if builtins is None else builtins
         self._loaded = False
         self.infos: dict[str, PluginInfo] = {}
-        self._plugin_names: dict[int, str] = {}
         self._samplers: dict[str, Sampler] = {}
         self._readers: dict[str, Reader] = {}
         self._adapters: dict[str, Adapter] = {}
@@ -99,7 +98,6 @@ class PluginHost:
         self.infos[name] = info
         try:
             self.pm.register(plugin, name=name)
-            self._plugin_names[id(plugin)] = name
         except Exception as exc:  # pluggy raises ValueError / PluginValidationError
             info.error = _short_error(exc)
         if self._loaded and info.error is None:

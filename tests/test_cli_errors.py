@@ -90,3 +90,12 @@ def test_internal_errors_exit_2(monkeypatch, capsys, wl_file, tmp_path):
     assert run(["plan", str(wl_file), "--sampler", "random", "-o", str(tmp_path / "p.json")]) == 2
     err = capsys.readouterr().err
     assert "internal error: ZeroDivisionError" in err and "Traceback" not in err
+
+
+def test_delegated_commands_need_a_simulator(capsys):
+    assert run(["apply", "--sim=nosuchsim", "--plan", "p.json"]) == 1
+    _one_line_error(capsys, "no adapter named nosuchsim")
+    assert run(["collect", "--plan", "p.json", "log"]) == 1
+    _one_line_error(capsys, "needs --sim NAME")
+    assert run(["apply", "--sim"]) == 1
+    _one_line_error(capsys, "--sim needs a simulator name")

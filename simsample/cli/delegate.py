@@ -20,7 +20,6 @@ def _split_sim(args: list[str]) -> tuple[str | None, list[str]]:
     """Pull ``--sim NAME`` / ``--sim=NAME`` out of a raw argument list."""
     rest: list[str] = []
     sim = None
-    it = iter(range(len(args)))
     i = 0
     while i < len(args):
         a = args[i]
@@ -36,7 +35,6 @@ def _split_sim(args: list[str]) -> tuple[str | None, list[str]]:
             continue
         rest.append(a)
         i += 1
-    del it
     return sim, rest
 
 
