@@ -45,7 +45,7 @@ def check_input_file(path: str | Path) -> Path:
         raise UserError(f"{p}: no such file")
     if p.is_dir():
         raise UserError(f"{p}: is a directory, expected a file")
-    if p.stat().st_size == 0:
+    if p.is_file() and p.stat().st_size == 0:  # pipes (e.g. <(...)) report size 0 too
         raise UserError(f"{p}: file is empty")
     return p
 

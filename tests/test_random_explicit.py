@@ -141,3 +141,21 @@ def test_cli_reports_weights_that_do_not_sum(wl, tmp_path, capsys):
     (tmp_path / "s.csv").write_text("kernel_id,weight\n3,10\n")
     assert run(["plan", str(tmp_path / "w.parquet"), "--sampler", "explicit", "--param", f"file={tmp_path / 's.csv'}", "-o", str(tmp_path / "p.json")]) == 0
     assert "note: weights sum to 10, not to the 500 launches" in capsys.readouterr().err
+
+
+def test_explicit_reads_samples_from_a_pipe(wl, tmp_path):
+    import os
+    import threading
+
+    fifo = tmp_path / "samples.csv"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "w") as fh:
+            fh.write("kernel_id,weight\n3,500\n")
+
+    t = threading.Thread(target=feed)
+    t.start()
+    p = plan_with(wl, "explicit", file=str(fifo))
+    t.join()
+    assert p.sampled_ids == [3] and p.samples["weight"].tolist() == [500.0]

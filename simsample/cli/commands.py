@@ -204,13 +204,12 @@ def plan_cmd(profiles: tuple[Path, ...], sampler_name: str, params: tuple[str, .
     plan = sampler.plan(wl, resolved, seed)
     plan.write(output)
     pred = plan.prediction
-    bound = pred.get("error_bound")
-    click.echo(
-        f"{output}: {pred['sampled_launches']:,} of {len(wl):,} launches in {len(plan.clusters):,} clusters; "
-        f"predicted speedup {pred['speedup']:.2f}x" if pred.get("speedup") else f"{output}: {pred['sampled_launches']:,} of {len(wl):,} launches",
-        nl=False,
-    )
-    click.echo(f", error bound {100 * bound:.2f}% at {100 * pred['confidence']:.0f}%" if bound is not None else "")
+    summary = f"{output}: {pred['sampled_launches']:,} of {len(wl):,} launches in {len(plan.clusters):,} clusters"
+    if pred.get("speedup"):
+        summary += f"; predicted speedup {pred['speedup']:.2f}x"
+    if pred.get("error_bound") is not None:
+        summary += f", error bound {100 * pred['error_bound']:.2f}% at {100 * pred['confidence']:.0f}%"
+    click.echo(summary)
     if pred.get("note"):
         click.echo(f"note: {pred['note']}", err=True)
 

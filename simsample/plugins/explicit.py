@@ -9,6 +9,7 @@ known, its profile statistics are recorded so that the estimator can give an int
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -60,7 +61,7 @@ def _read_samples(path: Path) -> tuple[pd.DataFrame, dict[str, list[int]]]:
         df = pd.DataFrame(rows, columns=["kernel_id", "weight", "cluster"])
     else:
         try:
-            df = pd.read_csv(path)
+            df = pd.read_csv(io.StringIO(text))  # the text already read: inputs may be pipes
         except Exception as exc:
             raise FormatError(path, f"not a readable CSV ({exc})") from exc
         df.columns = [str(c).strip().lower() for c in df.columns]
