@@ -159,3 +159,18 @@ def test_explicit_reads_samples_from_a_pipe(wl, tmp_path):
     p = plan_with(wl, "explicit", file=str(fifo))
     t.join()
     assert p.sampled_ids == [3] and p.samples["weight"].tolist() == [500.0]
+
+
+def test_random_same_speedup_mode_with_replacement(wl):
+    p = plan_with(wl, "random", speedup=20.0, replace=True)
+    values = wl.values()
+    drawn = values[p.samples["launch"].to_numpy()]
+    assert drawn.sum() >= values.sum() / 20  # reached the target (repeats counted) ...
+    assert drawn.sum() - drawn.max() < values.sum() / 20  # ... and stopped right after it
+    assert np.allclose(p.samples["weight"], len(wl) / len(p.samples))
+
+
+def test_random_same_speedup_mode_on_all_zero_values():
+    zero = from_records({"name": ["a"] * 50, "grid_x": [1] * 50, "block_x": [32] * 50, "duration_ns": [0] * 50})
+    p = plan_with(zero, "random", speedup=10.0, replace=True)
+    assert len(p.samples) == 1

@@ -43,11 +43,7 @@ class RandomSampler(Sampler):
         g = rng(seed)
         members = np.arange(n)
         if params["speedup"] is not None:
-            target = values.sum() / params["speedup"]
-            order = g.permutation(n) if not params["replace"] else g.integers(0, n, size=8 * n)
-            csum = np.cumsum(values[order])
-            m = int(np.searchsorted(csum, target, side="left")) + 1
-            picked = np.sort(order[: min(m, len(order))]) if not params["replace"] else order[:m]
+            picked = _draw_until(values, values.sum() / params["speedup"], g, replace=params["replace"])
         else:
             if params["count"] is not None:
                 m = params["count"]
@@ -73,6 +69,32 @@ class RandomSampler(Sampler):
             kind="stratified",
             replace=params["replace"],
         )
+
+
+def _draw_until(values: np.ndarray, target: float, g: np.random.Generator, *, replace: bool) -> np.ndarray:
+    """Uniform draws, in order, until their summed values reach ``target`` (Allegro's baseline).
+
+    Without replacement this is a prefix of one permutation; with replacement draws come in
+    chunks sized from the expected need, so memory follows the sample, not the workload.
+    """
+    n = len(values)
+    if not replace:
+        order = g.permutation(n)
+        m = int(np.searchsorted(np.cumsum(values[order]), target, side="left")) + 1
+        return np.sort(order[: min(m, n)])
+    mean = float(values.mean())
+    chunk = max(1024, int(2 * target / mean)) if mean > 0 else 1  # all zero: target 0, one draw
+    drawn: list[np.ndarray] = []
+    reached = 0.0
+    while True:
+        part = g.integers(0, n, size=chunk)
+        csum = reached + np.cumsum(values[part])
+        k = int(np.searchsorted(csum, target, side="left"))
+        if k < chunk:
+            drawn.append(part[: min(k + 1, chunk)])
+            return np.concatenate(drawn)
+        drawn.append(part)
+        reached = float(csum[-1])
 
 
 @hookimpl
