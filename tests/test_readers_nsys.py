@@ -39,17 +39,6 @@ def test_cloverleaf_export():
     assert (np.diff(k["start_ns"].to_numpy()) >= 0).all()
 
 
-def test_arrow_and_text_column_paths_agree(monkeypatch):
-    """The ADBC (Arrow) scan, when installed, and the group_concat text path read the same table."""
-    from simsample.plugins import _sqlite_columns as sc
-
-    f = shared_path("profiles", "nsys-sqlite", "pipit-cloverleaf", "perlmutter-cloverleaf-cuda.sqlite.xz")
-    fast = load_workload([f]).kernels
-    monkeypatch.setattr(sc, "fetch_arrow", lambda *a: None)
-    text = load_workload([f]).kernels
-    pd.testing.assert_frame_equal(fast, text)
-
-
 def test_late_non_integer_value_names_its_row(tmp_path):
     """A REAL value past the driver's first batch stops the Arrow scan; the fallback names the row."""
     rows = [_row(i, 1, i) for i in range(1500)]

@@ -7,9 +7,12 @@ then spends its time formatting numbers; that work runs without Python's lock bu
 SQLite's own memory mutex, so columns are fetched in parallel by worker *processes* (one
 connection each) when the table is large and the machine has several cores.
 
-Faster still, where the optional ``adbc-driver-sqlite`` package is installed, :func:`fetch_arrow`
+Faster, where the optional ``adbc-driver-sqlite`` package is installed, :func:`fetch_arrow`
 reads all columns in one scan straight into Arrow buffers (several times faster per value than
-formatting and parsing text); the text path remains for machines without it.
+formatting and parsing text). Fastest, the compiled module ``simsample._sqlite_scan``
+(:func:`fetch_native`, built where SQLite's headers were found at install time) copies each value
+from SQLite's C API into a numpy array, in rowid ranges on several threads for large tables;
+the other paths remain for installs without it.
 
 This module imports only numpy and sqlite3 at the top, so that worker processes start quickly.
 """
@@ -20,11 +23,14 @@ import os
 import sqlite3
 import warnings
 from collections.abc import Sequence
+from types import ModuleType
 
 import numpy as np
 
 #: below this many rows, worker processes cost more than they save
 PARALLEL_MIN_ROWS = 1_000_000
+#: rows per thread of the compiled reader (threads cost a connection and its schema parse each)
+NATIVE_ROWS_PER_THREAD = 500_000
 
 
 def connect(uri: str) -> sqlite3.Connection:
@@ -92,10 +98,33 @@ def fetch_arrow(uri: str, table: str, exprs: Sequence[str], n: int) -> list[np.n
     return out
 
 
+def native_reader() -> tuple[ModuleType | None, str | None]:
+    """The compiled reader :mod:`simsample._sqlite_scan`, or ``None`` and why it cannot be used."""
+    from simsample.native import import_optional
+
+    return import_optional("_sqlite_scan", unavailable="the C++ extension simsample._sqlite_scan is not available")
+
+
+def fetch_native(uri: str, table: str, exprs: Sequence[str], n: int) -> list[np.ndarray | None] | None:
+    """All expressions through the compiled reader (:mod:`simsample._sqlite_scan`), or ``None``
+    when it is not built or cannot read the table; the same contract as :func:`fetch_arrow`."""
+    native, _ = native_reader()
+    if native is None:
+        return None
+    threads = max(1, min(os.cpu_count() or 1, 8, n // NATIVE_ROWS_PER_THREAD))
+    try:
+        return native.read_int_columns(uri, table, list(exprs), n, threads)
+    except RuntimeError:  # SqliteError: the other paths report what is wrong with the file
+        return None
+
+
 def fetch_many(uri: str, table: str, exprs: Sequence[str], n: int) -> list[np.ndarray | None]:
-    """:func:`fetch_text_ints` for several expressions: in one Arrow scan (:func:`fetch_arrow`)
-    when the ADBC driver is installed, else in parallel processes for large tables."""
-    got = fetch_arrow(uri, table, exprs, n)
+    """:func:`fetch_text_ints` for several expressions: in one scan by the compiled reader
+    (:func:`fetch_native`) or the ADBC driver (:func:`fetch_arrow`) when either is installed,
+    else in parallel processes for large tables."""
+    got = fetch_native(uri, table, exprs, n)
+    if got is None:
+        got = fetch_arrow(uri, table, exprs, n)
     if got is not None:
         return got
     workers = min(len(exprs), os.cpu_count() or 1, 8)

@@ -7,11 +7,12 @@ with ``PRAGMA table_info``: the name is ``demangledName`` where it exists, else 
 registers, shared memory, stream, device and correlation id are read when present. Memcpy and
 memset activities (``CUPTI_ACTIVITY_KIND_MEMCPY`` / ``_MEMSET``) are counted.
 
-Speed: columns are fetched whole (:mod:`simsample.plugins._sqlite_columns`: in one scan into Arrow
-buffers through the ADBC SQLite driver when it is installed, else one ``group_concat`` text per
-column, parsed by numpy, several columns in parallel processes for large tables), and
-the small launch-shape fields are packed several to an integer in SQL, guarded by range checks
-(a table whose values do not fit is read unpacked). A column holding something other than
+Speed: columns are fetched whole (:mod:`simsample.plugins._sqlite_columns`: by the compiled
+reader ``simsample._sqlite_scan`` where it was built, else in one scan into Arrow buffers through
+the ADBC SQLite driver when it is installed, else one ``group_concat`` text per column, parsed by
+numpy, several columns in parallel processes for large tables). Without the compiled reader the
+small launch-shape fields are packed several to an integer in SQL, guarded by range checks (a
+table whose values do not fit is read unpacked), since there the cost is per value fetched. A column holding something other than
 integers is read row by row, and the error names the row.
 """
 
@@ -31,7 +32,7 @@ from simsample.errors import FormatError
 from simsample.fileio import decompressed_copy
 from simsample.hookspecs import hookimpl
 from simsample.progress import task
-from simsample.plugins._sqlite_columns import fetch_many, fetch_text_ints
+from simsample.plugins._sqlite_columns import fetch_many, fetch_text_ints, native_reader
 from simsample.readers_util import categorical, launch_table, make_workload, narrow
 from simsample.workload import Workload
 
@@ -105,6 +106,10 @@ def _read(conn: sqlite3.Connection, uri: str, path: Path) -> Workload:
     if "correlationId" in cols:
         singles["correlation"] = "ifnull(correlationId, -1)"
     packs = [[(k, e.format(**subst), b) for k, e, b in pack] for pack in _PACKS]
+    if native_reader()[0] is not None:
+        # the compiled reader copies values at a few ns each: packing would only add SQL work
+        singles.update({k: e for pack in packs for k, e, _ in pack})
+        packs = []
     mangled_col = "mangledName" if name_col != "mangledName" and "mangledName" in cols else None
     id_columns = [c for c in (name_col, mangled_col) if c is not None and "StringIds" in tables]
     exprs = list(singles.values()) + [_packed_expr(p) for p in packs] + [f"ifnull({c}, -1)" for c in id_columns]
