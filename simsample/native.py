@@ -1,10 +1,10 @@
 """Optional compiled modules: import one if it can be used, else say why not.
 
-The C++ parts of simsample (the PKP monitor ``simsample._pkp``, the Accel-Sim trace scanner
-``simsample._trace_scan``) each have a Python fallback: a source install without a compiler has
-no compiled module, and ``SIMSAMPLE_PURE_PYTHON=1`` (any value but empty or ``0``) turns them all
-off, for tests and for comparing the two. Every user of a compiled module chooses the same way,
-through :func:`import_optional`, so that the switch means the same thing everywhere.
+The C++ parts of simsample (listed in :data:`COMPILED_MODULES`) each have a Python fallback: a
+source install without a compiler has no compiled module, and ``SIMSAMPLE_PURE_PYTHON=1`` (any
+value but empty or ``0``) turns them all off, for tests and for comparing the two. Every user of
+a compiled module chooses the same way, through :func:`import_optional`, so that the switch means
+the same thing everywhere; :func:`implementations` says which are active (``simsample plugins``).
 """
 
 from __future__ import annotations
@@ -15,6 +15,15 @@ from types import ModuleType
 
 #: The environment variable that disables every compiled module.
 PURE_PYTHON_VARIABLE = "SIMSAMPLE_PURE_PYTHON"
+
+#: Each compiled module (``simsample.<name>``) and what it does, as ``simsample plugins`` shows it.
+COMPILED_MODULES: dict[str, str] = {
+    "_pkp": "pkp monitor",
+    "_trace_scan": "accel-sim trace scanner",
+    "_sqlite_scan": "nsys sqlite column reader",
+    "_csv_columns": "csv column scanner",
+    "_kineto_events": "kineto event scanner",
+}
 
 
 def pure_python_requested() -> bool:
@@ -36,4 +45,13 @@ def import_optional(name: str, *, unavailable: str) -> tuple[ModuleType | None, 
         return None, f"{unavailable}: {exc}"
 
 
-__all__ = ["PURE_PYTHON_VARIABLE", "import_optional", "pure_python_requested"]
+def implementations() -> dict[str, str]:
+    """Each compiled part, by what it does: ``native (C++ extension)`` or ``pure Python (why)``."""
+    out: dict[str, str] = {}
+    for name, label in COMPILED_MODULES.items():
+        module, reason = import_optional(name, unavailable="not built")
+        out[label] = "native (C++ extension)" if module is not None else f"pure Python ({reason})"
+    return out
+
+
+__all__ = ["COMPILED_MODULES", "PURE_PYTHON_VARIABLE", "implementations", "import_optional", "pure_python_requested"]

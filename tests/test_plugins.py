@@ -175,3 +175,14 @@ def test_entry_point_sampler_plans(fake_dist, tmp_path):
     plan = Plan.read(tmp_path / "p.json")
     assert plan.sampled_ids == [0, 5]
     assert plan.sampler["params"] == {"n": 5}
+
+
+def test_implementations_name_every_compiled_part(monkeypatch):
+    """`simsample plugins` says, for each compiled module, whether it or its fallback runs."""
+    from simsample.native import COMPILED_MODULES, implementations
+
+    got = implementations()
+    assert list(got) == list(COMPILED_MODULES.values())
+    assert all(v == "native (C++ extension)" or v.startswith("pure Python (not built: ") for v in got.values())
+    monkeypatch.setenv("SIMSAMPLE_PURE_PYTHON", "1")
+    assert set(implementations().values()) == {"pure Python (SIMSAMPLE_PURE_PYTHON is set)"}

@@ -59,15 +59,10 @@ def plugins_cmd(as_json: bool) -> None:
 
 
 def _implementations() -> dict[str, str]:
-    """Which implementation of optional compiled parts is active (e.g. the PKP monitor)."""
-    out: dict[str, str] = {}
-    try:
-        from simsample.pkp import implementation  # type: ignore[attr-defined]
+    """Which implementation of each optional compiled part is active (e.g. the PKP monitor)."""
+    from simsample.native import implementations
 
-        out["pkp monitor"] = implementation()
-    except ImportError:
-        pass
-    return out
+    return implementations()
 
 
 @cli.command("samplers")
