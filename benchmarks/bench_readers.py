@@ -18,7 +18,8 @@ Every reader runs in a fresh subprocess, which reports the wall time to read and
 workload, the CPU time it took (its own threads and any worker processes: the fairer figure on a
 busy machine), the peak resident-set growth while reading, and the final table's
 ``memory_usage(deep=True)``; each per launch. ``--workdir`` keeps the scaled inputs (several GB
-at 5 million launches) for the next run.
+at 5 million launches) for the next run. ``--compare-fallback`` runs each reader a second time
+with its compiled modules disabled (``SIMSAMPLE_PURE_PYTHON=1``) and prints the ratios.
 Goals (from the project issue): >= 1M launches/s for SQLite and CSV, >= 300k/s for Kineto JSON,
 <= 120 bytes per launch resident in the loaded workload.
 """
@@ -251,14 +252,31 @@ def measure(fmt: str | None, files: list[str]) -> dict:
     }
 
 
-def run_measure(label: str, files: list[Path], fmt: str | None = None) -> dict:
+def run_measure(label: str, files: list[Path], fmt: str | None = None, *, fallback: bool = False) -> dict:
+    """One reader run in a fresh process; ``fallback`` disables the compiled modules there."""
     cmd = [sys.executable, __file__, "--measure", fmt or "-", *map(str, files)]
-    res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    env = dict(os.environ)
+    env.pop("SIMSAMPLE_PURE_PYTHON", None)
+    if fallback:
+        env["SIMSAMPLE_PURE_PYTHON"] = "1"
+    res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
     if res.returncode != 0:
         raise SystemExit(f"{label}: measurement failed:\n{res.stderr}")
     doc = json.loads(res.stdout.strip().splitlines()[-1])
-    doc["label"] = label
+    doc["label"] = label + (" [no C++]" if fallback else "")
     return doc
+
+
+def speedups(rows: list[dict]) -> str:
+    """Wall and CPU time of each fallback run over its compiled run (the row before it)."""
+    out = []
+    for fast, slow in zip(rows, rows[1:]):
+        if slow["label"] == fast["label"] + " [no C++]":
+            out.append(
+                f"{fast['label']}: compiled modules {slow['seconds'] / fast['seconds']:.1f}x faster in wall time, "
+                f"{slow['cpu_seconds'] / fast['cpu_seconds']:.1f}x per CPU-second"
+            )
+    return "\n".join(out)
 
 
 def table(rows: list[dict]) -> str:
@@ -272,7 +290,7 @@ def table(rows: list[dict]) -> str:
         rate = r["launches"] / r["seconds"] if r["seconds"] else float("inf")
         cpu_rate = r["launches"] / r["cpu_seconds"] if r["cpu_seconds"] else float("inf")
         goal = GOALS.get(r["format"])
-        mark = "" if goal is None or "real" in r["label"] else (" ok" if rate >= goal else (" cpu-ok" if cpu_rate >= goal else " MISS"))
+        mark = "" if goal is None or "real" in r["label"] or "[no C++]" in r["label"] else (" ok" if rate >= goal else (" cpu-ok" if cpu_rate >= goal else " MISS"))
         res = r["resident"] / n
         res_mark = " ok" if res <= 120 else (" MISS" if r["columns"] < 30 else "")
         out.append(
@@ -289,6 +307,7 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path, default=None, help="keep (and reuse) the scaled inputs here")
     ap.add_argument("--readers", default="nsys_sqlite,nsys_csv,nvprof,kineto,kineto_real,ncu")
     ap.add_argument("--kineto-gzip", action="store_true", help="write the scaled Kineto traces as .json.gz")
+    ap.add_argument("--compare-fallback", action="store_true", help="also run each reader without its compiled modules (SIMSAMPLE_PURE_PYTHON=1), right after")
     ap.add_argument("--measure", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.measure:
@@ -302,7 +321,13 @@ def main() -> None:
     own = args.workdir is None
     work = Path(tempfile.mkdtemp(prefix="simsample-bench-")) if own else args.workdir
     work.mkdir(parents=True, exist_ok=True)
-    rows = []
+    rows: list[dict] = []
+
+    def measure_both(label: str, files: list[Path]) -> None:
+        rows.append(run_measure(label, files))
+        if args.compare_fallback:
+            rows.append(run_measure(label, files, fallback=True))
+
     try:
         n = args.launches
         sq = None
@@ -311,28 +336,30 @@ def main() -> None:
             sq = build_sqlite(work, n)
             print(f"built {sq.name} in {time.perf_counter() - t:.0f} s", file=sys.stderr)
         if "nsys_sqlite" in wanted:
-            rows.append(run_measure("CloverLeaf nsys export, replicated", [sq]))
+            measure_both("CloverLeaf nsys export, replicated", [sq])
         if "nsys_csv" in wanted:
             f = build_nsys_csv(work, n, sq)
-            rows.append(run_measure("CloverLeaf as cuda_gpu_trace CSV, replicated", [f]))
+            measure_both("CloverLeaf as cuda_gpu_trace CSV, replicated", [f])
         if "nvprof" in wanted:
             f = build_nvprof(work, n)
-            rows.append(run_measure("gpuperfpredict lud gpu-trace, replicated", [f]))
+            measure_both("gpuperfpredict lud gpu-trace, replicated", [f])
         if "kineto" in wanted:
             t = time.perf_counter()
             fs = build_kineto(work, n, args.kineto_gzip)
             print(f"built {len(fs)} Kineto rank files in {time.perf_counter() - t:.0f} s", file=sys.stderr)
-            rows.append(run_measure(f"Kineto kernels of 8 traces, {len(fs)} ranks{' (gz)' if args.kineto_gzip else ''}", fs))
+            measure_both(f"Kineto kernels of 8 traces, {len(fs)} ranks{' (gz)' if args.kineto_gzip else ''}", fs)
         if "kineto_real" in wanted:
             for src in KINETO_SOURCES[:1] + KINETO_SOURCES[5:6]:
-                rows.append(run_measure(f"real trace {Path(src).name[:28]}", [DATA / "kineto" / src]))
+                measure_both(f"real trace {Path(src).name[:28]}", [DATA / "kineto" / src])
         if "ncu" in wanted:
             f = build_ncu(work, 50_000)
-            rows.append(run_measure("microgpusim ncu raw page (400 cols), x50k", [f]))
+            measure_both("microgpusim ncu raw page (400 cols), x50k", [f])
     finally:
         if own:
             shutil.rmtree(work, ignore_errors=True)
     print(table(rows))
+    if args.compare_fallback:
+        print("\n" + speedups(rows))
     print(
         f"\n{os.cpu_count()} CPUs; load average {load0[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end. "
         "'per CPU-s' counts the CPU time of the reader and of its worker processes: with other work on the "
