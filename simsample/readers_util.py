@@ -15,6 +15,7 @@ a nanosecond; :func:`decimal_to_ns` is the exact reference it is tested against.
 from __future__ import annotations
 
 import io
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
@@ -56,8 +57,8 @@ def to_ns(values: np.ndarray | Sequence[float], scale: int) -> np.ndarray:
     Missing values (NaN) are not allowed here; callers drop or report them first.
     """
     v = np.asarray(values, dtype=np.float64)
-    out = np.rint(v * float(scale))
-    if out.size and float(np.max(np.abs(out))) >= _EXACT_LIMIT:
+    out = np.rint(v * float(scale)) if scale != 1 else np.rint(v)
+    if out.size and max(float(out.max()), -float(out.min())) >= _EXACT_LIMIT:
         # Too large for float64 to hold every nanosecond: redo through the decimal text.
         return np.array([decimal_to_ns(repr(float(x)), scale) for x in v], dtype=np.int64)
     return out.astype(np.int64)
@@ -173,6 +174,28 @@ def narrow(values: np.ndarray) -> np.ndarray:
     return a.astype(np.int64)
 
 
+def narrow_whole(values: np.ndarray) -> np.ndarray | None:
+    """``narrow(values.astype(np.int64))`` for float ``values`` that are all whole numbers in the
+    int32 or uint32 range, without the int64 copy; ``None`` for anything else (NaN, a fraction, a
+    larger value, no value), where the caller's own checks name the offending row."""
+    if values.size == 0:
+        return None
+    lo, hi = float(values.min()), float(values.max())  # NaN fails every comparison below
+    if lo >= 0 and hi <= np.iinfo(np.uint32).max:
+        dt: type = np.uint8 if hi <= np.iinfo(np.uint8).max else np.uint16 if hi <= np.iinfo(np.uint16).max else np.uint32
+    elif lo >= np.iinfo(np.int32).min and hi <= np.iinfo(np.int32).max:
+        dt = np.int32
+    else:
+        return None
+    out = values.astype(dt)
+    return out if np.array_equal(out, values) else None
+
+
+def nan_to_zero(values: np.ndarray) -> np.ndarray:
+    """``np.nan_to_num(values)``, in one pass (and no copy) when every value is finite."""
+    return values if np.isfinite(values).all() else np.nan_to_num(values)
+
+
 def launch_table(columns: Mapping[str, Any], *, tie_break: Sequence[str] = ("correlation",)) -> pd.DataFrame:
     """The launch table in launch order: sorted by ``start_ns`` (stable; ties by ``tie_break``
     columns when present), ``kernel_id`` = 0-based position. ``name`` becomes categorical and a
@@ -244,6 +267,26 @@ def csv_source(path: Path) -> Path | bytes:
     return Path(path) if compression_of(path) is None else read_all(path)
 
 
+#: bytes read from the start of a CSV to find its header and first data row (for the compiled
+#: scanner; profiler preambles are a few short lines)
+_CSV_HEAD_BYTES = 1 << 20
+#: at most this many threads scan one CSV
+_CSV_MAX_THREADS = 8
+
+
+def corr_column(column: str) -> str:
+    """The name of the column of correlation ids that :func:`read_csv_table` split off ``column``."""
+    return f"{column} [corr]"
+
+
+def csv_scanner() -> tuple[Any, str | None]:
+    """The compiled CSV column scanner (:mod:`simsample._csv_columns`) and ``None``, or ``None`` and
+    why it cannot be used (not built, or ``SIMSAMPLE_PURE_PYTHON`` set: checked at each call)."""
+    from simsample.native import import_optional
+
+    return import_optional("_csv_columns", unavailable="the C++ extension simsample._csv_columns is not available")
+
+
 def read_csv_table(
     data: bytes | Path,
     path: str | Path,
@@ -254,8 +297,10 @@ def read_csv_table(
     dictionary_columns: Iterable[str] = (),
     skip_row: Callable[[str], bool] | None = None,
     include_columns: Sequence[str] | None = None,
+    corr_suffix_columns: Iterable[str] = (),
 ) -> Any:
-    """Parse CSV ``data`` (bytes, or an uncompressed file; header at line ``skip_rows + 1``) with
+    """Parse CSV ``data`` (bytes, or an uncompressed file; header at line ``skip_rows + 1``) into a
+    pyarrow table: with the compiled scanner when it is built and takes the input, else with
     pyarrow's multi-threaded reader.
 
     ``dictionary_columns`` are read dictionary-encoded (kernel names repeat: one copy each).
@@ -263,7 +308,61 @@ def read_csv_table(
     chatter such as ``==PID== ...`` lines) and are a :class:`FormatError` naming the line otherwise.
     ``include_columns`` (names from the header) limits conversion to the columns the caller uses:
     every row is still split and counted, but the others are never converted.
+
+    The compiled scanner needs ``include_columns``. Its numeric columns are float64 with NaN for
+    empty cells where pyarrow infers int64, float64 or null columns (:func:`numeric_column` reads
+    every form alike); its ``corr_suffix_columns`` (string columns of nvprof's ``"name [corrId]"``
+    names) come as a dictionary of the names without the suffix plus an int64 column
+    :func:`corr_column` of the ids (-1: none), where pyarrow gives the strings as they are
+    (:func:`split_corr_names` reads both forms). Input it does not take exactly as pyarrow would
+    (a bare carriage return, a quoted value running past its line, a number in another form) goes
+    to pyarrow, which then gives its usual result or error.
     """
+    string_columns = list(string_columns)
+    dictionary_columns = list(dictionary_columns)
+    corr_suffix_columns = list(corr_suffix_columns)
+    scanner, _ = csv_scanner()
+    if scanner is not None and include_columns is not None:
+        scanned = _scan_csv(
+            scanner,
+            data,
+            skip_rows=skip_rows,
+            skip_after_header=skip_after_header,
+            include_columns=list(include_columns),
+            string_columns=string_columns,
+            dictionary_columns=dictionary_columns,
+            corr_suffix_columns=corr_suffix_columns,
+        )
+        if scanned is not None:
+            table, bad_rows = scanned
+            bad = [(None, expected, fields, text) for expected, fields, text in bad_rows if skip_row is None or not skip_row(text)]
+            if bad:
+                _raise_bad_rows(data, path, bad)
+            return table
+    return _read_csv_arrow(
+        data,
+        path,
+        skip_rows=skip_rows,
+        skip_after_header=skip_after_header,
+        string_columns=string_columns + corr_suffix_columns,
+        dictionary_columns=dictionary_columns,
+        skip_row=skip_row,
+        include_columns=include_columns,
+    )
+
+
+def _read_csv_arrow(
+    data: bytes | Path,
+    path: str | Path,
+    *,
+    skip_rows: int,
+    skip_after_header: int,
+    string_columns: Sequence[str],
+    dictionary_columns: Sequence[str],
+    skip_row: Callable[[str], bool] | None,
+    include_columns: Sequence[str] | None,
+) -> Any:
+    """:func:`read_csv_table` with pyarrow's reader."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -296,15 +395,130 @@ def read_csv_table(
             line = int(m.group(1))
         raise FormatError(path, f"not a readable CSV table ({msg})", line=line) from None
     if bad:
-        number, expected, actual, text = bad[0]
-        line = number if number is not None and number > 0 else None
-        if line is None:  # multi-threaded parsing does not number rows: find the text
-            raw = data.read_bytes() if isinstance(data, Path) else data
-            pos = raw.find(text.encode("utf-8", errors="replace"))
-            line = raw.count(b"\n", 0, pos) + 1 if pos >= 0 else None
-        more = f" (and {len(bad) - 1} more such rows)" if len(bad) > 1 else ""
-        raise FormatError(path, f"expected {expected} comma-separated fields, got {actual}: {text[:80]!r}{more}", line=line)
+        _raise_bad_rows(data, path, bad)
     return table
+
+
+def _raise_bad_rows(data: bytes | Path, path: str | Path, bad: Sequence[tuple[int | None, int, int, str]]) -> None:
+    """The :class:`FormatError` for rows with the wrong number of fields: ``(row number or None,
+    expected fields, actual fields, text)`` each, the first one named."""
+    number, expected, actual, text = bad[0]
+    line = number if number is not None and number > 0 else None
+    if line is None:  # multi-threaded parsing does not number rows: find the text
+        raw = data.read_bytes() if isinstance(data, Path) else data
+        pos = raw.find(text.encode("utf-8", errors="replace"))
+        line = raw.count(b"\n", 0, pos) + 1 if pos >= 0 else None
+    more = f" (and {len(bad) - 1} more such rows)" if len(bad) > 1 else ""
+    raise FormatError(path, f"expected {expected} comma-separated fields, got {actual}: {text[:80]!r}{more}", line=line)
+
+
+def _scan_csv(
+    scanner: Any,
+    data: bytes | Path,
+    *,
+    skip_rows: int,
+    skip_after_header: int,
+    include_columns: list[str],
+    string_columns: list[str],
+    dictionary_columns: list[str],
+    corr_suffix_columns: list[str],
+) -> tuple[Any, list[tuple[int, int, str]]] | None:
+    """:func:`read_csv_table` with the compiled scanner: the table and the rows with the wrong
+    number of fields (expected, actual, text), or ``None`` when the scanner does not take the input."""
+    import pyarrow as pa
+
+    if isinstance(data, Path):
+        with open(data, "rb") as fh:
+            head = fh.read(_CSV_HEAD_BYTES)
+    else:
+        head = bytes(memoryview(data)[:_CSV_HEAD_BYTES])
+    found = _locate_csv_body(scanner, head, skip_rows, skip_after_header)
+    if found is None:
+        return None
+    names, start = found
+    index = {n: i for i, n in enumerate(names)}
+    extra = [corr_column(c) for c in include_columns if c in corr_suffix_columns]
+    if len(index) != len(names) or any(c not in index for c in include_columns) or any(c in index for c in extra):
+        return None  # duplicate or missing names: pyarrow's rules (and errors) apply
+    kinds = [
+        "corr_name" if c in corr_suffix_columns else "dictionary" if c in dictionary_columns or c in string_columns else "number"
+        for c in include_columns
+    ]
+    specs = [(index[c], k) for c, k in zip(include_columns, kinds)]
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    threads = min(_CSV_MAX_THREADS, max(2, cpus))
+    if isinstance(data, Path):
+        result = scanner.scan_file(os.fsencode(data), start, len(names), specs, threads)
+    else:
+        result = scanner.scan_buffer(data, start, len(names), specs, threads)
+    if isinstance(result, str):  # why the scanner does not take this input
+        return None
+    arrays: list[Any] = []
+    ids: list[Any] = []
+    for c, kind, col in zip(include_columns, kinds, result["columns"]):
+        if kind == "number":
+            arrays.append(pa.array(col))
+            continue
+        dictionary = pa.DictionaryArray.from_arrays(pa.array(col[0]), pa.array(col[1], type=pa.string()))
+        if kind == "corr_name":
+            ids.append(pa.array(col[2]))
+        elif c not in dictionary_columns:  # a string column: the strings themselves
+            dictionary = dictionary.dictionary.take(dictionary.indices)
+        arrays.append(dictionary)
+    table = pa.Table.from_arrays(arrays + ids, names=include_columns + extra)
+    return table, [(len(names), fields, text) for fields, text in result["bad_rows"]]
+
+
+def _locate_csv_body(scanner: Any, head: bytes, skip_rows: int, skip_after_header: int) -> tuple[list[str], int] | None:
+    """The header's names and the byte offset of the first data row, as pyarrow finds them: after
+    ``skip_rows`` lines (empty ones count), the header, then ``skip_after_header`` rows. ``None``
+    where pyarrow's rules would need more care than the scanner takes: a byte-order mark, a bare
+    carriage return, an empty line at the header or after it, a skipped row with another number
+    of fields than the header, a header that is not UTF-8 or not in ``head``."""
+    if head.startswith(b"\xef\xbb\xbf"):
+        return None
+    pos = 0
+    for _ in range(skip_rows):
+        nl = head.find(b"\n", pos)
+        if nl < 0:
+            return None
+        pos = nl + 1
+    rows: list[list[bytes]] = []
+    for _ in range(1 + skip_after_header):
+        nl = head.find(b"\n", pos)
+        if nl < 0:
+            return None
+        line = head[pos:nl].removesuffix(b"\r")
+        fields = scanner.split_line(line) if line else None
+        if fields is None or len(fields) != len(rows[0] if rows else fields):
+            return None
+        rows.append(fields)
+        pos = nl + 1
+    if b"\r" in head[:pos].replace(b"\r\n", b""):
+        return None
+    try:
+        return [f.decode("utf-8") for f in rows[0]], pos
+    except UnicodeDecodeError:
+        return None
+
+
+def split_corr_names(table: Any, column: str, rows: np.ndarray) -> tuple[pd.Categorical, np.ndarray | None]:
+    """The names of ``column`` (read as a ``corr_suffix_columns`` column) at ``rows``, without
+    nvprof's ``" [corrId]"`` suffix, as a categorical whose categories come in order of first
+    appearance among those rows; and the ids (int64, -1 where a name had none), or ``None`` when no
+    name has one. Reads both forms :func:`read_csv_table` gives (see there)."""
+    import pyarrow as pa
+
+    ids_column = corr_column(column)
+    if ids_column not in table.column_names:  # pyarrow's strings: split them here
+        names, ids = strip_corr_suffixes(string_column(table, column).take(pa.array(rows)))
+        return categorical(names), ids
+    col = table.column(column).combine_chunks()
+    codes, first = pd.factorize(col.indices.to_numpy(zero_copy_only=False)[rows])
+    categories = np.asarray(col.dictionary.to_pylist(), dtype=object)[first]
+    cat = pd.Categorical.from_codes(codes.astype(np.int32), categories=pd.Index(categories, dtype=object))
+    ids = table.column(ids_column).to_numpy()[rows]
+    return cat, ids if (ids >= 0).any() else None
 
 
 def numeric_column(table: Any, column: str, *, path: str | Path, first_line: int, allow_null: bool = True) -> np.ndarray:

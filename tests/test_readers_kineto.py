@@ -13,6 +13,7 @@ import pytest
 from simsample.errors import FormatError, UserError
 from simsample.loading import detect_format, load_workload
 from simsample.plugins import _kineto_decode as kd
+from simsample.plugins import _kineto_native as kn
 from simsample.plugins import _kineto_scan as ks
 from simsample.plugins.kineto import read_file
 from tests.helpers import shared_path
@@ -54,10 +55,11 @@ def test_kernel_counts(parts, count):
 
 @pytest.mark.parametrize("parts,count", list(_all_files()), ids=lambda x: x[-1] if isinstance(x, tuple) else str(x))
 def test_bulk_scan_equals_json_module(parts, count):
-    """The regex scanner and json.loads read exactly the same launches from every real trace."""
+    """The compiled extractor, the typed decoder, the regex scanner and json.loads read exactly
+    the same launches from every real trace (each engine hands what it cannot take to the next)."""
     f = shared_path("profiles", *parts)
     slow = read_file(f, fast=False)
-    for engine in ("scan", "decode"):
+    for engine in ("scan", "decode", "native"):
         fast = read_file(f, engine=engine)
         assert fast["memcpy"] == slow["memcpy"]
         a, b = fast["arrays"], slow["arrays"]
@@ -69,6 +71,8 @@ def test_bulk_scan_equals_json_module(parts, count):
         assert fast["scan"]["decoded_alone"] == 0  # real files go through the bulk path
         if engine == "decode" and kd.AVAILABLE:
             assert fast["scan"]["engine"] == "decode"
+        if engine == "native":
+            assert fast["scan"]["engine"] == ("native" if kn.AVAILABLE else "decode" if kd.AVAILABLE else "scan")
 
 
 def test_values_and_metadata():
@@ -231,14 +235,20 @@ def test_scanner_layout_is_learned_from_the_file():
     assert ks.build_layout(moved) is None  # args before cat: not a bulk layout
 
 
-def test_rank_files_read_in_worker_processes(monkeypatch):
+@pytest.mark.parametrize("threads", [True, False], ids=["threads", "processes"])
+def test_rank_files_read_in_workers(monkeypatch, threads):
+    """Several rank files are read at once: in threads with the compiled extractor, else in
+    worker processes; the workload is the same as read one file after the other."""
     import simsample.plugins.kineto as kineto
 
+    if threads and not kn.AVAILABLE:
+        pytest.skip(f"compiled extractor unavailable: {kn.REASON}")
     d = shared_path("profiles", "kineto", "hta", "trace_filter")
     files = [d / "sampled_rank-0.json.gz", d / "sampled_rank-1.json.gz"]
     serial = load_workload(files)
     monkeypatch.setattr(kineto, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(kineto, "_workers", lambda paths: 2)
+    monkeypatch.setattr(kn, "AVAILABLE", threads)
     parallel = load_workload(files)
     assert parallel.fingerprint == serial.fingerprint
     assert parallel.kernels.equals(serial.kernels)
@@ -258,8 +268,9 @@ def test_typed_decoder_exact_times_and_fallbacks(tmp_path):
         ]
     )
     p = _write(tmp_path / "t.json", None, raw='{"traceEvents": [' + raw_events + '], "baseTimeNanoseconds": 7}')
-    fast, slow = read_file(p), read_file(p, fast=False)
+    fast, slow = read_file(p, engine="decode"), read_file(p, fast=False)
     assert fast["scan"]["engine"] == "decode"
+    assert read_file(p)["scan"]["engine"] == "decode"  # 1.4e1: the compiled extractor hands it over
     assert fast["memcpy"] == slow["memcpy"] == 1
     assert fast["arrays"]["start_ns"].tolist() == [4458676983543183 + 7, 1712195495505583000 + 7, 14000 + 7]
     assert fast["arrays"]["duration_ns"].tolist() == [1001, 1000, 2000]
@@ -270,7 +281,7 @@ def test_typed_decoder_exact_times_and_fallbacks(tmp_path):
     for col in slow["arrays"]:
         assert np.array_equal(np.asarray(fast["arrays"][col], dtype=object), np.asarray(slow["arrays"][col], dtype=object)), col
     odd = _write(tmp_path / "n.json", [{"ph": "X", "cat": "cpu_op", "name": 5, "ts": 1, "dur": 1}, _kernel(0, 10)])
-    assert read_file(odd)["scan"]["engine"] != "decode"
+    assert read_file(odd, engine="decode")["scan"]["engine"] != "decode"
     assert load_workload([odd]).kernels["start_ns"].tolist() == [10000]
     nogrid = _kernel(1, 11)
     del nogrid["args"]["grid"]

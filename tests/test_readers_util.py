@@ -16,7 +16,9 @@ from simsample.readers_util import (
     TIME_SCALE,
     decimal_to_ns,
     launch_table,
+    nan_to_zero,
     narrow,
+    narrow_whole,
     strip_corr_suffix,
     strip_corr_suffixes,
     to_ns,
@@ -142,3 +144,25 @@ def test_narrow_and_launch_order():
     assert df["kernel_id"].tolist() == [0, 1, 2, 3]
     assert isinstance(df["name"].dtype, pd.CategoricalDtype)
     assert df["stream"].tolist() == [0, 0, 0, 0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.integers(-(2**40), 2**40), st.floats(allow_infinity=True, allow_nan=True, width=64)), max_size=20))
+def test_narrow_whole_is_narrow_of_whole_numbers(values):
+    """The fast path of the readers' shape columns: narrow(int64) exactly, or None to let the
+    checks that name the offending row run."""
+    arr = np.array(values, dtype=np.float64)
+    got = narrow_whole(arr)
+    whole = arr.size > 0 and bool(np.isfinite(arr).all()) and bool((arr == np.floor(arr)).all())
+    small = whole and arr.min() >= -(2**31) and arr.max() <= 2**32 - 1 and not (arr.min() < 0 and arr.max() > 2**31 - 1)
+    if not small:
+        assert got is None
+        return
+    ref = narrow(arr.astype(np.int64))
+    assert got is not None and got.dtype == ref.dtype and np.array_equal(got, ref)
+
+
+def test_nan_to_zero():
+    finite = np.array([1.5, 0.0, -2.0])
+    assert nan_to_zero(finite) is finite
+    assert nan_to_zero(np.array([np.nan, 1.0, np.inf])).tolist() == np.nan_to_num(np.array([np.nan, 1.0, np.inf])).tolist()

@@ -12,10 +12,15 @@ Anything unusual (a value of an unexpected type, an event that is not an object,
 ``args``, no kernel at all) makes :func:`decode` return ``None``; the caller then uses the regex
 scanner or the json module, which name the offending event. msgspec is optional: without it
 :data:`AVAILABLE` is False and the other paths are used.
+
+The constants and helpers shared with the compiled extractor (:mod:`._kineto_native`), which
+must give exactly the same arrays, live here: the optional args columns and their defaults, the
+top-level metadata keys, and how metadata and the base time are applied.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from itertools import chain
@@ -34,8 +39,12 @@ try:
 except ImportError:  # pragma: no cover - optional dependency
     AVAILABLE = False
 
-#: stands for a missing optional args field (no trace writes this value)
-_ABSENT = -(2**63)
+#: the optional args columns, in column order, and their value where a kernel lacks the field
+ARG_DEFAULTS: dict[str, int] = {"stream": 0, "correlation": -1, "regs": 0, "shmem": 0, "device": 0}
+#: optional columns left out of a file's arrays when none of its kernels has the field
+SPARSE_COLUMNS = frozenset({"regs", "shmem"})
+#: top-level keys kept (decoded) as the file's metadata
+META_KEYS = ("deviceProperties", "distributedInfo", "baseTimeNanoseconds")
 _NUMBER = re.compile(r"(-?\d+)(?:\.(\d+))?")
 _NUMBERS = re.compile(r"-?\d+(?:\.\d+)?(?:,-?\d+(?:\.\d+)?)*")
 
@@ -44,11 +53,11 @@ if AVAILABLE:
     class _Args(Struct, rename={"regs": "registers per thread", "shmem": "shared memory"}):
         grid: tuple[int, int, int]
         block: tuple[int, int, int]
-        stream: int = _ABSENT
-        correlation: int = _ABSENT
-        device: int = _ABSENT
-        regs: int = _ABSENT
-        shmem: int = _ABSENT
+        stream: int | None = None
+        correlation: int | None = None
+        device: int | None = None
+        regs: int | None = None
+        shmem: int | None = None
 
     class _Event(Struct):
         cat: str = ""
@@ -66,7 +75,7 @@ if AVAILABLE:
 
     _TRACE = msgspec.json.Decoder(_Trace)
     _ARGS = msgspec.json.Decoder(_Args)
-    _ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, msgspec.ValidationError, ValueError, KeyError, TypeError)
+    _ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, msgspec.ValidationError, ValueError, KeyError, TypeError, OverflowError)
 
 
 def _micros_to_ns(raws: list[Any]) -> np.ndarray:
@@ -96,6 +105,20 @@ def _micros_to_ns(raws: list[Any]) -> np.ndarray:
     return ks.micros_to_ns([p[0] for p in parts], [p[1] for p in parts])
 
 
+def decode_meta(raws: dict[str, bytes | None]) -> dict[str, Any]:
+    """The metadata values given as raw JSON text (absent ones empty or None), decoded."""
+    loads = msgspec.json.decode if AVAILABLE else json.loads
+    return {key: loads(raw) for key, raw in raws.items() if raw}
+
+
+def add_base_time(start: np.ndarray, meta: dict[str, Any]) -> np.ndarray:
+    """Kernel starts with the trace's integer ``baseTimeNanoseconds`` added, when it has one."""
+    base = meta.get("baseTimeNanoseconds")
+    if isinstance(base, int) and not isinstance(base, bool):
+        return start + base
+    return start
+
+
 def decode(raw: bytes) -> tuple[dict[str, Any], dict[str, Any], int] | None:
     """``(arrays, meta, memcpy)`` of one trace, or ``None`` when this path cannot take it."""
     if not AVAILABLE:
@@ -117,15 +140,8 @@ def decode(raw: bytes) -> tuple[dict[str, Any], dict[str, Any], int] | None:
         shape = {}
         for key in ("grid", "block"):
             shape[key] = np.fromiter(chain.from_iterable(map(attrgetter(key), args)), dtype=np.int64, count=3 * n).reshape(n, 3)
-        meta: dict[str, Any] = {}
-        for key in ("deviceProperties", "distributedInfo", "baseTimeNanoseconds"):
-            val = bytes(getattr(doc, key))
-            if val:
-                meta[key] = msgspec.json.decode(val)
-        start = _micros_to_ns([e.ts for e in kernels])
-        base = meta.get("baseTimeNanoseconds")
-        if isinstance(base, int) and not isinstance(base, bool):
-            start = start + base
+        meta = decode_meta({key: bytes(getattr(doc, key)) for key in META_KEYS})
+        start = add_base_time(_micros_to_ns([e.ts for e in kernels]), meta)
         import pyarrow as pa
 
         from simsample.readers_util import categorical
@@ -141,14 +157,13 @@ def decode(raw: bytes) -> tuple[dict[str, Any], dict[str, Any], int] | None:
             "start_ns": start,
             "duration_ns": _micros_to_ns([e.dur for e in kernels]),
         }
-        for col, default in (("stream", 0), ("correlation", -1), ("regs", 0), ("shmem", 0), ("device", 0)):
-            vals = np.fromiter(map(attrgetter(col), args), dtype=np.int64, count=n)
-            absent = vals == _ABSENT
-            if col in ("regs", "shmem") and absent.all():
-                continue
-            if absent.any():
-                vals[absent] = default
-            arrays[col] = vals
+        for col, default in ARG_DEFAULTS.items():
+            vals = list(map(attrgetter(col), args))
+            if None in vals:  # absent (or null, which the json-module path also reads as absent)
+                if col in SPARSE_COLUMNS and vals.count(None) == n:
+                    continue
+                vals = [default if v is None else v for v in vals]
+            arrays[col] = np.array(vals, dtype=np.int64)
         return arrays, meta, memcpy
     except _ERRORS:
         return None

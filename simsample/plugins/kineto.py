@@ -13,10 +13,13 @@ column: a file's rank is ``distributedInfo.rank`` when present, else the number 
 are then renumbered over all files in global start order (ties by rank, then correlation id).
 ``--rank R`` keeps only rank R.
 
-Kernel events are extracted by a typed decoder (:mod:`simsample.plugins._kineto_decode`, with the
-optional ``msgspec`` package) that builds nothing for the other events' contents; a file it cannot
-take goes to the regex scanner (:mod:`simsample.plugins._kineto_scan`), and a file that defeats the
-scanner is parsed with ``json.loads``. All three give the same launches, to the nanosecond.
+Kernel events are extracted by the compiled extractor (:mod:`simsample.plugins._kineto_native`,
+one pass of C++ over the JSON text) when it is built; a file it does not take goes to a typed
+decoder (:mod:`simsample.plugins._kineto_decode`, with the optional ``msgspec`` package) that builds
+nothing for the other events' contents, then to the regex scanner
+(:mod:`simsample.plugins._kineto_scan`), and a file that defeats the scanner is parsed with
+``json.loads``, which names what is wrong with it. All of them give the same launches, to the
+nanosecond.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from simsample.errors import FormatError, UserError
 from simsample.fileio import compression_of, read_all
 from simsample.hookspecs import hookimpl
 from simsample.plugins import _kineto_decode as kd
+from simsample.plugins import _kineto_native as kn
 from simsample.plugins import _kineto_scan as ks
 from simsample.progress import task
 from simsample.readers_util import categorical, launch_table, looks_binary, narrow, source_label
@@ -43,9 +47,11 @@ from simsample.workload import Workload
 
 _DECODER = json.JSONDecoder()
 _RANK_IN_NAME = re.compile(r"rank[-_]?(\d+)", re.IGNORECASE)
-#: below this much input, worker processes cost more than they save
+#: below this much input, reading the rank files at the same time costs more than it saves
 PARALLEL_MIN_BYTES = 64 << 20
 _MEMCPY_CATS = ks.MEMCPY_CATS
+#: the whole-file extractors, fastest first; each hands a file it does not take to the next
+_EXTRACTORS = {"native": kn.extract, "decode": kd.decode}
 
 
 class KinetoReader(Reader):
@@ -90,8 +96,8 @@ class KinetoReader(Reader):
 
 
 def _read_one(path: Path) -> dict[str, Any]:
-    """:func:`read_file` for a worker process: a user error travels back as text (exceptions with
-    keyword-only arguments do not survive pickling)."""
+    """:func:`read_file` for a worker: a user error travels back as text (exceptions with
+    keyword-only arguments do not survive pickling), raised in file order by :func:`_read_all`."""
     try:
         return read_file(path)
     except UserError as exc:
@@ -99,11 +105,9 @@ def _read_one(path: Path) -> dict[str, Any]:
 
 
 def _workers(paths: Sequence[Path]) -> int:
-    """Worker processes for several rank files: one per core, as many as memory allows (a file
-    needs about four times its decompressed size while it is scanned)."""
-    from simsample.plugins._sqlite_columns import can_spawn
-
-    if len(paths) < 2 or sum(p.stat().st_size for p in paths) < PARALLEL_MIN_BYTES or not can_spawn():
+    """Workers for several rank files: one per core, as many as memory allows (a file needs about
+    four times its decompressed size while the Python paths scan it)."""
+    if len(paths) < 2 or sum(p.stat().st_size for p in paths) < PARALLEL_MIN_BYTES:
         return 1
     try:
         avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
@@ -114,11 +118,20 @@ def _workers(paths: Sequence[Path]) -> int:
 
 
 def _read_all(paths: Sequence[Path], orders: Sequence[int]) -> Iterator[tuple[int, Path, dict[str, Any]]]:
-    """Each file's :func:`read_file` result, in worker processes when there are several large
-    files (one per rank) and cores to spare; in order."""
+    """Each file's :func:`read_file` result, in order. Several large files (one per rank) are read
+    at the same time when there are cores to spare: in threads when the compiled extractor reads
+    them (it releases the GIL while it scans, and its columns need no pickling), else in worker
+    processes."""
+    from simsample.plugins._sqlite_columns import can_spawn
+
     workers = _workers(paths)
     results: list[dict[str, Any]] | None = None
-    if workers > 1:
+    if workers > 1 and kn.AVAILABLE:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            results = list(pool.map(_read_one, paths))
+    elif workers > 1 and can_spawn():
         try:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
@@ -168,23 +181,32 @@ def _top_level(text: str, key: str) -> Any:
 def read_file(path: Path, *, fast: bool = True, engine: str | None = None) -> dict[str, Any]:
     """Kernel columns and metadata of one trace file.
 
-    ``engine``: ``"decode"`` (typed msgspec decoding, the default when msgspec is installed),
-    ``"scan"`` (the regex scanner) or ``"json"`` (the json module, the reference path; also what
-    ``fast=False`` selects). The faster paths hand a file they cannot take to the next one.
+    ``engine``: ``"native"`` (the compiled extractor, the default when it is built), ``"decode"``
+    (typed msgspec decoding, the default otherwise when msgspec is installed), ``"scan"`` (the
+    regex scanner) or ``"json"`` (the json module, the reference path; also what ``fast=False``
+    selects). The faster paths hand a file they cannot take to the next one; ``scan["engine"]``
+    says which path read it.
     """
     if engine is None:
-        engine = ("decode" if kd.AVAILABLE else "scan") if fast else "json"
-    if engine not in ("decode", "scan", "json"):
+        engine = ("native" if kn.AVAILABLE else "decode" if kd.AVAILABLE else "scan") if fast else "json"
+    if engine not in ("native", "decode", "scan", "json"):
         raise ValueError(f"unknown engine {engine!r}")
     fast = engine != "json"
+    order = list(_EXTRACTORS)
+    chain = order[order.index(engine) :] if engine in _EXTRACTORS else []
+    if chain[:1] == ["native"] and kn.AVAILABLE and path.is_file() and compression_of(path) is None:
+        chain.pop(0)  # a plain file is scanned in place, without reading it into a copy first
+        got = kn.extract_mapped(path)
+        if got is not None:
+            return _whole_file_part(path, got, "native")
     raw = read_all(path)
     if not raw[:65536].strip() and not raw.strip():
         raise UserError(f"{path}: file is empty")
-    if engine == "decode" and raw[-4096:].rstrip().endswith((b"}", b"]")):
-        got = kd.decode(raw)
-        if got is not None:
-            arrays, meta, memcpy = got
-            return {"path": path, "arrays": arrays, "meta": meta, "memcpy": memcpy, "scan": {"engine": "decode", "layouts": 0, "decoded_alone": 0}}
+    if chain and raw[-4096:].rstrip().endswith((b"}", b"]")):
+        for name in chain:
+            got = _EXTRACTORS[name](raw)
+            if got is not None:
+                return _whole_file_part(path, got, name)
     text = raw.decode("utf-8", errors="replace")
     del raw
     if not text[-4096:].rstrip().endswith(("}", "]")):
@@ -238,11 +260,14 @@ def read_file(path: Path, *, fast: bool = True, engine: str | None = None) -> di
     return {"path": path, "arrays": arrays, "meta": meta, "memcpy": memcpy, "scan": scan}
 
 
+def _whole_file_part(path: Path, got: tuple[dict[str, Any], dict[str, Any], int], engine: str) -> dict[str, Any]:
+    """:func:`read_file`'s result from a whole-file extractor's ``(arrays, meta, memcpy)``."""
+    arrays, meta, memcpy = got
+    return {"path": path, "arrays": arrays, "meta": meta, "memcpy": memcpy, "scan": {"engine": engine, "layouts": 0, "decoded_alone": 0}}
+
+
 def _arrays(cols: ks.KernelColumns, meta: dict[str, Any]) -> dict[str, Any]:
-    start = ks.micros_to_ns(cols.ts_int, cols.ts_frac)
-    base = meta.get("baseTimeNanoseconds")
-    if isinstance(base, int) and not isinstance(base, bool):
-        start = start + base
+    start = kd.add_base_time(ks.micros_to_ns(cols.ts_int, cols.ts_frac), meta)
     grid = ks.triples(cols.grid)
     block = ks.triples(cols.block)
     out: dict[str, Any] = {
@@ -256,9 +281,9 @@ def _arrays(cols: ks.KernelColumns, meta: dict[str, Any]) -> dict[str, Any]:
         "start_ns": start,
         "duration_ns": ks.micros_to_ns(cols.dur_int, cols.dur_frac),
     }
-    for col, default in (("stream", 0), ("correlation", -1), ("regs", 0), ("shmem", 0), ("device", 0)):
+    for col, default in kd.ARG_DEFAULTS.items():
         vals = cols.args[col]
-        if col in ("regs", "shmem") and all(v is None for v in vals):
+        if col in kd.SPARSE_COLUMNS and all(v is None for v in vals):
             continue
         out[col] = ks.arg_column(vals, default)
     return out

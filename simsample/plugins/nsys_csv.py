@@ -37,7 +37,9 @@ from simsample.readers_util import (
     csv_source,
     detect_text,
     launch_table,
+    nan_to_zero,
     narrow,
+    narrow_whole,
     numeric_column,
     parse_triples,
     read_csv_table,
@@ -141,6 +143,10 @@ def _gpu_trace(path: Path, table: Any, by_key: dict[str, str], name_col: str, fi
         return vals
 
     def shape(key: str, *, required: bool = True) -> np.ndarray | None:
+        if key in by_key:  # the usual case first: whole numbers, no gap
+            fast = narrow_whole(numeric_column(table, by_key[key], path=path, first_line=first)[rows])
+            if fast is not None:
+                return fast
         vals = col(key, required=required)
         return None if vals is None else narrow(whole(vals, path=path, column=by_key[key], first_line=first))
 
@@ -165,12 +171,13 @@ def _gpu_trace(path: Path, table: Any, by_key: dict[str, str], name_col: str, fi
             unit = (_key(by_key[k])[1] or "B").lower()
             if unit not in _DECIMAL_BYTES:
                 raise FormatError(path, f"column {by_key[k]!r}: unknown size unit {unit!r}", line=first - 1)
-            total += np.nan_to_num(numeric_column(table, by_key[k], path=path, first_line=first)[rows]) * _DECIMAL_BYTES[unit]
+            total += nan_to_zero(numeric_column(table, by_key[k], path=path, first_line=first)[rows]) * _DECIMAL_BYTES[unit]
         columns["shmem"] = narrow(np.rint(total).astype(np.int64))
     for key in ("corrid",):
         if key in by_key:
             vals = numeric_column(table, by_key[key], path=path, first_line=first)[rows]
-            columns["correlation"] = narrow(np.nan_to_num(vals, nan=-1).astype(np.int64))
+            fast = narrow_whole(vals)
+            columns["correlation"] = fast if fast is not None else narrow(np.nan_to_num(vals, nan=-1).astype(np.int64))
     meta: dict[str, Any] = {"profiler": "nsys", "report": "cuda_gpu_trace"}
     if "device" in by_key:
         add_devices(table.column(by_key["device"]).take(rows), columns, meta)

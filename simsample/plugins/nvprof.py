@@ -35,11 +35,12 @@ from simsample.readers_util import (
     csv_source,
     detect_text,
     launch_table,
+    nan_to_zero,
     narrow,
+    narrow_whole,
     numeric_column,
     read_csv_table,
-    string_column,
-    strip_corr_suffixes,
+    split_corr_names,
     to_ns,
     whole,
 )
@@ -154,8 +155,9 @@ def _read(path: Path) -> Workload:
         path,
         skip_rows=h,
         skip_after_header=1,
-        string_columns=[c for c in ("Name", "Context") if c in header],
+        string_columns=[c for c in ("Context",) if c in header],
         dictionary_columns=[c for c in ("Device",) if c in header],
+        corr_suffix_columns=["Name"],
         skip_row=lambda text: text.lstrip().startswith("=="),
         include_columns=[c for c in header if c in _USED] if len(set(header)) == len(header) else None,
     )
@@ -171,6 +173,9 @@ def _read(path: Path) -> Workload:
 
     def shape(col: str) -> np.ndarray:
         vals = kcol(col)
+        fast = narrow_whole(vals)  # the usual case first: whole numbers, no gap
+        if fast is not None:
+            return fast
         if np.isnan(vals).any():
             i = int(rows[np.flatnonzero(np.isnan(vals))[0]])
             raise FormatError(path, f"kernel row has no {col!r}", line=first_data + i)
@@ -182,8 +187,7 @@ def _read(path: Path) -> Workload:
         if np.isnan(vals).any():
             i = int(rows[np.flatnonzero(np.isnan(vals))[0]])
             raise FormatError(path, f"kernel row has no {col!r}", line=first_data + i)
-    names = string_column(table, "Name").take(rows)
-    names, corr_from_name = strip_corr_suffixes(names)
+    names, corr_from_name = split_corr_names(table, "Name", rows)
     columns: dict[str, Any] = {
         "name": names,
         "grid_x": shape("Grid X"),
@@ -202,12 +206,13 @@ def _read(path: Path) -> Workload:
         shmem = np.zeros(rows.size)
         for col in ("Static SMem", "Dynamic SMem"):
             if col in header:
-                vals = np.nan_to_num(kcol(col))
+                vals = nan_to_zero(kcol(col))
                 shmem += vals * BINARY_BYTE_SCALE[unit_of.get(col, "B")]
         columns["shmem"] = narrow(np.rint(shmem).astype(np.int64))
     if "Correlation_ID" in header:
         corr = kcol("Correlation_ID")
-        columns["correlation"] = narrow(np.nan_to_num(corr, nan=-1).astype(np.int64))
+        fast = narrow_whole(corr)
+        columns["correlation"] = fast if fast is not None else narrow(np.nan_to_num(corr, nan=-1).astype(np.int64))
     elif corr_from_name is not None:
         columns["correlation"] = narrow(corr_from_name)
     meta: dict[str, Any] = {"profiler": "nvprof", "units": dict(unit_of)}
