@@ -46,6 +46,12 @@ def test_bad_inputs(tmp_path, capsys, command):
     assert run([*cmd, str(cut)]) == 1
     _one_line_error(capsys, str(cut), "truncated or corrupt")
 
+    # a damaged deflate stream (not a cut one) fails inside the inflater, not in gzip's checks
+    damaged = tmp_path / "damaged.json.gz"
+    damaged.write_bytes(whole[:10] + bytes(50) + whole[60:])
+    assert run([*cmd, str(damaged)]) == 1
+    _one_line_error(capsys, str(damaged), "cannot decompress")
+
     db = tmp_path / "nokernels.sqlite"
     con = sqlite3.connect(db)
     con.execute("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT)")
