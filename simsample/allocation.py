@@ -29,6 +29,7 @@ Rounding up each m_i keeps the constraint satisfied (V only decreases as m grows
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -150,15 +151,7 @@ def _solve(mu: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray, budget
 
     # g decreases in t and is K + A/t between consecutive breakpoints l/r, h/r
     bps = np.unique(np.concatenate([l / r, h / r]))
-    # g(bps[0]) = Σ b/l > target > Σ b/h = g(bps[-1]): find the last breakpoint with g ≥ target
-    i, j = 0, bps.size - 1
-    while j - i > 1:
-        mid = (i + j) // 2
-        if g(bps[mid]) >= target:
-            i = mid
-        else:
-            j = mid
-    t0 = bps[i]
+    t0 = _last_breakpoint(g, bps, target)
     # inside (t0, next breakpoint): free clusters are those with l < t·r < h just above t0
     probe = t0 * r * (1 + 1e-12)
     free = (probe > l) & (probe < h)
@@ -172,6 +165,19 @@ def _solve(mu: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray, budget
         t = a_free / (target - k_fixed)
     m[act] = np.clip(t * r, l, h)
     return m
+
+
+def _last_breakpoint(g: Callable[[float], float], bps: Sequence[float], target: float) -> float:
+    """The last of the sorted breakpoints ``bps`` where the decreasing ``g`` is still ≥ ``target``,
+    by bisection (g(bps[0]) = Σ b/l > target > Σ b/h = g(bps[-1]))."""
+    i, j = 0, len(bps) - 1
+    while j - i > 1:
+        mid = (i + j) // 2
+        if g(bps[mid]) >= target:
+            i = mid
+        else:
+            j = mid
+    return float(bps[i])
 
 
 _SMALL = 4
@@ -211,15 +217,7 @@ def _allocate_small(means, stds, sizes, *, eps: float, z: float, replace: bool, 
             def g(t: float) -> float:
                 return sum(b[i] / min(max(t * r[i], lo[i]), hi[i]) for i in act)
 
-            bps = sorted({lo[i] / r[i] for i in act} | {hi[i] / r[i] for i in act})
-            a, c = 0, len(bps) - 1
-            while c - a > 1:
-                mid = (a + c) // 2
-                if g(bps[mid]) >= target:
-                    a = mid
-                else:
-                    c = mid
-            t0 = bps[a]
+            t0 = _last_breakpoint(g, sorted({lo[i] / r[i] for i in act} | {hi[i] / r[i] for i in act}), target)
             k_fixed = a_free = 0.0
             for i in act:
                 probe = t0 * r[i] * (1 + 1e-12)
