@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "../common/contiguous_bytes.hpp"
 #include "csv_columns.hpp"
 
 namespace py = pybind11;
@@ -197,10 +198,8 @@ PYBIND11_MODULE(_csv_columns, mod) {
          std::uint64_t piece_bytes) -> py::object {
         const auto specs = parse_specs(columns);
         const py::buffer_info info = data.request();
-        if (info.ndim > 1 || (info.ndim == 1 && info.strides[0] != info.itemsize))
-          throw py::type_error("scan_buffer() needs a contiguous bytes-like object");
-        const cc::MemorySource source(static_cast<const char*>(info.ptr),
-                                      static_cast<std::size_t>(info.size * info.itemsize));
+        const std::string_view bytes = simsample::pybuffer::contiguous_bytes(info, "scan_buffer()");
+        const cc::MemorySource source(bytes.data(), bytes.size());
         cc::Scan s;
         {
           py::gil_scoped_release nogil;

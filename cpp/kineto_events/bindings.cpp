@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "../common/contiguous_bytes.hpp"
 #include "kineto_events.hpp"
 
 namespace py = pybind11;
@@ -24,13 +25,6 @@ using simsample::kineto_events::OptionalField;
 using simsample::kineto_events::Request;
 
 namespace {
-
-// A contiguous byte buffer (bytes, bytearray, memoryview of either) as a view.
-std::string_view bytes_of(const py::buffer_info& info) {
-  if (info.ndim > 1 || (info.ndim == 1 && info.strides[0] != info.itemsize))
-    throw py::type_error("extract() needs a contiguous bytes-like object");
-  return {static_cast<const char*>(info.ptr), static_cast<std::size_t>(info.size * info.itemsize)};
-}
 
 // A numpy array owning the vector's memory (no copy of the column).
 template <class T>
@@ -85,7 +79,7 @@ PYBIND11_MODULE(_kineto_events, mod) {
         for (const auto& f : fields) request.fields.push_back(OptionalField{f.first, f.second});
         request.meta_keys = meta_keys;
         const py::buffer_info info = data.request();
-        const std::string_view text = bytes_of(info);
+        const std::string_view text = simsample::pybuffer::contiguous_bytes(info, "extract()");
         std::optional<Kernels> got;
         {
           py::gil_scoped_release nogil;

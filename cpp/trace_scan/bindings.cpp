@@ -10,9 +10,10 @@
 
 #include <cstdint>
 #include <string>
-#include <utility>
+#include <string_view>
 #include <vector>
 
+#include "../common/contiguous_bytes.hpp"
 #include "trace_scanner.hpp"
 
 namespace py = pybind11;
@@ -49,14 +50,6 @@ Config make_config(unsigned skip_tokens, int binary_version, std::uint64_t block
   }
   for (const auto& name : control_flow) c.control_flow.push_back(name.cast<std::string>());
   return c;
-}
-
-// A contiguous byte buffer (bytes, bytearray, memoryview of either) as pointer and size.
-std::pair<const char*, std::size_t> bytes_of(const py::buffer& data) {
-  const py::buffer_info info = data.request();
-  if (info.ndim > 1 || (info.ndim == 1 && info.strides[0] != info.itemsize))
-    throw py::type_error("feed() needs a contiguous bytes-like object");
-  return {static_cast<const char*>(info.ptr), static_cast<std::size_t>(info.size * info.itemsize)};
 }
 
 py::array_t<std::int64_t> to_array(const std::vector<std::int64_t>& v) {
@@ -106,10 +99,11 @@ PYBIND11_MODULE(_trace_scan, mod) {
       .def(
           "feed",
           [](Scanner& s, const py::buffer& data) {
-            const auto bytes = bytes_of(data);
+            const py::buffer_info info = data.request();
+            const std::string_view bytes = simsample::pybuffer::contiguous_bytes(info, "feed()");
             try {
               py::gil_scoped_release nogil;
-              s.feed(bytes.first, bytes.second);
+              s.feed(bytes.data(), bytes.size());
             } catch (const ScanError& e) {
               raise_scan_error(e);
             }
