@@ -445,8 +445,9 @@ def _scan_csv(
         for c in include_columns
     ]
     specs = [(index[c], k) for c, k in zip(include_columns, kinds)]
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    threads = min(_CSV_MAX_THREADS, max(2, cpus))
+    from simsample.native import usable_cpus
+
+    threads = min(_CSV_MAX_THREADS, max(2, usable_cpus()))
     if isinstance(data, Path):
         result = scanner.scan_file(os.fsencode(data), start, len(names), specs, threads)
     else:

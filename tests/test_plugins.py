@@ -186,3 +186,10 @@ def test_implementations_name_every_compiled_part(monkeypatch):
     assert all(v == "native (C++ extension)" or v.startswith("pure Python (not built: ") for v in got.values())
     monkeypatch.setenv("SIMSAMPLE_PURE_PYTHON", "1")
     assert set(implementations().values()) == {"pure Python (SIMSAMPLE_PURE_PYTHON is set)"}
+
+
+def test_usable_cpus_follow_the_affinity_mask():
+    from simsample.native import usable_cpus
+
+    want = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert usable_cpus() == want and 1 <= usable_cpus() <= (os.cpu_count() or 1)

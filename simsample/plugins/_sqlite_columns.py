@@ -14,7 +14,8 @@ formatting and parsing text). Fastest, the compiled module ``simsample._sqlite_s
 from SQLite's C API into a numpy array, in rowid ranges on several threads for large tables;
 the other paths remain for installs without it.
 
-This module imports only numpy and sqlite3 at the top, so that worker processes start quickly.
+This module imports only numpy, sqlite3 and :mod:`simsample.native` at the top, so that worker
+processes start quickly.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from collections.abc import Sequence
 from types import ModuleType
 
 import numpy as np
+
+from simsample.native import import_optional, usable_cpus
 
 #: below this many rows, worker processes cost more than they save
 PARALLEL_MIN_ROWS = 1_000_000
@@ -100,8 +103,6 @@ def fetch_arrow(uri: str, table: str, exprs: Sequence[str], n: int) -> list[np.n
 
 def native_reader() -> tuple[ModuleType | None, str | None]:
     """The compiled reader :mod:`simsample._sqlite_scan`, or ``None`` and why it cannot be used."""
-    from simsample.native import import_optional
-
     return import_optional("_sqlite_scan", unavailable="the C++ extension simsample._sqlite_scan is not available")
 
 
@@ -111,7 +112,7 @@ def fetch_native(uri: str, table: str, exprs: Sequence[str], n: int) -> list[np.
     native, _ = native_reader()
     if native is None:
         return None
-    threads = max(1, min(os.cpu_count() or 1, 8, n // NATIVE_ROWS_PER_THREAD))
+    threads = max(1, min(usable_cpus(), 8, n // NATIVE_ROWS_PER_THREAD))
     try:
         return native.read_int_columns(uri, table, list(exprs), n, threads)
     except RuntimeError:  # SqliteError: the other paths report what is wrong with the file
@@ -127,7 +128,7 @@ def fetch_many(uri: str, table: str, exprs: Sequence[str], n: int) -> list[np.nd
         got = fetch_arrow(uri, table, exprs, n)
     if got is not None:
         return got
-    workers = min(len(exprs), os.cpu_count() or 1, 8)
+    workers = min(len(exprs), usable_cpus(), 8)
     if n >= PARALLEL_MIN_ROWS and workers > 1 and can_spawn():
         try:
             import multiprocessing

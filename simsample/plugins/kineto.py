@@ -38,6 +38,7 @@ from simsample.api import Reader
 from simsample.errors import FormatError, UserError
 from simsample.fileio import compression_of, read_all
 from simsample.hookspecs import hookimpl
+from simsample.native import usable_cpus
 from simsample.plugins import _kineto_decode as kd
 from simsample.plugins import _kineto_native as kn
 from simsample.plugins import _kineto_scan as ks
@@ -114,7 +115,7 @@ def _workers(paths: Sequence[Path]) -> int:
     except (ValueError, OSError, AttributeError):
         return 1
     biggest = max(p.stat().st_size * (20 if compression_of(p) else 1) for p in paths)
-    return max(1, min(len(paths), os.cpu_count() or 1, 8, int(avail // max(4 * biggest, 1))))
+    return max(1, min(len(paths), usable_cpus(), 8, int(avail // max(4 * biggest, 1))))
 
 
 def _read_all(paths: Sequence[Path], orders: Sequence[int]) -> Iterator[tuple[int, Path, dict[str, Any]]]:
