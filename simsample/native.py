@@ -45,15 +45,6 @@ def import_optional(name: str, *, unavailable: str) -> tuple[ModuleType | None, 
         return None, f"{unavailable}: {exc}"
 
 
-def usable_cpus() -> int:
-    """The cores this process may run on (its affinity mask where the system has one, which a
-    container or ``taskset`` narrows below ``os.cpu_count()``): how many threads or workers the
-    readers start."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return os.cpu_count() or 1
-
-
 def implementations() -> dict[str, str]:
     """Each compiled part, by what it does: ``native (C++ extension)`` or ``pure Python (why)``."""
     out: dict[str, str] = {}
@@ -63,4 +54,4 @@ def implementations() -> dict[str, str]:
     return out
 
 
-__all__ = ["COMPILED_MODULES", "PURE_PYTHON_VARIABLE", "implementations", "import_optional", "pure_python_requested", "usable_cpus"]
+__all__ = ["COMPILED_MODULES", "PURE_PYTHON_VARIABLE", "implementations", "import_optional", "pure_python_requested"]

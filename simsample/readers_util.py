@@ -445,7 +445,7 @@ def _scan_csv(
         for c in include_columns
     ]
     specs = [(index[c], k) for c, k in zip(include_columns, kinds)]
-    from simsample.native import usable_cpus
+    from simsample.workers import usable_cpus
 
     threads = min(_CSV_MAX_THREADS, max(2, usable_cpus()))
     if isinstance(data, Path):

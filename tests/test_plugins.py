@@ -189,7 +189,7 @@ def test_implementations_name_every_compiled_part(monkeypatch):
 
 
 def test_usable_cpus_follow_the_affinity_mask():
-    from simsample.native import usable_cpus
+    from simsample.workers import usable_cpus
 
     want = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     assert usable_cpus() == want and 1 <= usable_cpus() <= (os.cpu_count() or 1)

@@ -14,13 +14,12 @@ formatting and parsing text). Fastest, the compiled module ``simsample._sqlite_s
 from SQLite's C API into a numpy array, in rowid ranges on several threads for large tables;
 the other paths remain for installs without it.
 
-This module imports only numpy, sqlite3 and :mod:`simsample.native` at the top, so that worker
-processes start quickly.
+This module imports only numpy, sqlite3, :mod:`simsample.native` and :mod:`simsample.workers` at
+the top, so that worker processes start quickly.
 """
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import warnings
 from collections.abc import Sequence
@@ -28,7 +27,8 @@ from types import ModuleType
 
 import numpy as np
 
-from simsample.native import import_optional, usable_cpus
+from simsample.native import import_optional
+from simsample.workers import can_spawn, usable_cpus
 
 #: below this many rows, worker processes cost more than they save
 PARALLEL_MIN_ROWS = 1_000_000
@@ -59,16 +59,6 @@ def fetch_text_ints(uri: str, table: str, expr: str, n: int) -> np.ndarray | Non
         except ValueError:
             return None
     return arr if arr.size == n else None
-
-
-def can_spawn() -> bool:
-    """Whether worker processes can be started: a spawned child re-imports the main script, which
-    fails for programs read from standard input (``python - < script``)."""
-    import sys
-
-    main = sys.modules.get("__main__")
-    path = getattr(main, "__file__", None)
-    return path is None or os.path.exists(path)
 
 
 def fetch_arrow(uri: str, table: str, exprs: Sequence[str], n: int) -> list[np.ndarray | None] | None:

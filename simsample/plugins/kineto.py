@@ -38,12 +38,12 @@ from simsample.api import Reader
 from simsample.errors import FormatError, UserError
 from simsample.fileio import compression_of, read_all
 from simsample.hookspecs import hookimpl
-from simsample.native import usable_cpus
 from simsample.plugins import _kineto_decode as kd
 from simsample.plugins import _kineto_native as kn
 from simsample.plugins import _kineto_scan as ks
 from simsample.progress import task
 from simsample.readers_util import categorical, launch_table, looks_binary, narrow, source_label
+from simsample.workers import can_spawn, usable_cpus
 from simsample.workload import Workload
 
 _DECODER = json.JSONDecoder()
@@ -123,8 +123,6 @@ def _read_all(paths: Sequence[Path], orders: Sequence[int]) -> Iterator[tuple[in
     at the same time when there are cores to spare: in threads when the compiled extractor reads
     them (it releases the GIL while it scans, and its columns need no pickling), else in worker
     processes."""
-    from simsample.plugins._sqlite_columns import can_spawn
-
     workers = _workers(paths)
     results: list[dict[str, Any]] | None = None
     if workers > 1 and kn.AVAILABLE:
