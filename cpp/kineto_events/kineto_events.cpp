@@ -423,13 +423,7 @@ class Parser {
           out_.meta[i] = std::string_view(begin, static_cast<std::size_t>(p_ - begin));
         }
       }
-      ws();
-      if (peek() == ',') {
-        ++p_;
-        ws();
-        continue;
-      }
-      expect('}');
+      if (another('}')) continue;
       break;
     }
     ws();
@@ -496,6 +490,19 @@ class Parser {
   KINETO_HOT void expect(char c) {
     if (p_ >= end_ || *p_ != c) reject();
     ++p_;
+  }
+
+  // After a member of an object or an element of an array: true past a ',' (another one
+  // follows), false past the closing `close`; anything else rejects the text.
+  KINETO_HOT bool another(char close) {
+    ws();
+    if (peek() == ',') {
+      ++p_;
+      ws();
+      return true;
+    }
+    expect(close);
+    return false;
   }
 
   // A string at p_ (which must be a quote): validated (escapes, no control characters) and
@@ -602,13 +609,7 @@ class Parser {
           expect(':');
           ws();
           skip_value(depth + 1);
-          ws();
-          if (peek() == ',') {
-            ++p_;
-            ws();
-            continue;
-          }
-          expect('}');
+          if (another('}')) continue;
           return;
         }
       case '[':
@@ -621,13 +622,7 @@ class Parser {
         }
         for (;;) {
           skip_value(depth + 1);
-          ws();
-          if (peek() == ',') {
-            ++p_;
-            ws();
-            continue;
-          }
-          expect(']');
+          if (another(']')) continue;
           return;
         }
       case 't':
@@ -655,13 +650,7 @@ class Parser {
     for (;;) {
       if (peek() != '{') reject();
       event();
-      ws();
-      if (peek() == ',') {
-        ++p_;
-        ws();
-        continue;
-      }
-      expect(']');
+      if (another(']')) continue;
       return;
     }
   }
@@ -746,13 +735,7 @@ class Parser {
       } else {
         skip_value(2);
       }
-      ws();
-      if (peek() == ',') {
-        ++p_;
-        ws();
-        continue;
-      }
-      expect('}');
+      if (another('}')) continue;
       break;
     }
     if (cat == Category::kMemcpy) {
@@ -790,13 +773,7 @@ class Parser {
         ok = false;
       }
       ++count;
-      ws();
-      if (peek() == ',') {
-        ++p_;
-        ws();
-        continue;
-      }
-      expect(']');
+      if (another(']')) continue;
       return ok && count == 3;
     }
   }
@@ -842,13 +819,7 @@ class Parser {
           }
         }
       }
-      ws();
-      if (peek() == ',') {
-        ++p_;
-        ws();
-        continue;
-      }
-      expect('}');
+      if (another('}')) continue;
       return;
     }
   }
