@@ -33,8 +33,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+import lazy_loader as lazy
 import numpy as np
-from scipy import stats
+
+stats = lazy.load("scipy.stats", suppress_warning=True)
 
 
 @lru_cache(maxsize=64)

@@ -23,12 +23,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
+import lazy_loader as lazy
 import numpy as np
-import pandas as pd
-from scipy import stats
 
 from simsample.errors import UserError
 from simsample.plan import Plan
+
+pd = lazy.load("pandas")
+stats = lazy.load("scipy.stats", suppress_warning=True)
 
 
 @dataclass

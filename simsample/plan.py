@@ -21,12 +21,14 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import lazy_loader as lazy
 import numpy as np
-import pandas as pd
 
 from simsample import __version__
 from simsample.errors import FormatError, PlanMismatchError, UserError
 from simsample.fileio import atomic_write_text, check_input_file
+
+pd = lazy.load("pandas")
 
 if TYPE_CHECKING:
     from simsample.api import Sampler

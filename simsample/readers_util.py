@@ -22,10 +22,12 @@ from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+import lazy_loader as lazy
 import numpy as np
-import pandas as pd
 
 from simsample.errors import FormatError
+
+pd = lazy.load("pandas")
 
 #: nanoseconds per unit, for the unit spellings of nvprof, nsys, ncu and Kineto
 TIME_SCALE: dict[str, int] = {

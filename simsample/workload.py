@@ -22,11 +22,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import lazy_loader as lazy
 import numpy as np
-import pandas as pd
 
 from simsample.errors import FormatError, UserError
 from simsample.names import base_name
+
+pd = lazy.load("pandas")
 
 REQUIRED_COLUMNS: tuple[str, ...] = (
     "kernel_id",
