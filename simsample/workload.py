@@ -59,7 +59,6 @@ def _narrow_unsigned(values: pd.Series, column: str) -> pd.Series:
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)) or np.any(arr != np.floor(arr)):
             raise UserError(f"column {column!r} must hold whole numbers")
-    arr = arr.astype(np.int64)
     if arr.size == 0:
         return pd.Series(arr.astype(np.uint16), index=values.index, name=column)
     lo, hi = int(arr.min()), int(arr.max())
@@ -69,16 +68,16 @@ def _narrow_unsigned(values: pd.Series, column: str) -> pd.Series:
         dt = np.uint32
     else:
         dt = np.int64
-    return pd.Series(arr.astype(dt), index=values.index, name=column)
+    return pd.Series(arr.astype(dt, copy=False), index=values.index, name=column, copy=False)
 
 
 def _ids(values: pd.Series) -> pd.Series:
     if values.isna().any():
         raise UserError("column 'kernel_id' has missing values")
-    arr = values.to_numpy().astype(np.int64)
+    arr = values.to_numpy().astype(np.int64, copy=False)
     if arr.size and arr.min() >= np.iinfo(np.int32).min and arr.max() <= np.iinfo(np.int32).max:
-        arr = arr.astype(np.int32)
-    return pd.Series(arr, index=values.index, name="kernel_id")
+        arr = arr.astype(np.int32, copy=False)
+    return pd.Series(arr, index=values.index, name="kernel_id", copy=False)
 
 
 @dataclass
@@ -404,7 +403,9 @@ def normalise(df: pd.DataFrame, *, source: str = "") -> pd.DataFrame:
     for col in src.columns:
         if col not in cols:
             cols[col] = src[col]
-    out = pd.concat([c.reset_index(drop=True).rename(k) for k, c in cols.items()], axis=1)
+    # No copies of the columns (pandas copies arrays it is given unless told not to): at 5*10^7
+    # launches every extra copy of the table is gigabytes.
+    out = pd.DataFrame({k: c.reset_index(drop=True) for k, c in cols.items()}, copy=False)
     ids = out["kernel_id"]
     if not ids.is_unique:
         dup = ids[ids.duplicated()].iloc[0]
@@ -421,11 +422,11 @@ def _time_column(values: pd.Series, column: str, where: str, *, allow_negative: 
     arr = values.to_numpy()
     if arr.dtype.kind == "f":
         arr = np.rint(arr)
-    arr = arr.astype(np.int64)
+    arr = arr.astype(np.int64, copy=False)
     if not allow_negative and arr.size and arr.min() < 0:
         first = int(np.flatnonzero(arr < 0)[0])
         raise UserError(f"{where}: negative {column} at row {first} ({int(arr[first])})")
-    return pd.Series(arr, name=column)
+    return pd.Series(arr, name=column, copy=False)
 
 
 def from_records(
