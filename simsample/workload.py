@@ -366,7 +366,14 @@ def _fingerprint(k: pd.DataFrame, *, with_ids: bool, name_map: Any) -> str:
     remap = np.array([rank[c] for c in cats], dtype=np.int64)
     codes = names.cat.codes.to_numpy()
     h.update("\n".join(uniq).encode())
-    _hash_array(h, remap[codes] if len(codes) else codes)
+    if len(codes) and codes.min() >= 0:
+        # The canonical form of remap[codes], gathered from a remap already in that form: the
+        # same bytes without an int64 array of every launch. The form depends on the values
+        # present, so on the categories in use.
+        used = remap[np.bincount(codes, minlength=len(remap)) > 0]
+        _hash_array(h, remap.astype(_canonical(used).dtype)[codes])
+    else:
+        _hash_array(h, remap[codes] if len(codes) else codes)
     for col in SHAPE_COLUMNS:
         _hash_array(h, k[col].to_numpy())
     return h.hexdigest()
@@ -406,10 +413,15 @@ def normalise(df: pd.DataFrame, *, source: str = "") -> pd.DataFrame:
     # No copies of the columns (pandas copies arrays it is given unless told not to): at 5*10^7
     # launches every extra copy of the table is gigabytes.
     out = pd.DataFrame({k: c.reset_index(drop=True) for k, c in cols.items()}, copy=False)
-    ids = out["kernel_id"]
-    if not ids.is_unique:
-        dup = ids[ids.duplicated()].iloc[0]
-        raise UserError(f"{where}: duplicate kernel_id {int(dup)} ({int(ids.duplicated().sum())} duplicates)")
+    ids = out["kernel_id"].to_numpy()
+    # Ids in increasing order (every reader's launch index) are unique without a look; others are
+    # sorted once. pandas' is_unique builds a hash table of about 50 bytes a launch instead.
+    if ids.size > 1 and not (ids[1:] > ids[:-1]).all():
+        ordered = np.sort(ids)
+        repeated = ordered[1:] == ordered[:-1]
+        if repeated.any():
+            dups = ordered[1:][repeated]
+            raise UserError(f"{where}: duplicate kernel_id {int(dups[0])} ({int(dups.size)} duplicates)")
     return out
 
 
