@@ -158,7 +158,8 @@ WRITERS = {"nsys_csv": (write_kern_exec_csv, ".csv"), "nsys_sqlite": (write_nsys
 
 # --- measuring ---------------------------------------------------------------------------------
 def timed(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None) -> dict:
-    """Run ``cmd``; wall seconds, the process's own peak RSS (GiB) and its exit status."""
+    """Run ``cmd``; wall seconds, CPU seconds (user + system, all its threads: the fairer figure
+    on a busy machine), the process's own peak RSS (GiB) and its exit status."""
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -166,7 +167,13 @@ def timed(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | None
     err = proc.stderr.read().decode(errors="replace").strip() if proc.stderr else ""
     proc.stderr.close()
     code = os.waitstatus_to_exitcode(status)
-    return {"wall_s": wall, "rss_gib": usage.ru_maxrss / 2**20, "ok": code == 0, "error": err.splitlines()[-1] if code and err else ""}
+    return {
+        "wall_s": wall,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "rss_gib": usage.ru_maxrss / 2**20,
+        "ok": code == 0,
+        "error": err.splitlines()[-1] if code and err else "",
+    }
 
 
 ARTIFACT_RUN = """
@@ -193,7 +200,7 @@ def fmt(r: dict | None) -> str:
         return "-"
     if not r["ok"]:
         return f"failed ({r['error'][:60]})"
-    return f"{r['wall_s']:.2f} s, {r['rss_gib']:.2f} GiB"
+    return f"{r['wall_s']:.2f} s ({r['cpu_s']:.2f} s CPU), {r['rss_gib']:.2f} GiB"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -222,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"simsample {' '.join(cmd)}: {best['wall_s']:.2f} s, {best['rss_gib'] * 1024:.0f} MiB; ", end="")
     print()
 
-    print("| launches | format | command | wall, peak RSS | artifact | ratio |")
+    print(f"# load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print("| launches | format | command | wall (CPU), peak RSS | artifact | ratio |")
     print("|---|---|---|---|---|---|")
     for n in sizes:
         for fmt_name in formats:
