@@ -252,7 +252,11 @@ def main(argv: list[str] | None = None) -> int:
                 runs.append(("evaluate root", ["evaluate", str(path), "--sampler", "root", "--repeat", "1", "--json"]))
             for label, cmd in runs:
                 r = timed(cli + cmd)
-                ratio = f"{art['wall_s'] / r['wall_s']:.1f}x" if art and art["ok"] and r["ok"] and label.startswith("plan") else ""
+                ratio = (
+                    f"{art['wall_s'] / r['wall_s']:.1f}x wall, {art['cpu_s'] / r['cpu_s']:.1f}x CPU"
+                    if art and art["ok"] and r["ok"] and label.startswith("plan")
+                    else ""
+                )
                 print(f"| {n:,} | {fmt_name} | {label} | {fmt(r)} | {fmt(art) if ratio else ''} | {ratio} |", flush=True)
     if not args.workdir:
         shutil.rmtree(work, ignore_errors=True)
