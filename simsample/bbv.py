@@ -31,11 +31,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import lazy_loader as lazy
 import numpy as np
-import pandas as pd
-import scipy.sparse as sp
 
 from simsample.errors import UserError
+
+pd = lazy.load("pandas")
+sp = lazy.load("scipy.sparse", suppress_warning=True)
 
 #: Dimensions of Photon's projected per-warp BBV (``BbvDim`` in the official code).
 BBV_DIMS = 16

@@ -23,12 +23,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
+import lazy_loader as lazy
 import numpy as np
-import pandas as pd
-from scipy import stats
 
 from simsample.errors import UserError
 from simsample.plan import Plan
+
+pd = lazy.load("pandas")
+special = lazy.load("scipy.special", suppress_warning=True)  # ndtri and stdtrit: the norm and t quantiles of scipy.stats, bit for bit, without importing it
 
 
 @dataclass
@@ -51,7 +53,7 @@ class MetricEstimate:
 def _z(confidence: float) -> float:
     if not 0 < confidence < 1:
         raise UserError(f"confidence must be between 0 and 1, got {confidence}")
-    return float(stats.norm.ppf(0.5 + confidence / 2))
+    return float(special.ndtri(0.5 + confidence / 2))
 
 
 def _sample_values(plan: Plan, values: Mapping[int, float] | pd.Series, metric: str) -> np.ndarray:
@@ -153,7 +155,7 @@ def _finish(
         return MetricEstimate(metric, est, None, None, None, confidence, n, kind)
     var, dof = var_dof
     if np.isfinite(dof):
-        q = float(stats.t.ppf(0.5 + confidence / 2, dof))
+        q = float(special.stdtrit(dof, 0.5 + confidence / 2))
     se = float(np.sqrt(max(var, 0.0)))
     return MetricEstimate(metric, est, se, est - q * se, est + q * se, confidence, n, kind)
 

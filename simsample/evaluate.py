@@ -26,14 +26,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import lazy_loader as lazy
 import numpy as np
-import pandas as pd
 
 from simsample.api import Sampler
 from simsample.errors import UserError
 from simsample.estimate import estimate_total
 from simsample.plan import Plan
 from simsample.workload import Workload
+
+pd = lazy.load("pandas")
 
 
 @dataclass

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import lazy_loader as lazy
 import numpy as np
-import pandas as pd
 
 from simsample.errors import UserError
 from simsample.names import strip_args
 from simsample.workload import SHAPE_COLUMNS, Workload
+
+pd = lazy.load("pandas")
 
 GROUPINGS = ("name", "name+shape")
 

@@ -29,12 +29,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import lazy_loader as lazy
 import numpy as np
-import pandas as pd
 
 from simsample.errors import UserError
 from simsample.names import base_name
 from simsample.workload import OPTIONAL_COLUMNS, REQUIRED_COLUMNS, SHAPE_COLUMNS, Workload
+
+pd = lazy.load("pandas")
 
 _LIST_LIMIT = 20
 #: metric columns are float64 over every timeline launch: refuse joins larger than this

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import os
 import traceback
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -76,11 +77,25 @@ def _short_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}{where}"
 
 
+class _PluginManager(pluggy.PluginManager):
+    """A plugin manager that never looks inside the modules a plugin imported.
+
+    pluggy reads an attribute off every name a plugin module holds to find hook functions;
+    for a lazily imported library (``pd = lazy.load("pandas")``) that read would import it, and
+    start-up would pay for every heavy library any plugin uses.
+    """
+
+    def parse_hookimpl_opts(self, plugin: object, name: str) -> Any:
+        if isinstance(getattr(plugin, name, None), types.ModuleType):
+            return None
+        return super().parse_hookimpl_opts(plugin, name)
+
+
 class PluginHost:
     """Registry of samplers, readers and adapters contributed by plugins."""
 
     def __init__(self, *, load_entrypoints: bool = True, builtins: tuple[str, ...] | None = None) -> None:
-        self.pm = pluggy.PluginManager("simsample")
+        self.pm = _PluginManager("simsample")
         self.pm.add_hookspecs(hookspecs)
         self._load_entrypoints = load_entrypoints
         self._builtins = builtin_plugins() if builtins is None else builtins
@@ -149,6 +164,8 @@ class PluginHost:
         known = {n for n in dir(hookspecs) if n.startswith("register_")}
         for attr in dir(plugin):
             fn = getattr(plugin, attr, None)
+            if isinstance(fn, types.ModuleType):  # an import, possibly lazy: reading it would load it
+                continue
             opts = getattr(fn, "simsample_impl", None)
             if opts is not None and attr not in known and not opts.get("optionalhook"):
                 self.infos[name].error = f"unknown hook {attr!r} (known: {', '.join(sorted(known))})"

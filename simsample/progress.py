@@ -6,9 +6,6 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
-
 
 def _enabled() -> bool:
     return sys.stderr.isatty()
@@ -20,6 +17,10 @@ def task(description: str, total: float | None, *, bytes_: bool = False) -> Iter
     if not _enabled():
         yield lambda n=1: None
         return
+    # rich is imported here, not at the top: only a terminal that shows a bar pays for it.
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+
     columns = [TextColumn("{task.description}"), BarColumn()]
     columns += [TransferSpeedColumn()] if bytes_ else [MofNCompleteColumn()]
     columns += [TimeRemainingColumn()]

@@ -80,16 +80,20 @@ def build_strata(values: np.ndarray, grouping: Grouping, *, by_value: bool) -> S
         n = xs.size
         integral = bool(xs.min() >= 0 and float(xs.max()) * n + n < 2.0**62 and np.all(xs == np.floor(xs)))
         if integral:
-            # one array of keys for all groups, each group's slice sorted in place
+            # one array of keys for all groups, each group's slice sorted in place; the steps are
+            # ordered so that no more than four launch-sized arrays are alive at once
             keys = xs.astype(np.int64)
+            del xs
             keys *= n
             keys += np.arange(n, dtype=np.int64)
             for g in range(count):
                 lo, hi = int(bounds[g]), int(bounds[g + 1])
                 if hi - lo > 1:
                     keys[lo:hi].sort()  # unique keys: any algorithm gives the stable order
-            order = order[keys % n]
+            position = keys % n
             np.floor_divide(keys, n, out=keys)
+            order = order[position]
+            del position
             xs = keys.astype(np.float64)
             del keys
         else:
@@ -191,7 +195,7 @@ def draw_plan(
     relative error the rounded draws achieve by the error model (``predicted_error``).
     """
     g = rng(seed)
-    ids = workload.kernels["kernel_id"].to_numpy(np.int64)
+    ids = workload.kernels["kernel_id"].to_numpy()  # as stored (int32 mostly): no int64 copy of every id
     rows_parts, weight_parts, cluster_parts = [], [], []
     clusters: list[Cluster] = []
     sizes = np.array([r.size for r in ranges], dtype=np.int64)

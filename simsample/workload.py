@@ -22,11 +22,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import lazy_loader as lazy
 import numpy as np
-import pandas as pd
 
 from simsample.errors import FormatError, UserError
 from simsample.names import base_name
+
+pd = lazy.load("pandas")
 
 REQUIRED_COLUMNS: tuple[str, ...] = (
     "kernel_id",
@@ -57,7 +59,6 @@ def _narrow_unsigned(values: pd.Series, column: str) -> pd.Series:
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)) or np.any(arr != np.floor(arr)):
             raise UserError(f"column {column!r} must hold whole numbers")
-    arr = arr.astype(np.int64)
     if arr.size == 0:
         return pd.Series(arr.astype(np.uint16), index=values.index, name=column)
     lo, hi = int(arr.min()), int(arr.max())
@@ -67,16 +68,16 @@ def _narrow_unsigned(values: pd.Series, column: str) -> pd.Series:
         dt = np.uint32
     else:
         dt = np.int64
-    return pd.Series(arr.astype(dt), index=values.index, name=column)
+    return pd.Series(arr.astype(dt, copy=False), index=values.index, name=column, copy=False)
 
 
 def _ids(values: pd.Series) -> pd.Series:
     if values.isna().any():
         raise UserError("column 'kernel_id' has missing values")
-    arr = values.to_numpy().astype(np.int64)
+    arr = values.to_numpy().astype(np.int64, copy=False)
     if arr.size and arr.min() >= np.iinfo(np.int32).min and arr.max() <= np.iinfo(np.int32).max:
-        arr = arr.astype(np.int32)
-    return pd.Series(arr, index=values.index, name="kernel_id")
+        arr = arr.astype(np.int32, copy=False)
+    return pd.Series(arr, index=values.index, name="kernel_id", copy=False)
 
 
 @dataclass
@@ -365,7 +366,14 @@ def _fingerprint(k: pd.DataFrame, *, with_ids: bool, name_map: Any) -> str:
     remap = np.array([rank[c] for c in cats], dtype=np.int64)
     codes = names.cat.codes.to_numpy()
     h.update("\n".join(uniq).encode())
-    _hash_array(h, remap[codes] if len(codes) else codes)
+    if len(codes) and codes.min() >= 0:
+        # The canonical form of remap[codes], gathered from a remap already in that form: the
+        # same bytes without an int64 array of every launch. The form depends on the values
+        # present, so on the categories in use.
+        used = remap[np.bincount(codes, minlength=len(remap)) > 0]
+        _hash_array(h, remap.astype(_canonical(used).dtype)[codes])
+    else:
+        _hash_array(h, remap[codes] if len(codes) else codes)
     for col in SHAPE_COLUMNS:
         _hash_array(h, k[col].to_numpy())
     return h.hexdigest()
@@ -402,11 +410,18 @@ def normalise(df: pd.DataFrame, *, source: str = "") -> pd.DataFrame:
     for col in src.columns:
         if col not in cols:
             cols[col] = src[col]
-    out = pd.concat([c.reset_index(drop=True).rename(k) for k, c in cols.items()], axis=1)
-    ids = out["kernel_id"]
-    if not ids.is_unique:
-        dup = ids[ids.duplicated()].iloc[0]
-        raise UserError(f"{where}: duplicate kernel_id {int(dup)} ({int(ids.duplicated().sum())} duplicates)")
+    # No copies of the columns (pandas copies arrays it is given unless told not to): at 5*10^7
+    # launches every extra copy of the table is gigabytes.
+    out = pd.DataFrame({k: c.reset_index(drop=True) for k, c in cols.items()}, copy=False)
+    ids = out["kernel_id"].to_numpy()
+    # Ids in increasing order (every reader's launch index) are unique without a look; others are
+    # sorted once. pandas' is_unique builds a hash table of about 50 bytes a launch instead.
+    if ids.size > 1 and not (ids[1:] > ids[:-1]).all():
+        ordered = np.sort(ids)
+        repeated = ordered[1:] == ordered[:-1]
+        if repeated.any():
+            dups = ordered[1:][repeated]
+            raise UserError(f"{where}: duplicate kernel_id {int(dups[0])} ({int(dups.size)} duplicates)")
     return out
 
 
@@ -419,11 +434,11 @@ def _time_column(values: pd.Series, column: str, where: str, *, allow_negative: 
     arr = values.to_numpy()
     if arr.dtype.kind == "f":
         arr = np.rint(arr)
-    arr = arr.astype(np.int64)
+    arr = arr.astype(np.int64, copy=False)
     if not allow_negative and arr.size and arr.min() < 0:
         first = int(np.flatnonzero(arr < 0)[0])
         raise UserError(f"{where}: negative {column} at row {first} ({int(arr[first])})")
-    return pd.Series(arr, name=column)
+    return pd.Series(arr, name=column, copy=False)
 
 
 def from_records(

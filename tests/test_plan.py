@@ -133,3 +133,124 @@ def test_written_files_have_ordinary_permissions(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert (tmp_path / "p.json").stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+# --- the compiled validator reads the schema exactly as the reference validator does ------------
+_JSON_LEAF = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**40), max_value=2**40),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=5),
+    st.just("0" * 32),
+)
+_JSON = st.recursive(_JSON_LEAF, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=6)
+
+
+def _paths(doc, prefix=()):
+    """Every (path, value) of a JSON document, containers included."""
+    yield prefix, doc
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from _paths(v, (*prefix, k))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            yield from _paths(v, (*prefix, i))
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_compiled_validator_agrees_with_the_reference_one(data):
+    """Mutate a real plan document at a random place (replace a value, drop or add a key) and
+    check that the compiled schema and jsonschema give the same verdict: the compiled one is the
+    fast path for every written and read plan, the published schema is the contract."""
+    import copy
+
+    import fastjsonschema
+    import jsonschema
+
+    from simsample.plan import _compiled_validator
+
+    doc = copy.deepcopy(_DOC)
+    paths = [p for p, _ in _paths(doc) if p]
+    path = data.draw(st.sampled_from(paths))
+    parent = doc
+    for key in path[:-1]:
+        parent = parent[key]
+    action = data.draw(st.sampled_from(["replace", "drop", "add"]))
+    if action == "replace":
+        parent[path[-1]] = data.draw(_JSON)
+    elif action == "drop" and isinstance(parent, dict):
+        del parent[path[-1]]
+    elif isinstance(parent, dict):
+        parent[data.draw(st.text(max_size=6))] = data.draw(_JSON)
+    reference = not list(jsonschema.Draft202012Validator(plan_schema()).iter_errors(doc))
+    try:
+        _compiled_validator()(doc)
+        compiled = True
+    except fastjsonschema.JsonSchemaValueException:
+        compiled = False
+    assert compiled == reference, (path, action)
+
+
+_DOC = json.loads(_plan(seed=3)[1].dumps())
+
+
+# --- samples checked and written as columns ---------------------------------------------------
+@pytest.mark.parametrize("sampler, params", [("random", {"rate": "0.3"}), ("stem", {}), ("root", {}), ("allegro", {})])
+def test_written_plan_is_dumps_text_and_satisfies_the_published_schema(tmp_path, sampler, params):
+    """The columnar writer gives exactly the text of the dict-based serialiser, and the file it
+    writes passes the reference validator: the schema stays the contract."""
+    import jsonschema
+
+    s = get_host().sampler(sampler)
+    plan = s.plan(_workload(2000, seed=5), s.resolve_params(params), 7)
+    plan.write(tmp_path / "p.json")
+    text = (tmp_path / "p.json").read_text()
+    assert text == plan.dumps()
+    jsonschema.Draft202012Validator(plan_schema()).validate(json.loads(text))
+
+
+_COLUMN_VALUE = st.one_of(
+    st.integers(min_value=-5, max_value=5),
+    st.floats(min_value=-3, max_value=3),
+    st.sampled_from([0.0, -0.0, 1e-300, 2.5, float("nan"), float("inf"), 2**53]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    field=st.sampled_from(["kernel_id", "launch", "weight", "cluster"]),
+    values=st.lists(_COLUMN_VALUE, min_size=1, max_size=6),
+)
+def test_column_check_agrees_with_the_schema(field, values):
+    """Put arbitrary numbers in one sample column: the columnar check refuses exactly the plans
+    the reference validator refuses (integers that are not, bounds, non-finite numbers)."""
+    import jsonschema
+    import pandas as pd
+
+    from simsample.plan import check_sample_columns
+
+    n = len(values)
+    cols = {"kernel_id": np.arange(n), "launch": np.arange(n), "weight": np.ones(n), "cluster": np.zeros(n, dtype=np.int64)}
+    ints = all(isinstance(v, int) for v in values)
+    cols[field] = np.array(values, dtype=np.int64 if ints and field != "weight" else np.float64)
+    frame = pd.DataFrame(cols)
+    clusters = [{"id": int(c), "key": "k", "size": 1, "draws": 1, "stats": {}, "representatives": []} for c in set(frame["cluster"].tolist()) if np.isfinite(c) and float(c).is_integer()]
+    try:
+        lines = check_sample_columns(frame, clusters)
+        ours = True
+    except UserError:
+        ours = False
+    # the reference: the same numbers as JSON would carry them (non-finite numbers cannot be JSON)
+    finite = all(np.isfinite(float(v)) for v in frame[field])
+    if finite:
+        items = [{f: (int(frame[f][i]) if frame[f].dtype.kind in "iu" else float(frame[f][i])) for f in cols} for i in range(n)]
+        schema = plan_schema()["properties"]["samples"]
+        reference = not list(jsonschema.Draft202012Validator(schema).iter_errors(items))
+        reference = reference and all(it["cluster"] in {c["id"] for c in clusters} for it in items)
+    else:
+        reference = False
+    assert ours == reference
+    if ours:
+        assert [json.loads(t) for t in lines] == items

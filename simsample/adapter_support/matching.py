@@ -14,12 +14,14 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import click
+import lazy_loader as lazy
 import numpy as np
-import pandas as pd
 
 from simsample.errors import PlanMismatchError
 from simsample.plan import Plan
 from simsample.workload import Workload
+
+pd = lazy.load("pandas")
 
 
 def note(message: str) -> None:

@@ -20,12 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import click
+import lazy_loader as lazy
 import numpy as np
-import pandas as pd
 
 from simsample.errors import FormatError, UserError
 from simsample.fileio import atomic_write_text, check_input_file
 from simsample.plan import Plan
+
+pd = lazy.load("pandas")
 
 STATUS_OK = "ok"
 STATUS_MISSING = "missing"

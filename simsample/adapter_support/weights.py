@@ -14,11 +14,13 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
+import lazy_loader as lazy
 import numpy as np
-import pandas as pd
 
 from simsample.fileio import atomic_write_text
 from simsample.plan import Plan
+
+pd = lazy.load("pandas")
 
 WEIGHTS_FILE = "simsample-weights.csv"
 PLAN_FILE = "simsample-plan.json"

@@ -19,7 +19,24 @@ from simsample.errors import UserError
 EXIT_OK, EXIT_USER, EXIT_BUG = 0, 1, 2
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _LazyGroup(click.Group):
+    """The top-level group; its commands are attached on first need.
+
+    ``--version`` is answered while the arguments are parsed, before any command is looked up,
+    so it never imports a plugin; ``--help`` and every command attach the built-in and plugin
+    commands first (plugins import no heavy library until a command uses it).
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        build_cli()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        build_cli()
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="simsample")
 def cli() -> None:
     """Kernel sampling for GPU cycle-level simulation.
@@ -57,9 +74,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code instead of exiting."""
-    group = build_cli()
     try:
-        rv = group.main(args=argv, prog_name="simsample", standalone_mode=False)
+        rv = cli.main(args=argv, prog_name="simsample", standalone_mode=False)
         return rv if isinstance(rv, int) else EXIT_OK
     except UserError as exc:
         click.echo(f"error: {exc}", err=True)

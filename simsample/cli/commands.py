@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
+import lazy_loader as lazy
 import sys
 from pathlib import Path
 
 import click
-import pandas as pd
-from rich.console import Console
-from rich.table import Table
 
 from simsample.cli import cli
 from simsample.cli.common import echo_json, fmt_ns, join_option, parse_params, profile_options, reader_options
 from simsample.errors import FormatError, UserError
 from simsample.fileio import check_input_file
 
+pd = lazy.load("pandas")
+rich_console = lazy.load("rich.console", suppress_warning=True)
+rich_table = lazy.load("rich.table", suppress_warning=True)
 
-def _console() -> Console:
-    return Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+
+def _console() -> rich_console.Console:
+    return rich_console.Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
 
 
 def display_name(name: str, width: int = 72) -> str:
@@ -44,7 +46,7 @@ def plugins_cmd(as_json: bool) -> None:
     if as_json:
         echo_json({"plugins": infos, "implementations": extra})
         return
-    table = Table(title=None, show_lines=False)
+    table = rich_table.Table(title=None, show_lines=False)
     for col in ("plugin", "origin", "distribution", "registers", "status"):
         table.add_column(col)
     for i in infos:
@@ -155,7 +157,7 @@ def profile_info(files: tuple[Path, ...], fmt: str | None, rank: int | None, joi
     for k, v in wl.meta.items():
         if isinstance(v, (str, int, float)):
             con.print(f"{k}: {v}")
-    table = Table(title=f"top {len(top_df)} kernels by {metric}")
+    table = rich_table.Table(title=f"top {len(top_df)} kernels by {metric}")
     for col in ("kernel", "launches", "total", "mean", "CoV", "share"):
         table.add_column(col, justify="left" if col == "kernel" else "right", overflow="fold")
     timed = metric in ("duration_ns", "start_ns")
@@ -248,7 +250,7 @@ def print_estimates(estimates: list, plan, as_json: bool, *, header: str = "") -
     con = _console()
     if header:
         con.print(header)
-    table = Table()
+    table = rich_table.Table()
     for col in ("metric", "estimate", "std error", f"{100 * (estimates[0].confidence if estimates else 0.95):.0f}% interval"):
         table.add_column(col, justify="right" if col != "metric" else "left")
     for e in estimates:

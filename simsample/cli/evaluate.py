@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.table import Table
+import lazy_loader as lazy
 
 from simsample.cli import cli
 from simsample.cli.common import echo_json, parse_params, profile_options, reader_options
 from simsample.errors import UserError
+
+rich_console = lazy.load("rich.console", suppress_warning=True)
+rich_table = lazy.load("rich.table", suppress_warning=True)
 
 
 def _fmt(v: float | None, spec: str) -> str:
@@ -117,8 +119,8 @@ def _short_names(names: list[str]) -> list[str]:
 def _print_table(results, suite, swept: list[str], sampler_name: str, repeats: int) -> None:
     import sys
 
-    con = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 220)
-    table = Table(title=f"{sampler_name}, {repeats} repeat(s) per workload")
+    con = rich_console.Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 220)
+    table = rich_table.Table(title=f"{sampler_name}, {repeats} repeat(s) per workload")
     table.add_column("workload", overflow="fold")
     table.add_column("launches", justify="right")
     for k in swept:

@@ -15,15 +15,17 @@ install without a C++ compiler has none, and ``SIMSAMPLE_PURE_PYTHON=1`` disable
 
 from __future__ import annotations
 
+import lazy_loader as lazy
 import mmap
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 
 from simsample.native import import_optional
 from simsample.plugins import _kineto_decode as kd
 from simsample.plugins import _kineto_scan as ks
+
+pd = lazy.load("pandas")
 
 _native: Any
 _native, REASON = import_optional("_kineto_events", unavailable="the C++ extension simsample._kineto_events is not available")

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import lazy_loader as lazy
 import numpy as np
-import pandas as pd
 
 from simsample.api import Param, Sampler
 from simsample.errors import FormatError, UserError
@@ -25,6 +25,8 @@ from simsample.hookspecs import hookimpl
 from simsample.plan import Cluster, Plan
 from simsample.sampling import cluster_stats
 from simsample.workload import Workload
+
+pd = lazy.load("pandas")
 
 
 def _read_samples(path: Path) -> tuple[pd.DataFrame, dict[str, list[int]]]:

@@ -31,8 +31,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import lazy_loader as lazy
 import numpy as np
-from pandas.api.types import union_categoricals
 
 from simsample.api import Reader
 from simsample.errors import FormatError, UserError
@@ -45,6 +45,8 @@ from simsample.progress import task
 from simsample.readers_util import categorical, launch_table, looks_binary, narrow, source_label
 from simsample.workers import can_spawn, usable_cpus
 from simsample.workload import Workload
+
+pd = lazy.load("pandas")
 
 _DECODER = json.JSONDecoder()
 _RANK_IN_NAME = re.compile(r"rank[-_]?(\d+)", re.IGNORECASE)
@@ -305,7 +307,7 @@ def _combine(parts: list[dict[str, Any]], paths: Sequence[Path], rank: int | Non
             if key in ("regs", "shmem"):
                 continue
         if key == "name":
-            columns[key] = union_categoricals(pieces) if len(pieces) > 1 else (pieces[0] if pieces else categorical([]))
+            columns[key] = pd.api.types.union_categoricals(pieces) if len(pieces) > 1 else (pieces[0] if pieces else categorical([]))
         else:
             columns[key] = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
     tie = ["correlation"]

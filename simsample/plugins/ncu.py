@@ -31,8 +31,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import lazy_loader as lazy
 import numpy as np
-import pandas as pd
 
 from simsample.api import Reader
 from simsample.errors import FormatError, UserError
@@ -41,6 +41,8 @@ from simsample.hookspecs import hookimpl
 from simsample.progress import task
 from simsample.readers_util import csv_source, detect_text, make_workload, narrow, parse_triples, read_csv_table
 from simsample.workload import Workload  # noqa: F401  (the type read() returns)
+
+pd = lazy.load("pandas")
 
 #: columns that describe the launch or the run, not metrics
 _ATTRS = {
@@ -161,7 +163,7 @@ class NcuReader(Reader):
             return _workload(path, *parsed, form)
 
 
-_Parsed = tuple[pd.DataFrame, dict[str, np.ndarray], dict[str, str], dict[str, str]]
+_Parsed = "tuple[pd.DataFrame, dict[str, np.ndarray], dict[str, str], dict[str, str]]"  # a string: pandas loads on first use
 
 
 def _raw(path: Path, header: list[str], h: int) -> _Parsed:

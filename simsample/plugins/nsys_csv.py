@@ -114,7 +114,9 @@ def _read(path: Path) -> Workload:
     first = h + 2
     if report == "cuda_gpu_trace":
         return _gpu_trace(path, table, by_key, name_col, first)
-    return _kern_exec(path, table, header, by_key, name_col, first)
+    # Handed over in a list that is emptied as it is read: no name here keeps the table alive,
+    # so each column's memory goes as soon as it is converted.
+    return _kern_exec(path, [table], header, by_key, name_col, first)
 
 
 def _time_scale(col: str, path: Path) -> int:
@@ -185,12 +187,18 @@ def _gpu_trace(path: Path, table: Any, by_key: dict[str, str], name_col: str, fi
     return Workload(df, source=str(path), format="nsys_csv", memcpy_count=memcpy_count, meta=meta)
 
 
-def _kern_exec(path: Path, table: Any, header: list[str], by_key: dict[str, str], name_col: str, first: int) -> Workload:
+def _kern_exec(path: Path, holder: list[Any], header: list[str], by_key: dict[str, str], name_col: str, first: int) -> Workload:
+    """The launch table of a ``cuda_kern_exec_trace`` report; ``holder`` holds the scanned table,
+    which is taken out of it and loses each column once converted (at 5*10^7 launches a float64
+    column is 400 MB, and the converted ones are alive at the same time)."""
+    table = holder.pop()
     grid_col = by_key.get("gridxyz") or header[-3]
     block_col = by_key.get("blockxyz") or header[-2]
 
     def num(key: str) -> np.ndarray:
+        nonlocal table
         vals = numeric_column(table, by_key[key], path=path, first_line=first)
+        table = table.drop_columns([by_key[key]])
         if np.isnan(vals).any():
             i = int(np.flatnonzero(np.isnan(vals))[0])
             raise FormatError(path, f"row has no {by_key[key]!r}", line=first + i)
@@ -198,6 +206,7 @@ def _kern_exec(path: Path, table: Any, header: list[str], by_key: dict[str, str]
 
     gx, gy, gz = parse_triples(table.column(grid_col), path=path, column=grid_col, first_line=first)
     bx, by, bz = parse_triples(table.column(block_col), path=path, column=block_col, first_line=first)
+    table = table.drop_columns([c for c in {grid_col, block_col} if c != name_col])
     columns: dict[str, Any] = {
         "name": table.column(name_col),
         "grid_x": narrow(gx),

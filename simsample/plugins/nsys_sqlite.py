@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 from urllib.request import pathname2url
 
+import lazy_loader as lazy
 import numpy as np
-import pandas as pd
 
 from simsample.api import Reader
 from simsample.errors import FormatError
@@ -35,6 +35,8 @@ from simsample.progress import task
 from simsample.plugins._sqlite_columns import fetch_many, fetch_text_ints, native_reader
 from simsample.readers_util import categorical, launch_table, make_workload, narrow
 from simsample.workload import Workload
+
+pd = lazy.load("pandas")
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 _NAME_COLUMNS = ("demangledName", "shortName", "mangledName", "name")

@@ -33,14 +33,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import lazy_loader as lazy
 import numpy as np
-import pandas as pd
 
 from simsample.adapter_support import USABLE_STATUSES
 from simsample.errors import FormatError, UserError
 from simsample.fileio import check_input_file, open_text
 from simsample.plan import Plan
 from simsample_accelsim.notes import warn
+
+pd = lazy.load("pandas")
 
 #: Cumulative counters (value of a kernel = difference from the previous kernel in the log).
 _AGG = {

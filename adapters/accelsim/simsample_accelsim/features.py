@@ -29,8 +29,8 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import lazy_loader as lazy
 import numpy as np
-import scipy.sparse as sp
 
 from simsample.errors import FormatError, UserError
 from simsample.fileio import atomic_write_bytes
@@ -38,6 +38,8 @@ from simsample.workload import Workload
 from simsample_accelsim.kernelfeatures import COLUMNS, COUNTERS, GRID_COLUMN, INST_COLUMN, RATIO_COLUMN, LaunchFeatures
 from simsample_accelsim.notes import warn
 from simsample_accelsim.reader import TraceFolder, folder_notes, scan_folder, workload_of
+
+sp = lazy.load("scipy.sparse", suppress_warning=True)
 
 #: Bumped whenever what a scan computes changes: older cache entries are then ignored.
 SCANNER_VERSION = "1"

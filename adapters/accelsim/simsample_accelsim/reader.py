@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import lazy_loader as lazy
 import numpy as np
-import pandas as pd
 
 from simsample.api import Reader
 from simsample.errors import FormatError, UserError
@@ -30,6 +30,8 @@ from simsample.workload import Workload
 from simsample_accelsim.kernelslist import DEFAULT_LIST, KernelEntry, KernelsList, looks_like_kernelslist, parse_kernelslist
 from simsample_accelsim.notes import warn
 from simsample_accelsim.traceg import TraceHeader, read_header
+
+pd = lazy.load("pandas")
 
 FORMAT = "accelsim"
 

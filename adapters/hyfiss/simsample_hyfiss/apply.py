@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-import jinja2
+import lazy_loader as lazy
 import numpy as np
 
 from simsample import __version__ as simsample_version
@@ -32,6 +32,8 @@ from simsample.plan import Plan
 from simsample_hyfiss import __version__
 from simsample_hyfiss.app import APP_CONFIG, CONFIGS, INSTN_CONFIG, ISSUE_CONFIG, MEMORY, OUTPUTS, SASS, parse_app_config
 from simsample_hyfiss.reader import AppFolder, load_app
+
+jinja2 = lazy.load("jinja2")
 
 SCRIPT = "run_sampled.sh"
 APP = "app"

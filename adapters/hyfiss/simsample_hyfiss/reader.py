@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import click
+import lazy_loader as lazy
 import numpy as np
-import pandas as pd
 
 from simsample.api import Reader
 from simsample.fileio import read_head
@@ -31,6 +31,8 @@ from simsample_hyfiss.app import (
     parse_instn_config,
     parse_issue_config,
 )
+
+pd = lazy.load("pandas")
 
 FORMAT = "hyfiss"
 

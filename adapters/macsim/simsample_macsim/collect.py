@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import lazy_loader as lazy
 import numpy as np
-import pandas as pd
 
 from simsample.adapter_support import against_plan, note, plan_ids
 from simsample.errors import UserError
@@ -14,6 +14,8 @@ from simsample.plan import Plan
 
 from simsample_macsim.output import parse_log
 from simsample_macsim.reader import FORMAT
+
+pd = lazy.load("pandas")
 
 METRICS = ("cycles", "instructions")
 RATIOS = {"ipc": ("instructions", "cycles")}

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import click
+import lazy_loader as lazy
 import numpy as np
-import pandas as pd
 
 from simsample.api import Reader
 from simsample.fileio import read_head
@@ -35,6 +35,8 @@ from simsample_macsim.traces import (
     parse_kernel_names,
     read_kernel_trace,
 )
+
+pd = lazy.load("pandas")
 
 FORMAT = "macsim"
 
