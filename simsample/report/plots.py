@@ -101,7 +101,7 @@ def distribution(values: np.ndarray, marks: np.ndarray, *, title: str, unit_labe
         v = np.asarray(values, dtype=np.float64) / scale
         m = np.asarray(marks, dtype=np.float64) / scale
         pos = v[v > 0]
-        log = pos.size > 1 and pos.size == v.size and pos.max() / pos.min() > 100
+        log = pos.size > 1 and pos.size == v.size and pos.max() > 100 * pos.min()
         if log:
             edges = np.geomspace(pos.min(), pos.max(), BINS + 1)
             ax.set_xscale("log")
