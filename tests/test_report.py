@@ -50,6 +50,14 @@ def test_page_is_self_contained(page):
     assert "<style>" in page
 
 
+def test_stylesheet_is_inlined_verbatim(page):
+    """Autoescaping must not touch the CSS (escaped quotes silently drop the font rule)."""
+    from importlib import resources
+
+    css = resources.files("simsample.report").joinpath("templates/report.css").read_text(encoding="utf-8")
+    assert '"' in css and css in page
+
+
 def test_page_holds_every_section_and_figure(page, inputs):
     plan = Plan.read(inputs.plan)
     for anchor in ("workload", "plan", "clusters", "distributions", "estimate", "evaluation"):

@@ -38,6 +38,8 @@ def test_page_loads_and_every_plot_renders(browser, report, tmp_path):
     open_page(browser, report)
     assert browser.execute_script("return document.readyState") == "complete"
     assert console_errors(browser) == []
+    font = browser.execute_script("return getComputedStyle(document.body).fontFamily")
+    assert "sans-serif" in font, f"the page's stylesheet was not applied: {font}"
     expected = len(re.findall(r"<svg\b", report.read_text(encoding="utf-8")))
     boxes = browser.execute_script(SVG_BOXES_JS)
     assert len(boxes) == expected > 0

@@ -258,8 +258,9 @@ def distributions_section(plan: Plan, workload: Any | None, ranked: pd.DataFrame
         if not exact:
             approximated += 1
         what = "cluster" if exact else "kernel"
-        title = f"#{r.id} {display_name(str(r.key), 60)} ({what}, {members.size:,} launches)"
-        figures.append(plots.distribution(members, values[rows], title=title, unit_label=unit, scale=scale))
+        title = f"#{r.id} {display_name(str(r.key), 44)}"
+        about = f"{title} ({what}, {members.size:,} launches)"
+        figures.append(plots.distribution(members, values[rows], title=title, unit_label=unit, scale=scale, about=about))
     note = ""
     if approximated:
         note = (

@@ -89,10 +89,11 @@ def _style(ax) -> None:
     ax.tick_params(labelsize=8)
 
 
-def distribution(values: np.ndarray, marks: np.ndarray, *, title: str, unit_label: str, scale: float = 1.0) -> Figure:
+def distribution(values: np.ndarray, marks: np.ndarray, *, title: str, unit_label: str, scale: float = 1.0, about: str = "") -> Figure:
     """Histogram of a cluster's (or kernel's) metric values with its sampled launches marked.
 
-    ``scale`` divides the values for display (ns → µs). Values spanning more than two decades
+    ``scale`` divides the values for display (ns → µs); ``about`` is the longer description
+    of the accessible label and caption (the title stays short). Values spanning more than two decades
     get logarithmic bins, so that a long tail does not squash the body into one bar.
     """
     with matplotlib.rc_context(_STYLE):
@@ -116,16 +117,19 @@ def distribution(values: np.ndarray, marks: np.ndarray, *, title: str, unit_labe
             shown = np.unique(m)
             if shown.size > MAX_MARKS:
                 shown = shown[np.linspace(0, shown.size - 1, MAX_MARKS).astype(np.int64)]
+            # a rug under the bars: the samples stay visible without hiding the distribution
             top = max(int(counts.max()) if counts.size else 1, 1)
             xs = np.repeat(shown, 3)
-            ys = np.tile([0.0, top * 1.05, np.nan], shown.size)
+            ys = np.tile([-0.13 * top, -0.02 * top, np.nan], shown.size)
             xs[2::3] = np.nan
-            ax.plot(xs, ys, color="#c8553d", linewidth=0.9, alpha=0.85, label=f"sampled ({m.size:,})")
+            ax.plot(xs, ys, color="#c8553d", linewidth=0.9, alpha=0.8, label=f"sampled launches ({m.size:,})")
+            ax.set_ylim(-0.15 * top, top * 1.08)
+            ax.axhline(0, color="#6f8fae", linewidth=0.6)
         ax.set_xlabel(unit_label)
         ax.set_ylabel("launches")
-        ax.set_title(title, fontsize=9, loc="left")
-        ax.legend(fontsize=7, frameon=False, loc="upper right")
-    label = f"{title}: histogram of {v.size:,} launches by {unit_label}, {m.size:,} sampled launches marked"
+        ax.set_title(title, fontsize=8.5, loc="left")
+        ax.legend(fontsize=7, frameon=False, loc="best")
+    label = f"{about or title}: histogram of {v.size:,} launches by {unit_label}, {m.size:,} sampled launches marked below the axis"
     return _to_svg(fig, label)
 
 
