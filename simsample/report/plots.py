@@ -58,13 +58,17 @@ class Figure:
     label: str
 
 
-def _to_svg(fig, label: str) -> Figure:
-    """Serialise ``fig`` to inline SVG text (no XML prolog), labelled for assistive technology."""
+def _to_svg(fig, label: str, *, tight: bool = True) -> Figure:
+    """Serialise ``fig`` to inline SVG text (no XML prolog), labelled for assistive technology.
+
+    ``tight`` fits the saved box to the labels, which draws the figure twice; figures with a
+    fixed layout (the distributions, eight per page) pass False and take half the time.
+    """
     global _counter
     _counter += 1
     buf = io.StringIO()
     with matplotlib.rc_context({**_STYLE, "svg.hashsalt": f"simsample-fig{_counter}"}):
-        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight" if tight else None)
     plt.close(fig)
     text = buf.getvalue()
     start = text.find("<svg")
@@ -129,8 +133,9 @@ def distribution(values: np.ndarray, marks: np.ndarray, *, title: str, unit_labe
         ax.set_ylabel("launches")
         ax.set_title(title, fontsize=8.5, loc="left")
         ax.legend(fontsize=7, frameon=False, loc="best")
+        fig.subplots_adjust(left=0.15, right=0.97, bottom=0.2, top=0.88)
     label = f"{about or title}: histogram of {v.size:,} launches by {unit_label}, {m.size:,} sampled launches marked below the axis"
-    return _to_svg(fig, label)
+    return _to_svg(fig, label, tight=False)
 
 
 def shares(keys: Sequence[str], launch_share: Sequence[float], metric_share: Sequence[float], sampled_share: Sequence[float], *, metric: str) -> Figure:
