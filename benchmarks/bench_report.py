@@ -10,6 +10,8 @@ ROOT plan (clusters split by value), an ``estimate --json`` document from stand-
 values (two totals and a ratio), and ``evaluate --json`` documents for two samplers with an ε
 sweep. The report command then runs as a separate process, so the time printed is what a user
 waits: interpreter start, reading the plan and the 1 M-launch profile, the figures, the page.
+It is printed with the process's CPU time (user + system): on a busy machine the wall time
+grows with the load, the CPU time much less.
 
     python benchmarks/bench_report.py                  # 1 M launches
     python benchmarks/bench_report.py --launches 5e6 --kernels 3000
@@ -22,6 +24,7 @@ import contextlib
 import io
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -108,15 +111,18 @@ def main() -> None:
         for ev in evals:
             argv += ["--evaluate", str(ev)]
         argv += ["-o", str(out)]
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         subprocess.run(argv, check=True, capture_output=True)
         wall = time.perf_counter() - t0
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
         size = out.stat().st_size
-        print(f"{'launches':>10} {'clusters':>9} {'samples':>8} {'plan MB':>8} {'report s':>9} {'page MB':>8}")
-        print(f"{n:>10,} {len(doc['clusters']):>9,} {len(doc['samples']):>8,} {plan.stat().st_size / 1e6:>8.2f} {wall:>9.2f} {size / 1e6:>8.2f}")
+        print(f"{'launches':>10} {'clusters':>9} {'samples':>8} {'plan MB':>8} {'report s':>9} {'CPU s':>6} {'page MB':>8}")
+        print(f"{n:>10,} {len(doc['clusters']):>9,} {len(doc['samples']):>8,} {plan.stat().st_size / 1e6:>8.2f} {wall:>9.2f} {cpu:>6.2f} {size / 1e6:>8.2f}")
         print("in-process breakdown:", ", ".join(f"{k} {v:.2f} s" for k, v in _phases(plan, prof, est, evals).items()))
-        ok = wall < 10 and size < 5e6
-        print(f"goal (under 10 s and 5 MB): {'met' if ok else 'NOT met'}")
+        print(f"goal: page under 5 MB {'met' if size < 5e6 else 'NOT met'}; written in under 10 s "
+              f"{'met' if wall < 10 else 'NOT met'} (wall {wall:.2f} s, CPU {cpu:.2f} s)")
 
 
 if __name__ == "__main__":
