@@ -231,3 +231,22 @@ def test_json_readers_reject_any_wrong_shape_with_a_format_error(tmp_path_factor
         except UserError:
             continue
         assert isinstance(got, dict)
+
+
+def test_clusters_not_defined_by_kernel_name_are_labelled_as_kernels(tmp_path):
+    """An explicit plan whose one cluster holds a few launches of a kernel: the figure says it
+    shows the kernel's launches, and the page says why."""
+    n = 90
+    wl = from_records({"name": ["a", "b", "c"] * (n // 3), "grid_x": [1] * n, "block_x": [32] * n, "duration_ns": np.arange(n) + 1})
+    prof = tmp_path / "w.parquet"
+    wl.to_parquet(prof)
+    ids = wl.kernels["kernel_id"].to_numpy()
+    members = [int(i) for i in ids[0:12:3]]  # four launches of kernel "a" (of 30)
+    (tmp_path / "s.json").write_text(json.dumps([{"kernel_id": members[0], "weight": 4, "cluster": "x", "members": members}]))
+    plan = tmp_path / "p.json"
+    assert run(["plan", str(prof), "--sampler", "explicit", "--param", f"file={tmp_path / 's.json'}", "-o", str(plan)]) == 0
+    out = tmp_path / "r.html"
+    assert run(["report", str(plan), "--profile", str(prof), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "(kernel, 30 launches)" in text
+    assert "One of these figures shows all launches of the cluster&#39;s kernel" in text

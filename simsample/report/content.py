@@ -264,8 +264,8 @@ def distributions_section(plan: Plan, workload: Any | None, ranked: pd.DataFrame
     note = ""
     if approximated:
         note = (
-            f"{approximated} of these figures show all launches of the cluster's kernel: this sampler's clusters "
-            "are not defined by kernel name and value range alone."
+            f"{'One of these figures shows' if approximated == 1 else f'{approximated} of these figures show'} "
+            "all launches of the cluster's kernel: this sampler's clusters are not defined by kernel name and value range alone."
         )
     return figures, note
 
