@@ -50,6 +50,7 @@ def cli() -> None:
 
 def _register_builtin_commands() -> None:
     from simsample.cli import commands, delegate, evaluate  # noqa: F401  (decorators attach commands)
+    from simsample.report import command  # noqa: F401  (matplotlib is imported only when it runs)
 
 
 _registered = False

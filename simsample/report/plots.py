@@ -1,0 +1,251 @@
+"""The report's figures, drawn by matplotlib into SVG text that the page inlines.
+
+matplotlib is imported here only, and this module only by ``simsample report``: importing it
+costs about half a second, which no other command should pay at start-up.
+
+Every figure is small by construction whatever the input size: distributions are binned
+histograms (a fixed number of bars) with at most :data:`MAX_MARKS` sampled-launch marks, and
+curves have one point per sweep value. Text stays text (``svg.fonttype = none``) so that it is
+searchable, selectable and read by screen readers, and each ``<svg>`` carries ``role="img"``
+and an ``aria-label`` that says what it shows. Each figure gets its own hash salt so that the
+ids matplotlib writes (clip paths, markers) never collide between figures inlined in one page.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+
+#: sampled launches marked on one distribution at most (evenly thinned beyond)
+MAX_MARKS = 400
+#: bars of one distribution's histogram
+BINS = 40
+
+_PALETTE = ["#1f5f99", "#c8553d", "#2a9d8f", "#8e6c8a", "#e9a03b", "#4d4d4d", "#6a994e", "#bc4749"]
+
+_STYLE = {
+    "svg.fonttype": "none",
+    "font.family": "sans-serif",
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.color": "#dddddd",
+    "grid.linewidth": 0.6,
+    "axes.axisbelow": True,
+    "figure.dpi": 72,
+}
+
+_counter = 0
+
+
+@dataclass
+class Figure:
+    """An inline SVG and the sentence that describes it (its accessible label and caption)."""
+
+    svg: str
+    label: str
+
+
+def _to_svg(fig, label: str, *, tight: bool = True) -> Figure:
+    """Serialise ``fig`` to inline SVG text (no XML prolog), labelled for assistive technology.
+
+    ``tight`` fits the saved box to the labels, which draws the figure twice; figures with a
+    fixed layout (the distributions, eight per page) pass False and take half the time.
+    """
+    global _counter
+    _counter += 1
+    buf = io.StringIO()
+    with matplotlib.rc_context({**_STYLE, "svg.hashsalt": f"simsample-fig{_counter}"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight" if tight else None)
+    plt.close(fig)
+    text = buf.getvalue()
+    start = text.find("<svg")
+    text = re.sub(r"\s*<metadata>.*?</metadata>", "", text[start:], count=1, flags=re.S)
+    attrs = f' role="img" aria-label="{html.escape(label, quote=True)}" class="plot"'
+    text = text.replace("<svg", "<svg" + attrs, 1)
+    return Figure(svg=text, label=label)
+
+
+def _figure(width: float, height: float):
+    with matplotlib.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(width, height))
+    return fig, ax
+
+
+def _style(ax) -> None:
+    for k, v in _STYLE.items():
+        if k.startswith("axes.spines."):
+            ax.spines[k.rsplit(".", 1)[1]].set_visible(v)
+    ax.grid(True, color=_STYLE["grid.color"], linewidth=_STYLE["grid.linewidth"])
+    ax.set_axisbelow(True)
+    ax.tick_params(labelsize=8)
+
+
+def distribution(values: np.ndarray, marks: np.ndarray, *, title: str, unit_label: str, scale: float = 1.0, about: str = "") -> Figure:
+    """Histogram of a cluster's (or kernel's) metric values with its sampled launches marked.
+
+    ``scale`` divides the values for display (ns → µs); ``about`` is the longer description
+    of the accessible label and caption (the title stays short). Values spanning more than two decades
+    get logarithmic bins, so that a long tail does not squash the body into one bar.
+    """
+    with matplotlib.rc_context(_STYLE):
+        fig, ax = _figure(4.2, 2.3)
+        _style(ax)
+        v = np.asarray(values, dtype=np.float64) / scale
+        m = np.asarray(marks, dtype=np.float64) / scale
+        pos = v[v > 0]
+        log = pos.size > 1 and pos.size == v.size and pos.max() > 100 * pos.min()
+        if log:
+            edges = np.geomspace(pos.min(), pos.max(), BINS + 1)
+            ax.set_xscale("log")
+        else:
+            lo, hi = (float(v.min()), float(v.max())) if v.size else (0.0, 1.0)
+            edges = np.linspace(lo, hi if hi > lo else lo + 1.0, BINS + 1)
+        counts, _ = np.histogram(v, bins=edges)
+        # one filled outline and one multi-segment line: two SVG paths whatever the counts
+        ax.stairs(counts, edges, fill=True, color="#9fb7cf", label="all launches")
+        ax.stairs(counts, edges, color="#6f8fae", linewidth=0.6)
+        if m.size:
+            shown = np.unique(m)
+            if shown.size > MAX_MARKS:
+                shown = shown[np.linspace(0, shown.size - 1, MAX_MARKS).astype(np.int64)]
+            # a rug under the bars: the samples stay visible without hiding the distribution
+            top = max(int(counts.max()) if counts.size else 1, 1)
+            xs = np.repeat(shown, 3)
+            ys = np.tile([-0.13 * top, -0.02 * top, np.nan], shown.size)
+            xs[2::3] = np.nan
+            ax.plot(xs, ys, color="#c8553d", linewidth=0.9, alpha=0.8, label=f"sampled launches ({m.size:,})")
+            ax.set_ylim(-0.15 * top, top * 1.08)
+            ax.axhline(0, color="#6f8fae", linewidth=0.6)
+        ax.set_xlabel(unit_label)
+        ax.set_ylabel("launches")
+        ax.set_title(title, fontsize=8.5, loc="left")
+        ax.legend(fontsize=7, frameon=False, loc="best")
+        fig.subplots_adjust(left=0.15, right=0.97, bottom=0.2, top=0.88)
+    label = f"{about or title}: histogram of {v.size:,} launches by {unit_label}, {m.size:,} sampled launches marked below the axis"
+    return _to_svg(fig, label, tight=False)
+
+
+def shares(keys: Sequence[str], launch_share: Sequence[float], metric_share: Sequence[float], sampled_share: Sequence[float], *, metric: str) -> Figure:
+    """Horizontal bars: each top cluster's share of launches, of the metric, and of the samples."""
+    with matplotlib.rc_context(_STYLE):
+        n = len(keys)
+        fig, ax = _figure(7.0, 0.9 + 0.28 * n)
+        _style(ax)
+        y = np.arange(n)
+        h = 0.27
+        ax.barh(y - h, 100 * np.asarray(metric_share), height=h, color=_PALETTE[0], label=f"share of {metric}")
+        ax.barh(y, 100 * np.asarray(launch_share), height=h, color=_PALETTE[2], label="share of launches")
+        ax.barh(y + h, 100 * np.asarray(sampled_share), height=h, color=_PALETTE[1], label="share of samples")
+        ax.set_yticks(y, [_short(k, 48) for k in keys], fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel("share (%)")
+        ax.legend(fontsize=7, frameon=False, loc="lower right")
+    label = f"Shares of {metric}, launches and samples for the {n} clusters carrying most {metric}"
+    return _to_svg(fig, label)
+
+
+def intervals(metrics: Sequence[str], rel_low: Sequence[float | None], rel_high: Sequence[float | None], *, confidence: float) -> Figure:
+    """Each metric's interval relative to its estimate (percent), one row per metric."""
+    with matplotlib.rc_context(_STYLE):
+        n = len(metrics)
+        fig, ax = _figure(6.0, 0.9 + 0.3 * n)
+        _style(ax)
+        y = np.arange(n)
+        for i, (lo, hi) in enumerate(zip(rel_low, rel_high)):
+            if lo is None or hi is None:
+                ax.plot([0], [i], marker="x", color=_PALETTE[5])
+                continue
+            ax.plot([100 * lo, 100 * hi], [i, i], color=_PALETTE[0], linewidth=2.5, solid_capstyle="butt")
+            ax.plot([0], [i], marker="|", markersize=10, color=_PALETTE[1])
+        ax.axvline(0, color="#888888", linewidth=0.6)
+        ax.set_yticks(y, list(metrics), fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlabel(f"{100 * confidence:.0f}% interval relative to the estimate (%)")
+    label = f"{100 * confidence:.0f}% confidence intervals of {n} metrics, relative to each estimate, in percent (x: no bound)"
+    return _to_svg(fig, label)
+
+
+@dataclass
+class Curve:
+    """One sampler's evaluation: a point per sweep value."""
+
+    sampler: str
+    speedup: list[float | None]
+    error_pct: list[float | None]
+    coverage: list[float | None]
+    labels: list[str]
+
+
+def error_vs_speedup(curves: Sequence[Curve]) -> Figure:
+    """Mean error against harmonic-mean speedup, one line per sampler, points labelled by value."""
+    with matplotlib.rc_context(_STYLE):
+        fig, ax = _figure(6.0, 3.4)
+        _style(ax)
+        drawn = 0
+        for i, c in enumerate(curves):
+            pts = [(s, e, lab) for s, e, lab in zip(c.speedup, c.error_pct, c.labels) if s is not None and e is not None and s > 0]
+            if not pts:
+                continue
+            pts.sort()
+            xs, ys, labs = zip(*pts)
+            color = _PALETTE[i % len(_PALETTE)]
+            ax.plot(xs, ys, marker="o", markersize=4, linewidth=1.4, color=color, label=c.sampler)
+            drawn += 1
+            for x, yv, lab in zip(xs, ys, labs):
+                if lab:
+                    ax.annotate(lab, (x, yv), textcoords="offset points", xytext=(4, 4), fontsize=7, color=color)
+        ax.set_xscale("log")
+        ax.set_xlabel("simulation speedup (harmonic mean over workloads, ×, log scale)")
+        ax.set_ylabel("mean error of the total (%)")
+        if drawn:
+            ax.legend(fontsize=8, frameon=False)
+    names = ", ".join(c.sampler for c in curves)
+    label = f"Mean error (%) against speedup (×) for {names}, one point per parameter value"
+    return _to_svg(fig, label)
+
+
+def coverage(curves: Sequence[Curve], *, nominal: float | None) -> Figure:
+    """Interval coverage per sweep value and sampler, with the nominal confidence drawn."""
+    with matplotlib.rc_context(_STYLE):
+        fig, ax = _figure(6.0, 2.8)
+        _style(ax)
+        labels: list[str] = []
+        for c in curves:
+            for lab in c.labels:
+                if lab not in labels:
+                    labels.append(lab)
+        x = np.arange(len(labels))
+        w = 0.8 / max(len(curves), 1)
+        for i, c in enumerate(curves):
+            vals = dict(zip(c.labels, c.coverage))
+            ys = [100 * vals[lab] if vals.get(lab) is not None else np.nan for lab in labels]
+            ax.bar(x + (i - (len(curves) - 1) / 2) * w, ys, width=w, color=_PALETTE[i % len(_PALETTE)], label=c.sampler)
+        if nominal is not None:
+            ax.axhline(100 * nominal, color="#333333", linestyle="--", linewidth=0.9, label=f"nominal {100 * nominal:.0f}%")
+        ax.set_xticks(x, [lab or "default" for lab in labels], fontsize=8)
+        ax.set_ylim(0, 105)
+        ax.set_ylabel("runs whose interval holds the truth (%)")
+        ax.set_xlabel("parameter value")
+        ax.legend(fontsize=7, frameon=False, loc="lower right")
+    label = "Coverage of the confidence intervals (%) per parameter value and sampler"
+    return _to_svg(fig, label)
+
+
+def _short(text: str, width: int) -> str:
+    if len(text) <= width:
+        return text
+    half = (width - 1) // 2
+    return text[:half] + "…" + text[-(width - 1 - half):]
