@@ -4,7 +4,8 @@ A plan is a versioned JSON document validated against ``schemas/plan.schema.json
 the package). It is all an adapter needs: it carries the workload's fingerprints (so it cannot
 be applied to other traces), the sampler's name, version, parameters and seed, the clusters
 with their profile statistics (the estimator borrows a cluster's CoV when it was sampled once),
-and the flat list of samples.
+and the flat list of samples (with each sampled launch's value of the design metric, so that
+the estimator can use it as auxiliary variable without the workload at hand).
 
 Writing is atomic and canonical: the same plan always serialises to the same bytes, and a plan
 read and written again is byte-identical.
@@ -34,7 +35,11 @@ if TYPE_CHECKING:
 
 #: Version of the plan format this package writes and the newest it reads.
 PLAN_FORMAT_VERSION = 1
-_KEY_ORDER = ("simsample_plan", "created_by", "workload", "sampler", "estimator", "prediction", "clusters", "samples")
+#: Compatible additions within the format version. 1: each sample may carry ``x``, the design
+#: metric's value of the launch (the estimator's auxiliary variable); plans without it (1.0)
+#: still read and estimate.
+PLAN_FORMAT_MINOR = 1
+_KEY_ORDER = ("simsample_plan", "simsample_plan_minor", "created_by", "workload", "sampler", "estimator", "prediction", "clusters", "samples")
 
 
 @dataclass
@@ -80,7 +85,8 @@ def _num(v: Any) -> Any:
 
 @dataclass
 class Plan:
-    """A sampling plan. ``samples`` is a table with ``kernel_id``, ``launch``, ``weight``, ``cluster``."""
+    """A sampling plan. ``samples`` is a table with ``kernel_id``, ``launch``, ``weight``, ``cluster``
+    and, when the plan has a design metric, ``x`` (that metric's value of the sampled launch)."""
 
     workload: dict[str, Any]
     sampler: dict[str, Any]
@@ -127,10 +133,12 @@ class Plan:
         rows, weights, cl = rows[order], weights[order], cl[order]
         ids = workload.kernels["kernel_id"].to_numpy(np.int64)
         distinct = np.unique(rows)
+        x = None
         if metric == "none":  # the workload has no cost column: speedup unknown
             total, speedup = 0.0, None
         else:
             values = workload.values(metric)
+            x = np.asarray(values, dtype=np.float64)[rows]
             total = float(values.sum())
             simulated = float(values[distinct].sum()) if len(distinct) else 0.0
             speedup = total / simulated if simulated > 0 else None
@@ -156,6 +164,8 @@ class Plan:
         samples = pd.DataFrame(
             {"kernel_id": ids[rows], "launch": rows, "weight": weights, "cluster": cl}
         )
+        if x is not None and np.all(np.isfinite(x)):
+            samples["x"] = x
         return cls(
             workload=wl,
             sampler={"name": sampler.name, "version": str(sampler.version), "params": dict(params), "seed": int(seed)},
@@ -201,8 +211,13 @@ class Plan:
                 self.samples["cluster"].to_numpy(),
             )
         ]
+        if "x" in self.samples.columns:
+            for s, x in zip(samples, self.samples["x"].to_numpy()):
+                if _num(x) is not None:
+                    s["x"] = _num(x)
         return {
             "simsample_plan": PLAN_FORMAT_VERSION,
+            "simsample_plan_minor": PLAN_FORMAT_MINOR,
             "created_by": self.created_by,
             "workload": {k: _jsonable(v) for k, v in self.workload.items()},
             "sampler": _jsonable(self.sampler),
@@ -234,6 +249,8 @@ class Plan:
                 "cluster": np.array([s["cluster"] for s in doc["samples"]], dtype=np.int64),
             }
         )
+        if doc["samples"] and all(s.get("x") is not None for s in doc["samples"]):
+            samples["x"] = np.array([s["x"] for s in doc["samples"]], dtype=np.float64)
         clusters = [Cluster(**c) for c in doc["clusters"]]
         return cls(
             workload=dict(doc["workload"]),

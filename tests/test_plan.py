@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simsample.errors import PlanMismatchError, UserError
 from simsample.manager import get_host
-from simsample.plan import PLAN_FORMAT_VERSION, Plan, plan_schema
+from simsample.plan import PLAN_FORMAT_MINOR, PLAN_FORMAT_VERSION, Plan, plan_schema
 from simsample.workload import from_records
 
 
@@ -55,7 +56,10 @@ def test_plan_records_what_the_schema_requires(tmp_path):
     assert doc["simsample_plan"] == PLAN_FORMAT_VERSION
     assert doc["workload"]["fingerprint"] == wl.fingerprint
     assert doc["sampler"] == {"name": "random", "version": "1", "params": {"rate": 0.1, "count": None, "speedup": None, "replace": False, "metric": "auto"}, "seed": 0}
-    assert set(doc["samples"][0]) == {"kernel_id", "launch", "weight", "cluster"}
+    assert set(doc["samples"][0]) == {"kernel_id", "launch", "weight", "cluster", "x"}
+    assert doc["simsample_plan_minor"] == PLAN_FORMAT_MINOR
+    design = wl.values(doc["workload"]["metric"])
+    assert [s["x"] for s in doc["samples"]] == [float(design[s["launch"]]) for s in doc["samples"]]
     assert doc["prediction"]["sampled_launches"] == 20
     assert plan_schema()["properties"]["simsample_plan"]["type"] == "integer"
 
@@ -133,3 +137,20 @@ def test_written_files_have_ordinary_permissions(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert (tmp_path / "p.json").stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_a_format_1_0_plan_without_design_values_still_reads_and_estimates(tmp_path):
+    from simsample.estimate import estimate_total
+
+    wl, plan = _plan()
+    doc = plan.to_json()
+    del doc["simsample_plan_minor"]
+    for s in doc["samples"]:
+        del s["x"]
+    (tmp_path / "old.json").write_text(json.dumps(doc))
+    old = Plan.read(tmp_path / "old.json")
+    assert "x" not in old.samples.columns
+    values = pd.Series(wl.values(doc["workload"]["metric"]), index=wl.kernels["kernel_id"].to_numpy())
+    e = estimate_total(old, values)
+    assert e.estimate == pytest.approx(estimate_total(plan, values).estimate)
+    assert e.std_error is not None and e.std_error > 0
