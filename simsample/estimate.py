@@ -335,8 +335,11 @@ def estimate_ratio_total(
     X_i is the cluster's design total (``stats.total`` of the plan); x of each sampled launch is
     the plan's recorded design value, or ``design_values`` by kernel id (needed for plans made
     before format 1.1). A cluster whose sampled x sum to 0 (or whose X_i is unknown) falls back
-    to N_i·ȳ_i. The variance uses the ratio residuals e = y − R̂_i·x; single-draw clusters borrow
-    their pooled relative variance (:func:`pooled_relative_variance`)."""
+    to N_i·ȳ_i. The variance uses the ratio residuals e = y − R̂_i·x of clusters with two or
+    more draws. A single-draw cluster borrows the pooled relative variance of y itself
+    (:func:`pooled_relative_variance`), not of the residuals: where its design metric has no
+    spread its residual varies exactly as y does, and a ratio through the origin fits a
+    simulator's fixed launch cost badly, which would inflate pooled residuals tenfold."""
     y = _sample_values(plan, values, metric)
     if design_values is not None:
         x = _sample_values(plan, design_values, f"{metric} (design values)")
