@@ -18,6 +18,7 @@ from simsample.errors import UserError
 
 if TYPE_CHECKING:
     import click
+    import pandas as pd
 
     from simsample.plan import Plan
     from simsample.workload import Workload
@@ -165,3 +166,9 @@ class Adapter(ABC):
     @abstractmethod
     def commands(self) -> Mapping[str, click.Command]:
         """Click commands by verb: any of ``apply``, ``collect``, ``estimate``, ``run``, ``features``."""
+
+    def full_run_results(self, outputs: Sequence[Path]) -> pd.DataFrame:
+        """Per-launch results of a run of the whole workload (``simsample evaluate --truth``):
+        ``kernel_id`` (the trace folder's ids), optionally ``name``, metric columns and ``status``.
+        Adapters that can read their simulator's output override this."""
+        raise UserError(f"adapter {self.name} cannot read a full run's per-launch results; give --truth as a kernel_id,value CSV")

@@ -14,6 +14,14 @@ Suite figures are the same means over workloads. Cross-hardware (``against``): p
 profile and score against another profile of the same launch sequence (same kernels and
 shapes in the same order), refusing when the sequences differ.
 
+Cross-metric (``truth``): the plan is made on the design input as a user would make it (a
+profile, or trace features with the design metric ``warp_insts``), and scored against per-launch
+values of another metric: a full simulation's cycles (read by the simulator adapter) or a
+``kernel_id,value`` table. This is what sampled simulation must stand up to: the interval is
+computed from the truth's values of the sampled launches, as ``simsample estimate`` would from
+a (warm) sampled run, and must cover the truth's total. The truth must hold exactly the
+workload's launches; the first difference is named.
+
 Works with any registered sampler.
 """
 
@@ -150,6 +158,72 @@ def score_plan(plan: Plan, values: np.ndarray, kernel_ids: np.ndarray, *, truth:
     )
 
 
+def read_truth_csv(path: str | Path) -> pd.DataFrame:
+    """``kernel_id, value`` per launch from a CSV with those two columns (a header row; other
+    columns are ignored); every value must be a finite number and every id appear once."""
+    from simsample.errors import FormatError
+    from simsample.fileio import check_input_file
+
+    p = check_input_file(path)
+    try:
+        df = pd.read_csv(p)
+    except Exception as exc:  # pandas raises several types for malformed CSV
+        raise FormatError(p, f"not a readable CSV ({exc})") from exc
+    for col in ("kernel_id", "value"):
+        if col not in df.columns:
+            raise FormatError(p, f"expected a header with columns kernel_id,value; no column {col!r}", line=1)
+    ids = pd.to_numeric(df["kernel_id"], errors="coerce")
+    vals = pd.to_numeric(df["value"], errors="coerce")
+    bad = ids.isna() | (ids != ids.round()) | ~np.isfinite(vals.fillna(np.nan).to_numpy(np.float64))
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise FormatError(p, f"kernel_id must be an integer and value a finite number, got {df['kernel_id'].iloc[i]!r}, {df['value'].iloc[i]!r}", line=i + 2)
+    out = pd.DataFrame({"kernel_id": ids.astype(np.int64), "value": vals.astype(np.float64)})
+    dup = out["kernel_id"].duplicated()
+    if dup.any():
+        i = int(np.flatnonzero(dup.to_numpy())[0])
+        raise FormatError(p, f"kernel_id {int(out['kernel_id'].iloc[i])} appears twice", line=i + 2)
+    return out
+
+
+def truth_by_launch(workload: Workload, truth: pd.DataFrame, *, source: str = "the truth", metric: str = "value") -> np.ndarray:
+    """The truth's ``metric`` for each launch of ``workload`` in launch order.
+
+    ``truth`` has ``kernel_id``, ``metric`` and optionally ``name``. It must hold the workload's
+    launches and no others (and the same kernel names where both have them); the first
+    difference, in launch order, is one user error."""
+    if metric not in truth.columns:
+        have = ", ".join(c for c in truth.columns if c not in ("kernel_id", "name", "status")) or "none"
+        raise UserError(f"{source}: no metric {metric!r} (it has: {have}); choose one with --truth-metric")
+    wl_ids = workload.kernels["kernel_id"].to_numpy(np.int64)
+    t = truth.drop_duplicates("kernel_id").set_index("kernel_id")
+    where = f"{workload.source or 'the workload'}"
+    in_truth = pd.Index(wl_ids).isin(t.index)
+    if not in_truth.all():
+        i = int(np.flatnonzero(~in_truth)[0])
+        raise UserError(
+            f"{source} does not match {where}: launch {i} (kernel id {wl_ids[i]}, "
+            f"{workload.kernels['name'].iloc[i]}) has no value in the truth ({len(t):,} launches there, {len(wl_ids):,} here)"
+        )
+    extra = ~t.index.isin(wl_ids)
+    if extra.any():
+        k = int(t.index[extra][0])
+        raise UserError(f"{source} does not match {where}: the truth has kernel id {k}, which is not a launch of the workload ({len(t):,} launches there, {len(wl_ids):,} here)")
+    if "name" in t.columns and "name" in workload.kernels.columns:
+        theirs = t["name"].reindex(wl_ids).astype(str).to_numpy()
+        ours = workload.kernels["name"].astype(str).to_numpy()
+        differ = np.flatnonzero(theirs != ours)
+        if differ.size:
+            i = int(differ[0])
+            raise UserError(f"{source} does not match {where}: kernel id {wl_ids[i]} is {theirs[i]} in the truth but {ours[i]} in the workload")
+    vals = pd.to_numeric(t[metric], errors="coerce").reindex(wl_ids).to_numpy(np.float64)
+    bad = ~np.isfinite(vals)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise UserError(f"{source}: kernel id {wl_ids[i]} has no finite {metric} ({vals[i]}); the truth must be complete")
+    return vals
+
+
 def check_same_sequence(a: Workload, b: Workload) -> None:
     """Refuse to score a plan for ``a`` against ``b`` unless they are the same launch sequence."""
     if len(a) != len(b) or a.shape_fingerprint != b.shape_fingerprint:
@@ -168,14 +242,20 @@ def evaluate_workload(
     *,
     name: str | None = None,
     against: Workload | None = None,
+    truth: np.ndarray | None = None,
     on_repeat: Callable[[], None] | None = None,
 ) -> WorkloadResult:
-    """Plan with seeds 0..repeats-1 on ``workload`` (resolved ``params``), score each plan."""
+    """Plan with seeds 0..repeats-1 on ``workload`` (resolved ``params``), score each plan.
+
+    ``truth``: per-launch values in launch order (:func:`truth_by_launch`) to score against
+    instead of the design metric (cross-metric)."""
     if repeats < 1:
         raise UserError("--repeat must be at least 1")
     if len(workload) == 0:
         raise UserError(f"{workload.source or 'workload'}: no kernel launches to evaluate")
     sampler.check_workload(workload, params)
+    if truth is not None and len(truth) != len(workload):
+        raise UserError(f"the truth has {len(truth):,} launches, the workload {len(workload):,}")
     truth_wl = workload
     if against is not None:
         check_same_sequence(workload, against)
@@ -185,6 +265,11 @@ def evaluate_workload(
     cache: dict[str, tuple[np.ndarray, float]] = {}
     for seed in range(repeats):
         plan = sampler.plan(workload, params, seed)
+        if truth is not None:
+            out.scores.append(score_plan(plan, truth, ids, truth=float(truth.sum())))
+            if on_repeat is not None:
+                on_repeat()
+            continue
         metric = plan.workload.get("metric") or workload.default_metric()
         if metric == "none":
             metric = truth_wl.default_metric()

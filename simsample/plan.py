@@ -4,7 +4,8 @@ A plan is a versioned JSON document validated against ``schemas/plan.schema.json
 the package). It is all an adapter needs: it carries the workload's fingerprints (so it cannot
 be applied to other traces), the sampler's name, version, parameters and seed, the clusters
 with their profile statistics (the estimator borrows a cluster's CoV when it was sampled once),
-and the flat list of samples.
+and the flat list of samples (with each sampled launch's value of the design metric, so that
+the estimator can use it as auxiliary variable without the workload at hand).
 
 Writing is atomic and canonical: the same plan always serialises to the same bytes, and a plan
 read and written again is byte-identical.
@@ -36,8 +37,15 @@ if TYPE_CHECKING:
 
 #: Version of the plan format this package writes and the newest it reads.
 PLAN_FORMAT_VERSION = 1
-SAMPLE_FIELDS = ("kernel_id", "launch", "weight", "cluster")  # a sample's keys, in the order written
-_KEY_ORDER = ("simsample_plan", "created_by", "workload", "sampler", "estimator", "prediction", "clusters", "samples")
+#: Compatible additions within the format version. 1: each sample may carry ``x``, the design
+#: metric's value of the launch (the estimator's auxiliary variable); plans without it (1.0)
+#: still read and estimate.
+PLAN_FORMAT_MINOR = 1
+_KEY_ORDER = ("simsample_plan", "simsample_plan_minor", "created_by", "workload", "sampler", "estimator", "prediction", "clusters", "samples")
+#: A sample's keys, in the order written; the ones the schema does not require (``x``) are
+#: left out of a sample whose value is missing.
+SAMPLE_FIELDS = ("kernel_id", "launch", "weight", "cluster", "x")
+_REQUIRED_SAMPLE_FIELDS = ("kernel_id", "launch", "weight", "cluster")  # as the schema requires
 
 
 @dataclass
@@ -83,7 +91,8 @@ def _num(v: Any) -> Any:
 
 @dataclass
 class Plan:
-    """A sampling plan. ``samples`` is a table with ``kernel_id``, ``launch``, ``weight``, ``cluster``."""
+    """A sampling plan. ``samples`` is a table with ``kernel_id``, ``launch``, ``weight``, ``cluster``
+    and, when the plan has a design metric, ``x`` (that metric's value of the sampled launch)."""
 
     workload: dict[str, Any]
     sampler: dict[str, Any]
@@ -130,10 +139,12 @@ class Plan:
         rows, weights, cl = rows[order], weights[order], cl[order]
         ids = workload.kernels["kernel_id"].to_numpy(np.int64)
         distinct = np.unique(rows)
+        x = None
         if metric == "none":  # the workload has no cost column: speedup unknown
             total, speedup = 0.0, None
         else:
             values = workload.values(metric)
+            x = np.asarray(values, dtype=np.float64)[rows]
             total = float(values.sum())
             simulated = float(values[distinct].sum()) if len(distinct) else 0.0
             speedup = total / simulated if simulated > 0 else None
@@ -159,6 +170,8 @@ class Plan:
         samples = pd.DataFrame(
             {"kernel_id": ids[rows], "launch": rows, "weight": weights, "cluster": cl}
         )
+        if x is not None and np.all(np.isfinite(x)):
+            samples["x"] = x
         return cls(
             workload=wl,
             sampler={"name": sampler.name, "version": str(sampler.version), "params": dict(params), "seed": int(seed)},
@@ -198,10 +211,15 @@ class Plan:
         sample list, for writers that handle the samples as columns)."""
         rows = []
         if samples:
-            cols = [self.samples[f].to_numpy() for f in SAMPLE_FIELDS]
-            rows = [{f: _num(v) for f, v in zip(SAMPLE_FIELDS, values)} for values in zip(*cols)]
+            fields = [f for f in SAMPLE_FIELDS if f in self.samples.columns]
+            cols = [self.samples[f].to_numpy() for f in fields]
+            rows = [
+                {f: v for f, v in zip(fields, map(_num, values)) if v is not None or f in _REQUIRED_SAMPLE_FIELDS}
+                for values in zip(*cols)
+            ]
         return {
             "simsample_plan": PLAN_FORMAT_VERSION,
+            "simsample_plan_minor": PLAN_FORMAT_MINOR,
             "created_by": self.created_by,
             "workload": {k: _jsonable(v) for k, v in self.workload.items()},
             "sampler": _jsonable(self.sampler),
@@ -240,6 +258,8 @@ class Plan:
                 "cluster": np.array([s["cluster"] for s in doc["samples"]], dtype=np.int64),
             }
         )
+        if doc["samples"] and all(s.get("x") is not None for s in doc["samples"]):
+            samples["x"] = np.array([s["x"] for s in doc["samples"]], dtype=np.float64)
         clusters = [Cluster(**c) for c in doc["clusters"]]
         return cls(
             workload=dict(doc["workload"]),
@@ -370,43 +390,58 @@ def check_sample_columns(samples: pd.DataFrame, clusters: Sequence[Mapping[str, 
         and all(set(rule) <= _COLUMN_KEYWORDS and rule.get("type") in ("integer", "number") for rule in props.values())
         and list(props) == list(SAMPLE_FIELDS)
     )
-    texts: list[list[str]] = []
+    required = set(item.get("required", []))
+    missing = [f for f in required if f not in samples.columns]
+    if missing:
+        raise UserError(f"{source}: invalid plan at samples/0: {missing[0]!r} is a required property")
+    # Each field's text per sample: ``"name": value``, or nothing for an optional field whose
+    # value is missing (NaN), which the sample then leaves out (as to_json does).
+    parts: list[list[str]] = []
+    present: dict[str, np.ndarray] = {}
     for f in fields:
         col = samples[f].to_numpy()
         if col.dtype.kind in "iu":
-            texts.append(col.astype(np.int64).astype(str).tolist())
+            vals = col.astype(np.int64).astype(str).tolist()
+            present[f] = np.ones(col.size, dtype=bool)
         else:
             col = col.astype(np.float64)
-            texts.append([repr(x) if math.isfinite(x) else "null" for x in col.tolist()])
-    template = "{{" + ", ".join(f'"{f}": {{}}' for f in fields) + "}}"
-    lines = [template.format(*row) for row in zip(*texts)]
+            present[f] = np.isfinite(col) if f not in required else np.ones(col.size, dtype=bool)
+            vals = [repr(x) if math.isfinite(x) else "null" for x in col.tolist()]
+        if f in required or present[f].all():
+            parts.append([f'"{f}": {v}' for v in vals])
+        else:
+            parts.append([f'"{f}": {v}' if ok else "" for v, ok in zip(vals, present[f].tolist())])
+    lines = ["{" + ", ".join(p for p in row if p) + "}" for row in zip(*parts)]
     if not simple:
         stub = {"simsample_plan": PLAN_FORMAT_VERSION, **_stub_head(), "clusters": list(clusters)}
         validate_document({**stub, "samples": [json.loads(t) for t in lines]}, source=source)
     else:
-        for f in item.get("required", []):
-            if f not in samples.columns:
-                raise UserError(f"{source}: invalid plan at samples/0: {f!r} is a required property")
         for f, rule in props.items():
+            if f not in fields:
+                continue
             col = samples[f].to_numpy()
+            keep = present[f]
             if rule["type"] == "integer" and col.dtype.kind not in "iu":
                 as_float = col.astype(np.float64)
-                bad = ~np.isfinite(as_float) | (as_float != np.floor(as_float))
+                bad = keep & (~np.isfinite(as_float) | (as_float != np.floor(as_float)))
                 if bad.any():
                     i = int(np.argmax(bad))
                     raise UserError(f"{source}: invalid plan at samples/{i}/{f}: {lines[i]} has a {f} that is not an integer")
             values = col.astype(np.float64)
-            checks = [
-                (~np.isfinite(values), "is not a finite number"),
-                (values < rule["minimum"] if "minimum" in rule else None, f"is less than the minimum of {rule.get('minimum')}"),
-                (values <= rule["exclusiveMinimum"] if "exclusiveMinimum" in rule else None, f"is less than or equal to the minimum of {rule.get('exclusiveMinimum')}"),
-                (values > rule["maximum"] if "maximum" in rule else None, f"is greater than the maximum of {rule.get('maximum')}"),
-                (values >= rule["exclusiveMaximum"] if "exclusiveMaximum" in rule else None, f"is greater than or equal to the maximum of {rule.get('exclusiveMaximum')}"),
-            ]
+            with np.errstate(invalid="ignore"):
+                checks = [
+                    (~np.isfinite(values), "is not a finite number"),
+                    (values < rule["minimum"] if "minimum" in rule else None, f"is less than the minimum of {rule.get('minimum')}"),
+                    (values <= rule["exclusiveMinimum"] if "exclusiveMinimum" in rule else None, f"is less than or equal to the minimum of {rule.get('exclusiveMinimum')}"),
+                    (values > rule["maximum"] if "maximum" in rule else None, f"is greater than the maximum of {rule.get('maximum')}"),
+                    (values >= rule["exclusiveMaximum"] if "exclusiveMaximum" in rule else None, f"is greater than or equal to the maximum of {rule.get('exclusiveMaximum')}"),
+                ]
             for bad, what in checks:
-                if bad is not None and bad.any():
-                    i = int(np.argmax(bad))
-                    raise UserError(f"{source}: invalid plan at samples/{i}/{f}: {texts[fields.index(f)][i]} {what}")
+                if bad is not None:
+                    bad = bad & keep
+                    if bad.any():
+                        i = int(np.argmax(bad))
+                        raise UserError(f"{source}: invalid plan at samples/{i}/{f}: {values[i]!r} {what}")
     known = np.array([c["id"] for c in clusters], dtype=np.int64)
     cl = samples["cluster"].to_numpy()
     unknown = ~np.isin(cl, known)

@@ -7,9 +7,12 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simsample.allocation import design_variance
-from simsample.estimate import estimate_ratio, estimate_results, estimate_total
+from simsample.errors import UserError
+from simsample.estimate import estimate_ratio, estimate_ratio_total, estimate_results, estimate_total
 from simsample.manager import get_host
 from simsample.plan import Cluster, Plan
 from simsample.sampling import cluster_stats
@@ -133,3 +136,110 @@ def test_few_draws_widen_the_interval_with_student_t():
     from scipy import stats
 
     assert (e.ci_high - e.estimate) / e.std_error == pytest.approx(stats.t.ppf(0.975, dof), rel=1e-9)
+
+
+# --- single-draw clusters: pooled and collapsed variance (the interval must not collapse) -------
+
+
+def flat_population(sizes=(4, 6, 5), means=(100.0, 200.0, 400.0)):
+    """Clusters of one kernel whose design metric has no spread (CoV 0), and a fourth with spread."""
+    x = np.concatenate([np.full(n, m) for n, m in zip(sizes, means)] + [np.array([10.0, 20.0, 30.0, 40.0])])
+    n = x.size
+    wl = from_records({"name": ["k"] * n, "grid_x": [1] * n, "block_x": [1] * n, "duration_ns": x})
+    bounds = np.cumsum((0, *sizes, 4))
+    members = {i: np.arange(bounds[i], bounds[i + 1]) for i in range(len(sizes) + 1)}
+    return wl, x, members
+
+
+def test_single_draw_cluster_with_no_design_spread_borrows_the_pooled_relative_variance():
+    wl, x, members = flat_population()
+    y = x * 3.0 + np.arange(x.size) % 3 * 7.0  # the simulated metric varies where x does not
+    plan = plan_from(wl, x, members, {0: [0], 1: [4], 2: [10], 3: [15, 16, 17]}, replace=False)
+    e = estimate_total(plan, by_id(y))
+    # the cluster with three draws gives the relative variance the others borrow
+    yc = y[[15, 16, 17]]
+    v_pool = np.var(yc, ddof=1) / yc.mean() ** 2
+    expected = sum(n * n * v_pool * y[k] ** 2 * (1 - 1 / n) for n, k in ((4, 0), (6, 4), (5, 10)))
+    expected += 16 * np.var(yc, ddof=1) / 3 * (1 - 3 / 4)
+    assert e.std_error**2 == pytest.approx(expected)
+    assert e.std_error > 0.01 * e.estimate  # the old estimator gave 0 here
+
+
+def test_collapsed_strata_when_no_cluster_has_two_draws():
+    wl, x, members = flat_population()
+    y = 500.0 + 2.0 * x + np.array([0.0] * 4 + [30.0] * 6 + [0.0] * 5 + [0.0] * 4)
+    plan = plan_from(wl, x, members, {0: [0], 1: [4], 2: [10], 3: [15]}, replace=False)
+    e = estimate_total(plan, by_id(y))
+    assert e.std_error > 0
+    # three single-draw clusters of kernel k whose design means differ: scatter about a line
+    mu = np.array([100.0, 200.0, 400.0, 25.0])
+    ys = y[[0, 4, 10, 15]]
+    b, a = np.polyfit(mu, ys, 1)
+    rel = np.sum((ys - a - b * mu) ** 2) / 2 / ys.mean() ** 2
+    cov2 = (np.std([10.0, 20.0, 30.0, 40.0]) / 25.0) ** 2 * 4 / 3
+    expected = sum(n * n * max(rel, c) * y[k] ** 2 * (1 - 1 / n) for n, k, c in ((4, 0, 0), (6, 4, 0), (5, 10, 0), (4, 15, cov2)))
+    assert e.std_error**2 == pytest.approx(expected)
+
+
+def test_no_information_about_a_single_draw_means_no_interval_rather_than_a_false_one():
+    wl, x, members = flat_population(sizes=(4,), means=(100.0,))
+    members = {0: members[0]}
+    plan = plan_from(wl, x, members, {0: [1]}, replace=False)
+    e = estimate_total(plan, by_id(x * 2))
+    assert e.std_error is None and e.ci_low is None
+
+
+def test_cross_metric_coverage_by_simulation():
+    """Plans made on a design metric with many zero-spread clusters; the simulated metric has a
+    fixed cost and noise that the design metric does not see. The interval must still hold."""
+    rng = np.random.default_rng(1)
+    n = 600
+    shape = rng.integers(0, 12, n)
+    x = (1000.0 * (1 + shape)).round()
+    wl = from_records({"name": [f"k{s % 3}" for s in shape], "grid_x": shape + 1, "block_x": np.ones(n, int), "duration_ns": x})
+    y = 5000.0 + 0.5 * x + rng.normal(0, 300.0, n)
+    s = get_host().sampler("root")
+    params = s.resolve_params({"eps": 0.05})
+    truth = y.sum()
+    results = [estimate_total(s.plan(wl, params, seed), by_id(y)) for seed in range(100)]
+    covered = np.mean([e.ci_low <= truth <= e.ci_high for e in results])
+    assert covered >= 0.93
+    assert np.median([(e.ci_high - e.ci_low) / 2 / truth for e in results]) < 0.05
+
+
+def test_values_must_be_finite_and_extra_rows_are_ignored():
+    wl, values, members = population()
+    plan = plan_from(wl, values, members, {0: [0, 2], 1: [4]}, replace=False)
+    bad = by_id(values.copy())
+    bad.iloc[2] = np.inf
+    with pytest.raises(UserError, match=r"not a finite number \(2\)"):
+        estimate_total(plan, bad, metric="cycles")
+    more = pd.concat([by_id(values), pd.Series([1e9], index=[99])])  # e.g. a warm-up launch
+    assert estimate_total(plan, more).estimate == estimate_total(plan, by_id(values)).estimate
+    with pytest.raises(UserError, match="no value for 1 sampled kernel id"):
+        estimate_total(plan, by_id(values).drop(4))
+
+
+def test_ratio_estimator_uses_the_design_metric():
+    wl, values, members = population()
+    plan = plan_from(wl, values, members, {0: [0, 3], 1: [4, 6]}, replace=False)
+    y = by_id(values * 4.0)  # proportional to the design metric: the ratio estimator is exact
+    e = estimate_ratio_total(plan, y)
+    assert e.estimate == pytest.approx(4.0 * values.sum())
+    assert e.std_error == pytest.approx(0.0, abs=1e-9)
+    assert estimate_total(plan, y).estimate != pytest.approx(4.0 * values.sum())
+    # plans of format 1.0 have no design values: they must be given
+    old = Plan.from_json({**(d := plan.to_json()), "samples": [{k: v for k, v in s.items() if k != "x"} for s in d["samples"]]})
+    with pytest.raises(UserError, match="design-metric values"):
+        estimate_ratio_total(old, y)
+    assert estimate_ratio_total(old, y, by_id(values)).estimate == pytest.approx(e.estimate)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(1.0, 1e6), min_size=7, max_size=7), st.integers(0, 3), st.integers(4, 6))
+def test_estimates_are_finite_and_the_interval_holds_the_estimate(ys, a, b):
+    wl, values, members = population()
+    plan = plan_from(wl, values, members, {0: [a], 1: [b]}, replace=False)
+    for e in (estimate_total(plan, by_id(np.array(ys))), estimate_ratio_total(plan, by_id(np.array(ys)))):
+        assert np.isfinite(e.estimate)
+        assert e.ci_low is None or (np.isfinite(e.std_error) and e.ci_low <= e.estimate <= e.ci_high)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simsample.errors import PlanMismatchError, UserError
 from simsample.manager import get_host
-from simsample.plan import PLAN_FORMAT_VERSION, Plan, plan_schema
+from simsample.plan import PLAN_FORMAT_MINOR, PLAN_FORMAT_VERSION, Plan, plan_schema
 from simsample.workload import from_records
 
 
@@ -55,7 +56,10 @@ def test_plan_records_what_the_schema_requires(tmp_path):
     assert doc["simsample_plan"] == PLAN_FORMAT_VERSION
     assert doc["workload"]["fingerprint"] == wl.fingerprint
     assert doc["sampler"] == {"name": "random", "version": "1", "params": {"rate": 0.1, "count": None, "speedup": None, "replace": False, "metric": "auto"}, "seed": 0}
-    assert set(doc["samples"][0]) == {"kernel_id", "launch", "weight", "cluster"}
+    assert set(doc["samples"][0]) == {"kernel_id", "launch", "weight", "cluster", "x"}
+    assert doc["simsample_plan_minor"] == PLAN_FORMAT_MINOR
+    design = wl.values(doc["workload"]["metric"])
+    assert [s["x"] for s in doc["samples"]] == [float(design[s["launch"]]) for s in doc["samples"]]
     assert doc["prediction"]["sampled_launches"] == 20
     assert plan_schema()["properties"]["simsample_plan"]["type"] == "integer"
 
@@ -220,21 +224,22 @@ _COLUMN_VALUE = st.one_of(
 
 @settings(max_examples=300, deadline=None)
 @given(
-    field=st.sampled_from(["kernel_id", "launch", "weight", "cluster"]),
+    field=st.sampled_from(["kernel_id", "launch", "weight", "cluster", "x"]),
     values=st.lists(_COLUMN_VALUE, min_size=1, max_size=6),
 )
 def test_column_check_agrees_with_the_schema(field, values):
     """Put arbitrary numbers in one sample column: the columnar check refuses exactly the plans
-    the reference validator refuses (integers that are not, bounds, non-finite numbers)."""
+    the reference validator refuses (integers that are not, bounds, non-finite numbers); the
+    optional design value ``x`` is left out of a sample where it is missing (NaN)."""
     import jsonschema
     import pandas as pd
 
     from simsample.plan import check_sample_columns
 
     n = len(values)
-    cols = {"kernel_id": np.arange(n), "launch": np.arange(n), "weight": np.ones(n), "cluster": np.zeros(n, dtype=np.int64)}
+    cols = {"kernel_id": np.arange(n), "launch": np.arange(n), "weight": np.ones(n), "cluster": np.zeros(n, dtype=np.int64), "x": np.full(n, 3.5)}
     ints = all(isinstance(v, int) for v in values)
-    cols[field] = np.array(values, dtype=np.int64 if ints and field != "weight" else np.float64)
+    cols[field] = np.array(values, dtype=np.int64 if ints and field not in ("weight", "x") else np.float64)
     frame = pd.DataFrame(cols)
     clusters = [{"id": int(c), "key": "k", "size": 1, "draws": 1, "stats": {}, "representatives": []} for c in set(frame["cluster"].tolist()) if np.isfinite(c) and float(c).is_integer()]
     try:
@@ -243,9 +248,12 @@ def test_column_check_agrees_with_the_schema(field, values):
     except UserError:
         ours = False
     # the reference: the same numbers as JSON would carry them (non-finite numbers cannot be JSON)
-    finite = all(np.isfinite(float(v)) for v in frame[field])
+    finite = field == "x" or all(np.isfinite(float(v)) for v in frame[field])  # a missing x is left out
     if finite:
-        items = [{f: (int(frame[f][i]) if frame[f].dtype.kind in "iu" else float(frame[f][i])) for f in cols} for i in range(n)]
+        items = [
+            {f: (int(frame[f][i]) if frame[f].dtype.kind in "iu" else float(frame[f][i])) for f in cols if not (f == "x" and not np.isfinite(frame[f][i]))}
+            for i in range(n)
+        ]
         schema = plan_schema()["properties"]["samples"]
         reference = not list(jsonschema.Draft202012Validator(schema).iter_errors(items))
         reference = reference and all(it["cluster"] in {c["id"] for c in clusters} for it in items)
@@ -254,3 +262,20 @@ def test_column_check_agrees_with_the_schema(field, values):
     assert ours == reference
     if ours:
         assert [json.loads(t) for t in lines] == items
+
+
+def test_a_format_1_0_plan_without_design_values_still_reads_and_estimates(tmp_path):
+    from simsample.estimate import estimate_total
+
+    wl, plan = _plan()
+    doc = plan.to_json()
+    del doc["simsample_plan_minor"]
+    for s in doc["samples"]:
+        del s["x"]
+    (tmp_path / "old.json").write_text(json.dumps(doc))
+    old = Plan.read(tmp_path / "old.json")
+    assert "x" not in old.samples.columns
+    values = pd.Series(wl.values(doc["workload"]["metric"]), index=wl.kernels["kernel_id"].to_numpy())
+    e = estimate_total(old, values)
+    assert e.estimate == pytest.approx(estimate_total(plan, values).estimate)
+    assert e.std_error is not None and e.std_error > 0

@@ -1,4 +1,5 @@
-"""``simsample evaluate``: score a sampler on profiles, the profile's times as ground truth."""
+"""``simsample evaluate``: score a sampler on profiles, the profile's times as ground truth, or
+against another truth (a full simulation's per-launch results, a ``kernel_id,value`` table)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,10 @@ def _fmt(v: float | None, spec: str) -> str:
 @click.option("--repeat", "repeats", default=10, show_default=True, type=click.IntRange(min=1), help="Plans per workload, with seeds 0..R-1.")
 @click.option("--sweep", "sweeps", multiple=True, metavar="NAME=V1,V2,...", help="Evaluate each value of a parameter (repeatable: all combinations).")
 @click.option("--against", "against", type=click.Path(path_type=Path), default=None, help="Score the plans against this profile of the same run (cross-hardware).")
+@click.option("--truth", "truths", multiple=True, type=click.Path(path_type=Path), metavar="OUTPUT|VALUES.csv",
+              help="Score against this truth instead of the design metric: a full simulation's output (with --sim; repeatable) or a kernel_id,value CSV.")
+@click.option("--sim", "sim", default=None, help="Simulator adapter that reads the --truth output (accelsim, macsim, hyfiss).")
+@click.option("--truth-metric", default=None, help="Metric of the simulator's results to score against.  [default: cycles]")
 @click.option("--min-launches", default=1, show_default=True, type=click.IntRange(min=1), help="Skip workloads with fewer launches.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @profile_options
@@ -36,6 +41,9 @@ def evaluate_cmd(
     repeats: int,
     sweeps: tuple[str, ...],
     against: Path | None,
+    truths: tuple[Path, ...],
+    sim: str | None,
+    truth_metric: str | None,
     min_launches: int,
     as_json: bool,
     fmt: str | None,
@@ -51,8 +59,14 @@ def evaluate_cmd(
     \b
     simsample evaluate run.nsys-rep.sqlite --sampler stem --sweep eps=0.03,0.05,0.1,0.25
     simsample evaluate profiles/ --sampler root --repeat 10 --json
+
+    With --truth the plans are made on the PROFILE (the design input, e.g. trace features) and
+    scored against the per-launch values of a full simulation or a kernel_id,value CSV:
+
+    \b
+    simsample evaluate features.parquet --sampler root --truth full.out --sim accelsim
     """
-    from simsample.evaluate import discover_profiles, evaluate_workload, suite_summary, sweep_points
+    from simsample.evaluate import discover_profiles, evaluate_workload, suite_summary, sweep_points, truth_by_launch
     from simsample.loading import load_workload
     from simsample.manager import get_host
     from simsample.progress import task
@@ -64,6 +78,9 @@ def evaluate_cmd(
     paths = discover_profiles(profiles, format=fmt)
     options = reader_options(rank)
     truth = load_workload([against], format=fmt, options=options) if against is not None else None
+    truth_table = _truth_table(truths, sim, truth_metric, against)
+    if truth_table is not None and (len(paths) != 1 or paths[0][1]):
+        raise UserError("--truth scores one workload: give exactly one profile (not a folder of them)")
     results = []
     skipped = []
     with task(f"evaluating {sampler_name}", total=len(paths) * len(resolved) * repeats) as advance:
@@ -83,8 +100,14 @@ def evaluate_cmd(
                 skipped.append(f"{path}: {len(wl)} launches, fewer than {min_launches}")
                 advance(len(resolved) * repeats)
                 continue
+            truth_values = None
+            if truth_table is not None:
+                table, source, metric = truth_table
+                truth_values = truth_by_launch(wl, table, source=source, metric=metric)
             for p in resolved:
-                results.append(evaluate_workload(wl, sampler, p, repeats, name=str(path), against=truth, on_repeat=advance))
+                results.append(
+                    evaluate_workload(wl, sampler, p, repeats, name=str(path), against=truth, truth=truth_values, on_repeat=advance)
+                )
     if not results:
         raise UserError(f"no workload with at least {min_launches} launches among {len(paths)} profile(s)")
     for s in skipped:
@@ -101,6 +124,29 @@ def evaluate_cmd(
         echo_json({"workloads": [r.to_json() for r in results], "suite": suite})
         return
     _print_table(results, suite, swept, sampler_name, repeats)
+
+
+def _truth_table(truths: tuple[Path, ...], sim: str | None, metric: str | None, against: Path | None):
+    """``(table, source, metric)`` of the --truth inputs, or None without --truth."""
+    if not truths:
+        if sim is not None or metric is not None:
+            raise UserError("--sim and --truth-metric go with --truth (the full run to score against)")
+        return None
+    if against is not None:
+        raise UserError("--truth and --against are two different ground truths; give one of them")
+    source = ", ".join(str(t) for t in truths)
+    if sim is None:
+        from simsample.evaluate import read_truth_csv
+
+        if len(truths) > 1:
+            raise UserError("a --truth CSV is one file; for a simulator's output give --sim NAME")
+        if metric not in (None, "value"):
+            raise UserError("--truth-metric chooses a simulator's metric; a kernel_id,value CSV has only 'value'")
+        return read_truth_csv(truths[0]), source, "value"
+    from simsample.manager import get_host
+
+    table = get_host().adapter(sim).full_run_results(list(truths))
+    return table, source, metric or "cycles"
 
 
 def _short_names(names: list[str]) -> list[str]:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from simsample.api import Adapter
 from simsample.workload import Workload
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class AccelSimAdapter(Adapter):
@@ -21,6 +25,13 @@ class AccelSimAdapter(Adapter):
         from simsample_accelsim.reader import read_traces
 
         return read_traces(path)
+
+    def full_run_results(self, outputs: Sequence[Path]) -> pd.DataFrame:
+        """Every launch of a full run's log(s), by the traces' ``-kernel id``; an unusable kernel
+        is an error (a truth must be complete)."""
+        from simsample_accelsim.collect import collect_logs
+
+        return collect_logs(list(outputs), None)
 
     def commands(self) -> Mapping[str, click.Command]:
         from simsample_accelsim.cli import commands

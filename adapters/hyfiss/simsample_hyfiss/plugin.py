@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,6 +14,9 @@ from simsample.hookspecs import hookimpl
 from simsample.workload import Workload
 
 from simsample_hyfiss.reader import HyFiSSReader, load_app
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class HyFiSSAdapter(Adapter):
@@ -23,6 +27,12 @@ class HyFiSSAdapter(Adapter):
 
     def read(self, path: Path) -> Workload:
         return load_app(path).workload
+
+    def full_run_results(self, outputs: Sequence[Path]) -> pd.DataFrame:
+        """Every kernel of a full run's output(s), keyed by the trace folder's kernel ids."""
+        from simsample_hyfiss.collect import collect
+
+        return collect(list(outputs), None)[0]
 
     def commands(self) -> Mapping[str, click.Command]:
         from simsample_hyfiss.commands import apply_cmd, collect_cmd, estimate_cmd, features_cmd, run_cmd

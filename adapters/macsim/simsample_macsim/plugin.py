@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,6 +13,9 @@ from simsample.hookspecs import hookimpl
 from simsample.workload import Workload
 
 from simsample_macsim.reader import MacSimReader, load_trace_folder
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class MacSimAdapter(Adapter):
@@ -22,6 +26,12 @@ class MacSimAdapter(Adapter):
 
     def read(self, path: Path) -> Workload:
         return load_trace_folder(path).workload
+
+    def full_run_results(self, outputs: Sequence[Path]) -> pd.DataFrame:
+        """Every kernel of a full run's output(s), keyed by the trace folder's kernel ids."""
+        from simsample_macsim.collect import collect
+
+        return collect(list(outputs), None)[0]
 
     def commands(self) -> Mapping[str, click.Command]:
         from simsample_macsim.commands import apply_cmd, collect_cmd, estimate_cmd, features_cmd, run_cmd
