@@ -255,6 +255,8 @@ class Plan:
             raise FormatError(p, f"not a text file ({exc})") from exc
         except json.JSONDecodeError as exc:
             raise FormatError(p, f"not valid JSON: {exc.msg}", line=exc.lineno) from exc
+        except RecursionError:
+            raise FormatError(p, "JSON nested too deeply to be a plan; give a plan written by 'simsample plan'") from None
         return cls.from_json(doc, source=str(p))
 
 

@@ -32,6 +32,7 @@ from simsample.readers_util import (
     BINARY_BYTE_SCALE,
     TIME_SCALE,
     add_devices,
+    check_int64,
     csv_source,
     detect_text,
     launch_table,
@@ -179,6 +180,7 @@ def _read(path: Path) -> Workload:
         if np.isnan(vals).any():
             i = int(rows[np.flatnonzero(np.isnan(vals))[0]])
             raise FormatError(path, f"kernel row has no {col!r}", line=first_data + i)
+        check_int64(vals, path=path, column=col, first_line=first_data, rows=rows)
         return narrow(whole(vals, path=path, column=col, first_line=first_data))
 
     start = kcol("Start")
@@ -187,6 +189,8 @@ def _read(path: Path) -> Workload:
         if np.isnan(vals).any():
             i = int(rows[np.flatnonzero(np.isnan(vals))[0]])
             raise FormatError(path, f"kernel row has no {col!r}", line=first_data + i)
+    for col, vals in (("Start", start), ("Duration", dur)):
+        check_int64(vals, path=path, column=col, first_line=first_data, scale=TIME_SCALE[unit_of[col]], rows=rows)
     names, corr_from_name = split_corr_names(table, "Name", rows)
     columns: dict[str, Any] = {
         "name": names,

@@ -62,6 +62,11 @@ def features_cmd(traces: Path, output: Path) -> None:
     from simsample_hyfiss.reader import load_app
     from simsample_hyfiss.units import CLASSES
 
+    from simsample.fileio import check_output_file
+    from simsample.workload import extras_path
+
+    for written in (output, extras_path(output)):
+        check_output_file(written, [traces], what="features table")
     folder = load_app(traces)
     instn = parse_instn_config(folder.paths.instn_config)
     ids = folder.workload.kernels["kernel_id"].tolist()
@@ -135,6 +140,10 @@ def pick_sm_cmd(app: Path, device_config: Path, output: Path | None, kernels: st
         chosen = [k.id for k in cfg.kernels]
     if output is not None and output.resolve() == paths.app_config.resolve():
         raise UserError(f"{output}: is the app's own app.config; inputs are never modified: write the copy elsewhere")
+    if output is not None:
+        from simsample.fileio import check_output_file
+
+        check_output_file(output, [app, device_config], what="app.config copy")
     schedule = parse_issue_config(paths.issue_config)
     instn = parse_instn_config(paths.instn_config)
     picks = [pick_kernel(paths, k, schedule, instn, device) for k in chosen]

@@ -60,6 +60,11 @@ def features_cmd(traces: Path, output: Path) -> None:
 
     from simsample_macsim.reader import load_trace_folder
 
+    from simsample.fileio import check_output_file
+    from simsample.workload import extras_path
+
+    for written in (output, extras_path(output)):
+        check_output_file(written, [traces], what="features table")
     wl = load_trace_folder(traces).workload
     k = wl.kernels
     if "instructions" in k.columns:
