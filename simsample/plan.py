@@ -226,14 +226,7 @@ class Plan:
     def from_json(cls, doc: Mapping[str, Any], *, source: str = "plan") -> Plan:
         """Build from a parsed document after checking its version and schema."""
         validate_document(doc, source=source)
-        samples = pd.DataFrame(
-            {
-                "kernel_id": np.array([s["kernel_id"] for s in doc["samples"]], dtype=np.int64),
-                "launch": np.array([s["launch"] for s in doc["samples"]], dtype=np.int64),
-                "weight": np.array([s["weight"] for s in doc["samples"]], dtype=np.float64),
-                "cluster": np.array([s["cluster"] for s in doc["samples"]], dtype=np.int64),
-            }
-        )
+        samples = _samples_frame(doc["samples"], doc.get("estimator") or {}, source)
         clusters = [Cluster(**c) for c in doc["clusters"]]
         return cls(
             workload=dict(doc["workload"]),
@@ -258,6 +251,37 @@ class Plan:
         except RecursionError:
             raise FormatError(p, "JSON nested too deeply to be a plan; give a plan written by 'simsample plan'") from None
         return cls.from_json(doc, source=str(p))
+
+
+def _samples_frame(items: Sequence[Mapping[str, Any]], estimator: Mapping[str, Any], source: str) -> pd.DataFrame:
+    """The samples of a plan document as a table, refusing what the schema lets through but no
+    plan can hold: a number beyond int64, a weight that is NaN, infinite or negative, and (in a
+    plan drawn without replacement) a launch listed twice, whose weights would silently add up."""
+    cols: dict[str, np.ndarray] = {}
+    for key, dtype in (("kernel_id", np.int64), ("launch", np.int64), ("weight", np.float64), ("cluster", np.int64)):
+        try:
+            cols[key] = np.array([s[key] for s in items], dtype=dtype)
+        except (OverflowError, ValueError, TypeError):
+            for i, s in enumerate(items):
+                try:
+                    np.array([s[key]], dtype=dtype)
+                except (OverflowError, ValueError, TypeError):
+                    raise FormatError(source, f"{key} {s[key]!r} is out of range", record=f"sample {i}") from None
+            raise
+    w = cols["weight"]
+    bad = ~np.isfinite(w) | (w < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise FormatError(source, f"weight {w[i]} is not a finite number ≥ 0; make the plan again", record=f"sample {i}")
+    if not estimator.get("replace") and len(items):
+        ids = cols["kernel_id"]
+        _, first, counts = np.unique(ids, return_index=True, return_counts=True)
+        if (counts > 1).any():
+            k = int(ids[first[np.flatnonzero(counts > 1)[0]]])
+            raise FormatError(
+                source, f"kernel {k} is listed {int(counts[counts > 1][0])} times in a plan drawn without replacement; make the plan again"
+            )
+    return pd.DataFrame(cols)
 
 
 def _jsonable(v: Any) -> Any:
