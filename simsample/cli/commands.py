@@ -227,11 +227,11 @@ def read_values_csv(path: Path) -> pd.DataFrame:
         num = pd.to_numeric(df[c], errors="coerce")
         if num.isna().any():
             bad = int(num.isna().to_numpy().nonzero()[0][0])
-            raise FormatError(path, f"column {c} is not numeric ({df[c].iloc[bad]!r})", line=bad + 2)
+            raise FormatError(path, f"column {c} is not numeric ({str(df[c].iloc[bad])!r})", line=bad + 2)
         finite = np.isfinite(num.to_numpy(np.float64))
         if not finite.all():
             bad = int(np.flatnonzero(~finite)[0])
-            raise FormatError(path, f"column {c}: {df[c].iloc[bad]!r} is out of range (not a finite number)", line=bad + 2)
+            raise FormatError(path, f"column {c}: {float(num.iloc[bad])} is out of range (not a finite number)", line=bad + 2)
         df[c] = num
     return df
 

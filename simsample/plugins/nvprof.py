@@ -82,8 +82,8 @@ def _header_index(lines: Sequence[str]) -> int | None:
 
 def _kind(header: Sequence[str]) -> str | None:
     cols = set(header)
-    if {"Start", "Duration", "Name"} <= cols and ("Grid X" in cols or "Block X" in cols):
-        return "trace"
+    if {"Start", "Duration", "Name"} & cols and ("Grid X" in cols or "Block X" in cols):
+        return "trace"  # a needed column missing is named by the reader, not "unrecognised"
     if {"Kernel", "Invocations", "Metric Name"} <= cols:
         return "metrics-summary"
     if {"Kernel", "Correlation_ID"} <= cols or ({"Device", "Context", "Stream", "Kernel"} <= cols and "Start" not in cols):
@@ -174,6 +174,9 @@ def _read(path: Path) -> Workload:
 
     def shape(col: str) -> np.ndarray:
         vals = kcol(col)
+        if (vals < 0).any():
+            i = int(rows[np.flatnonzero(vals < 0)[0]])
+            raise FormatError(path, f"column {col!r}: negative value {float(vals[np.flatnonzero(vals < 0)[0]]):g}", line=first_data + i)
         fast = narrow_whole(vals)  # the usual case first: whole numbers, no gap
         if fast is not None:
             return fast

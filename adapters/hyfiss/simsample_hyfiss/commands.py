@@ -126,6 +126,10 @@ def pick_sm_cmd(app: Path, device_config: Path, output: Path | None, kernels: st
     from simsample_hyfiss.device import read_device
     from simsample_hyfiss.picksm import pick_kernel
 
+    if output is not None:
+        from simsample.fileio import check_output_file
+
+        check_output_file(output, [app, device_config], what="app.config copy")
     paths = find_app(app)
     cfg = parse_app_config(paths.app_config)
     device = read_device(device_config)
@@ -140,10 +144,6 @@ def pick_sm_cmd(app: Path, device_config: Path, output: Path | None, kernels: st
         chosen = [k.id for k in cfg.kernels]
     if output is not None and output.resolve() == paths.app_config.resolve():
         raise UserError(f"{output}: is the app's own app.config; inputs are never modified: write the copy elsewhere")
-    if output is not None:
-        from simsample.fileio import check_output_file
-
-        check_output_file(output, [app, device_config], what="app.config copy")
     schedule = parse_issue_config(paths.issue_config)
     instn = parse_instn_config(paths.instn_config)
     picks = [pick_kernel(paths, k, schedule, instn, device) for k in chosen]
