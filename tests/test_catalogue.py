@@ -151,6 +151,11 @@ CASES += [
     C("features-macsim-o-inside", "profile features --sim macsim {W}/macsim-traces -o {W}/macsim-traces/f.parquet", 1, "lies inside the input"),
     C("features-hyfiss-o-inside", "profile features --sim hyfiss {W}/hyfiss-app -o {W}/hyfiss-app/f.parquet", 1, "lies inside the input"),
     C("run-o-config", "run --sim accelsim --sampled {W}/t3 --accelsim {W}/va.csv --config {W}/gpgpusim.config -o {W}/gpgpusim.config --dry-run", 1, "is the input"),
+    C("run-o-binary", "run --sim accelsim --sampled {W}/t3 --accelsim {W}/va.csv --config {W}/gpgpusim.config -o {W}/va.csv --dry-run", 1, "is the input"),
+    C("run-o-kernelslist", "run --sim accelsim --sampled {W}/t3 --accelsim {W}/va.csv --config {W}/gpgpusim.config -o {W}/t3/kernelslist.g --dry-run", 1, "is the input"),
+    C("run-dry", "run --sim accelsim --sampled {W}/t3 --accelsim {W}/va.csv --config {W}/gpgpusim.config -o {O}/run.out --dry-run", 0, "kernelslist.g"),
+    C("run-macsim-o-params", "run --sim macsim --sampled {W}/macsim-sampled --macsim {W}/va.csv -o {W}/macsim-sampled/params.in --force", 1, "is the input"),
+    C("apply-macsim-ok", "apply --sim macsim --plan {W}/pm.json --traces {W}/macsim-traces --params {D}/simulators/macsim/bin/params.in --out {O}/s", 0, "", "s"),
     C("apply-out-inside-traces", "apply --sim accelsim --plan {W}/p3.json --traces {W}/t3 --out {W}/t3/sampled", 1, "overlaps the input"),
     C("apply-out-is-traces", "apply --sim accelsim --plan {W}/p3.json --traces {W}/t3 --out {W}/t3 --force", 1, "overlaps the input"),
     C("pick-sm-o-app-config", "hyfiss pick-sm {W}/hyfiss-app --device-config {W}/gpgpusim.config -o {W}/hyfiss-app/configs/app.config", 1, "inputs are never modified"),
@@ -376,6 +381,8 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ["profile", "features", "--sim", "accelsim", str(w / "t3"), "-o", str(w / "f3.parquet"), "--no-cache"],
         ["plan", str(w / "f3.parquet"), "--sampler", "random", "--param", "metric=warp_insts", "-o", str(w / "p3.json")],
         ["plan", str(D / NV / "traces_cudasdk_scan.csv"), "--sampler", "stem", "-o", str(w / "va.plan.json")],
+        ["plan", str(w / "macsim-traces"), "--sampler", "random", "--param", "metric=instructions", "-o", str(w / "pm.json")],
+        ["apply", "--sim", "macsim", "--plan", str(w / "pm.json"), "--traces", str(w / "macsim-traces"), "--params", str(D / "simulators/macsim/bin/params.in"), "--out", str(w / "macsim-sampled")],
     ):
         assert run(argv) == 0, argv
     # plans: a NaN weight, every sample listed twice, a kernel id beyond int64

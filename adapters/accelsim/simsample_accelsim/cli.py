@@ -93,7 +93,9 @@ def run_cmd(sampled: Path, binary: Path, configs: tuple[Path, ...], output: Path
     """Run Accel-Sim on a sampled folder (EXTRA arguments after -- go to the simulator)."""
     from simsample_accelsim.run import build_command, run_simulator
 
-    check_output_file(output, [sampled, binary, *configs], what="simulator log")
+    # the log may go inside SAMPLED (the simulator's working folder), but never onto what it reads
+    read = [f for f in sampled.iterdir() if f.name.startswith(("kernel", "simsample-"))] if sampled.is_dir() else []
+    check_output_file(output, [binary, *configs, *read], what="simulator log")
     cmd, cwd = build_command(sampled, binary, configs, extra, check_binary=not dry_run)
     if dry_run:
         click.echo(f"cd {shlex.quote(str(cwd))} && {shlex.join(cmd)} > {shlex.quote(str(output))} 2>&1")
