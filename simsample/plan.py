@@ -228,6 +228,7 @@ class Plan:
         validate_document(doc, source=source)
         samples = _samples_frame(doc["samples"], doc.get("estimator") or {}, source)
         clusters = [Cluster(**c) for c in doc["clusters"]]
+        _check_draws(samples, clusters, source)
         return cls(
             workload=dict(doc["workload"]),
             sampler=dict(doc["sampler"]),
@@ -255,8 +256,7 @@ class Plan:
 
 def _samples_frame(items: Sequence[Mapping[str, Any]], estimator: Mapping[str, Any], source: str) -> pd.DataFrame:
     """The samples of a plan document as a table, refusing what the schema lets through but no
-    plan can hold: a number beyond int64, a weight that is NaN, infinite or negative, and (in a
-    plan drawn without replacement) a launch listed twice, whose weights would silently add up."""
+    plan can hold: a number beyond int64, a weight that is NaN, infinite or negative."""
     cols: dict[str, np.ndarray] = {}
     for key, dtype in (("kernel_id", np.int64), ("launch", np.int64), ("weight", np.float64), ("cluster", np.int64)):
         try:
@@ -273,15 +273,21 @@ def _samples_frame(items: Sequence[Mapping[str, Any]], estimator: Mapping[str, A
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise FormatError(source, f"weight {w[i]} is not a finite number ≥ 0; make the plan again", record=f"sample {i}")
-    if not estimator.get("replace") and len(items):
-        ids = cols["kernel_id"]
-        _, first, counts = np.unique(ids, return_index=True, return_counts=True)
-        if (counts > 1).any():
-            k = int(ids[first[np.flatnonzero(counts > 1)[0]]])
-            raise FormatError(
-                source, f"kernel {k} is listed {int(counts[counts > 1][0])} times in a plan drawn without replacement; make the plan again"
-            )
     return pd.DataFrame(cols)
+
+
+def _check_draws(samples: pd.DataFrame, clusters: Sequence[Cluster], source: str) -> None:
+    """No cluster may list more samples than it records draws: a plan whose samples were listed
+    twice (by a script, or a hand edit) would otherwise be applied with summed weights."""
+    counts = samples["cluster"].value_counts().to_dict()
+    for c in clusters:
+        n = int(counts.get(c.id, 0))
+        if n > int(c.draws):
+            raise FormatError(
+                source,
+                f"cluster {c.id} lists {n} sample(s) but records {int(c.draws)} draw(s) (samples listed twice, or a damaged "
+                "plan?); make the plan again",
+            )
 
 
 def _jsonable(v: Any) -> Any:
