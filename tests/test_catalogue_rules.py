@@ -108,3 +108,25 @@ def test_rank_folder_and_archive_read_every_rank(tmp_path: Path) -> None:
     assert by_archive.meta["ranks"] == [0, 1]
     assert by_archive.meta["files"] == [f"{tmp_path / 'ranks.tar.gz'}:run/rank0.json.gz", f"{tmp_path / 'ranks.tar.gz'}:run/rank1.json.gz"]
     assert len(load_workload([tmp_path / "ranks.tar.gz"], options={"rank": 1})) == 5
+
+
+@pytest.mark.parametrize(
+    "row, phrase",
+    [
+        ("1135411990,1e300,125,148,1,1,256,1,1,36,0.000,0.025,,,,,NVIDIA A100 (0),1,,7,k", "column 'Duration (ns)': value 1e+300 is out of range"),
+        ("1e19,2000,125,148,1,1,256,1,1,36,0.000,0.025,,,,,NVIDIA A100 (0),1,,7,k", "column 'Start (ns)'"),
+        ("1135411990,2000,125,1e26,1,1,256,1,1,36,0.000,0.025,,,,,NVIDIA A100 (0),1,,7,k", "column 'GrdX'"),
+        ("1135411990,1e400,125,148,1,1,256,1,1,36,0.000,0.025,,,,,NVIDIA A100 (0),1,,7,k", "column .Duration (ns).: value inf is out of range"),
+    ],
+)
+def test_nsys_csv_refuses_values_beyond_int64(tmp_path: Path, row: str, phrase: str) -> None:
+    from simsample.loading import load_workload
+
+    header = (
+        "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),"
+        "Bytes (MB),Throughput (MB/s),SrcMemKd,DstMemKd,Device,Ctx,GreenCtx,Strm,Name"
+    )
+    p = tmp_path / "gpu.csv"
+    p.write_text(f"{header}\n1135401990,1000,124,1,2,3,128,1,1,32,0.001,0.000,,,,,NVIDIA A100 (0),1,,7,kernel_b\n{row}\n")
+    with pytest.raises(FormatError, match=r"gpu\.csv, line 3: " + phrase.replace("(", r"\(").replace(")", r"\)").replace("+", r"\+")):
+        load_workload([p])

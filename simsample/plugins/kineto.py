@@ -24,6 +24,7 @@ nanosecond.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -158,8 +159,6 @@ def _tar_names(path: Path) -> list[str]:
     except (tarfile.TarError, EOFError, OSError) as exc:
         raise FormatError(path, f"unreadable tar archive ({exc}); check that the archive is complete") from None
 
-
-import contextlib  # noqa: E402  (kept next to the helpers that use it)
 
 
 @contextlib.contextmanager
