@@ -175,7 +175,7 @@ CASES += [
     C("apply-copy", "apply --sim accelsim --plan {W}/p3.json --traces {W}/t3 --out {O}/sampled --copy", 0, "copied", "sampled"),
     C("apply-wrong-workload", "apply --sim accelsim --plan {W}/va.plan.json --traces {W}/t3 --out {O}/sampled", 1, "make a plan for these inputs"),
     C("apply-dup-samples", "apply --sim accelsim --plan {W}/p3-dup.json --traces {W}/t3 --out {O}/sampled", 1, "samples listed twice"),
-    C("apply-nan-weight", "apply --sim accelsim --plan {W}/p3-nan.json --traces {W}/t3 --out {O}/sampled", 1, "p3-nan.json"),
+    C("apply-nan-weight", "apply --sim accelsim --plan {W}/p3-nan.json --traces {W}/t3 --out {O}/sampled", 1, "p3-nan.json, sample 0: weight nan"),
     C("collect-ok", "collect --sim accelsim --plan {W}/p3.json {W}/run.out -o {O}/results.csv", 0, "kernel", "results.csv"),
     C("collect-json", "collect --sim accelsim {W}/run.out --json", 0, "kernel_id"),
     C("collect-truncated-gz", "collect --sim accelsim {W}/run-cut.out.gz", 1, "run-cut.out.gz"),
@@ -465,6 +465,7 @@ def test_catalogue(case: Case, work: Path, tmp_path: Path, capsys: pytest.Captur
     text = captured.out + captured.err
     assert "Traceback" not in text, text
     assert code != 2, f"internal error: {text}"
+    assert ".partial" not in text and ".tmp" not in text, f"a message names a temporary: {text}"
     assert code == case.code, f"exit {code}, expected {case.code}: {text[-2000:]}"
     if case.phrase:
         assert case.phrase in text, f"{case.phrase!r} not in: {text[-2000:]}"
