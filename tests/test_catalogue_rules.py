@@ -130,3 +130,15 @@ def test_nsys_csv_refuses_values_beyond_int64(tmp_path: Path, row: str, phrase: 
     p.write_text(f"{header}\n1135401990,1000,124,1,2,3,128,1,1,32,0.001,0.000,,,,,NVIDIA A100 (0),1,,7,kernel_b\n{row}\n")
     with pytest.raises(FormatError, match=r"gpu\.csv, line 3: " + phrase.replace("(", r"\(").replace(")", r"\)").replace("+", r"\+")):
         load_workload([p])
+
+
+def test_a_folder_of_run_folders_is_not_one_multi_rank_run(tmp_path: Path) -> None:
+    """Only the trace files directly in a folder are its ranks: a suite of runs, one per
+    subfolder, is still evaluated run by run."""
+    from simsample.evaluate import discover_profiles
+
+    for run, n in (("a", 3), ("b", 4)):
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "rank0.json.gz").write_bytes(_trace(0, n))
+    found = discover_profiles([tmp_path])
+    assert [p.name for p, _ in found] == ["a", "b"]

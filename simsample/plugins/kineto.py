@@ -129,14 +129,16 @@ def is_tar(head: bytes) -> bool:
 
 
 def _rank_files(folder: Path) -> list[Path]:
-    """Trace files in a folder of per-rank traces (searched recursively, hidden files skipped),
-    in name order."""
-    out = [
-        f
-        for f in sorted(folder.rglob("*"))
-        if f.is_file() and f.name.endswith(_TRACE_SUFFIXES) and not any(part.startswith(".") for part in f.relative_to(folder).parts)
-    ]
-    return out
+    """Trace files directly in a folder of per-rank traces (hidden files skipped), in name order.
+
+    Only the folder itself is looked at, not its subfolders: a folder of folders is a suite of
+    runs (which ``evaluate`` walks one by one), not the ranks of one run.
+    """
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    return [f for f in entries if f.is_file() and f.name.endswith(_TRACE_SUFFIXES) and not f.name.startswith(".")]
 
 
 def _looks_kineto(path: Path) -> bool:
