@@ -142,3 +142,38 @@ def test_a_folder_of_run_folders_is_not_one_multi_rank_run(tmp_path: Path) -> No
         (tmp_path / run / "rank0.json.gz").write_bytes(_trace(0, n))
     found = discover_profiles([tmp_path])
     assert [p.name for p, _ in found] == ["a", "b"]
+
+
+def test_results_of_warmups_are_ignored_and_of_another_run_refused(tmp_path: Path) -> None:
+    """Results for launches the plan did not sample (warm-ups, a full run of the same workload)
+    pass; more launches than the plan's workload has, or an infinite value, are refused."""
+    import pandas as pd
+
+    from simsample.adapter_support.results import check_results_belong
+    from simsample.plan import Plan
+    from simsample.workload import from_records
+
+    n = 40
+    wl = from_records({"name": ["k"] * n, "grid_x": [1] * n, "grid_y": [1] * n, "grid_z": [1] * n, "block_x": [32] * n,
+                       "block_y": [1] * n, "block_z": [1] * n, "duration_ns": [100 + i for i in range(n)]}, source="t")
+    from simsample.manager import get_host
+
+    sampler = get_host().sampler("random")
+    plan = sampler.plan(wl, sampler.resolve_params({}), 0)
+    path = tmp_path / "p.json"
+    plan.write(path)
+    plan = Plan.read(path)
+    sampled = plan.sampled_ids
+    warmups = [k for k in range(n) if k not in sampled][: len(sampled)]
+    ok = pd.DataFrame({"kernel_id": sampled + warmups, "cycles": [1.0] * (len(sampled) + len(warmups))})
+    check_results_belong(ok, plan, ["cycles"], "run.out")
+    other = pd.DataFrame({"kernel_id": list(range(n + 5)), "cycles": [1.0] * (n + 5)})
+    with pytest.raises(UserError, match="run.out: results for 45 launches, but the plan's workload has 40"):
+        check_results_belong(other, plan, ["cycles"], "run.out")
+    bad = ok.copy()
+    bad.loc[0, "cycles"] = float("inf")
+    with pytest.raises(UserError, match=f"kernel {sampled[0]}: cycles is inf"):
+        check_results_belong(bad, plan, ["cycles"], "run.out")
+    warm_inf = ok.copy()
+    warm_inf.loc[len(sampled), "cycles"] = float("inf")  # a warm-up's value is not used
+    check_results_belong(warm_inf, plan, ["cycles"], "run.out")
