@@ -12,6 +12,15 @@ __version__ = "0.1.0"
 
 __all__ = ["__version__"]
 
-from simsample.hookspecs import hookimpl  # noqa: E402
-
 __all__ += ["hookimpl"]
+
+
+def __getattr__(name: str):
+    """``simsample.hookimpl``, imported on first use: the console script imports this package
+    first, and keeping that import light keeps the window in which Ctrl-C cannot yet be turned
+    into one line as short as Python's own start-up."""
+    if name == "hookimpl":
+        from simsample.hookspecs import hookimpl
+
+        return hookimpl
+    raise AttributeError(f"module 'simsample' has no attribute {name!r}")

@@ -1,3 +1,3 @@
-from simsample.cli import main
+from simsample.console import main
 
 main()

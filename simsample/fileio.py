@@ -18,7 +18,7 @@ import os
 import shutil
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -53,11 +53,25 @@ def compression_of(path: str | Path) -> str | None:
     return None
 
 
+def missing_message(p: Path, what: str = "file or directory") -> str:
+    """Why ``p`` cannot be opened: absent, or a symlink that leads nowhere (dangling, or a loop)."""
+    if p.is_symlink():
+        try:
+            p.resolve(strict=True)
+        except RuntimeError:
+            return f"{p}: symbolic link loop; point it at a real {what}"
+        except OSError as exc:
+            if "loop" in str(exc).lower() or getattr(exc, "errno", None) == 40:
+                return f"{p}: symbolic link loop; point it at a real {what}"
+        return f"{p}: broken symbolic link (its target {os.readlink(p)} does not exist)"
+    return f"{p}: no such {what}"
+
+
 def check_input_file(path: str | Path) -> Path:
     """Fail with a user error unless ``path`` is an existing, non-empty regular file."""
     p = Path(path)
     if not p.exists():
-        raise UserError(f"{p}: no such file")
+        raise UserError(missing_message(p, "file"))
     if p.is_dir():
         raise UserError(f"{p}: is a directory, expected a file")
     if p.is_file() and p.stat().st_size == 0:  # pipes (e.g. <(...)) report size 0 too
@@ -122,6 +136,65 @@ def decompressed_copy(path: str | Path, suffix: str = "") -> Iterator[Path]:
         yield out
 
 
+def _same_or_inside(out: Path, inp: Path) -> bool:
+    """Whether ``out`` is ``inp`` (by any spelling: symlinks, ``..``, hard links) or lies inside it."""
+    out_r, in_r = out.resolve(), inp.resolve()
+    if out_r == in_r or in_r in out_r.parents:
+        return True
+    try:
+        return out.exists() and inp.exists() and os.path.samefile(out, inp)
+    except OSError:
+        return False
+
+
+def check_output_file(output: str | Path, inputs: Sequence[str | Path | None], *, what: str = "output") -> Path:
+    """Refuse an output file that is a folder, or that is or lies inside one of ``inputs``.
+
+    Every command that writes calls this before reading anything, so that no spelling of an input
+    on the command line (``-o`` naming the profile, a log, a file in the trace folder) can
+    overwrite it: inputs are never modified.
+    """
+    out = Path(output)
+    if out.is_dir():
+        raise UserError(f"{out}: is a directory, expected a file name for the {what}")
+    for inp in inputs:
+        if inp is None:
+            continue
+        if _same_or_inside(out, Path(inp)):
+            rel = "is" if out.resolve() == Path(inp).resolve() or not Path(inp).is_dir() else "lies inside"
+            raise UserError(
+                f"{out}: the {what} {rel} the input {inp}; choose another output path (inputs are never modified)"
+            )
+    return out
+
+
+def writable_parent(path: Path) -> None:
+    """Fail with a user error when the folder that is to hold ``path`` cannot be written."""
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UserError(f"{path}: {parent} is not a folder; choose another output path")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UserError(f"{path}: cannot write in {parent} (permission denied); choose a writable output path")
+
+
+@contextlib.contextmanager
+def temporary_cache(folder: Path | None) -> Iterator[None]:
+    """Remove ``folder`` (a cache the block may create) if the block fails and it did not exist before.
+
+    A cache kept beside an output speeds up the next run, but one created by a run that then
+    failed or was interrupted is only litter next to an output that does not exist.
+    """
+    existed = folder is None or folder.exists()
+    try:
+        yield
+    except BaseException:
+        if not existed and folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
 @contextlib.contextmanager
 def atomic_writer(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Write to a temporary file beside ``path`` and rename it into place on success.
@@ -129,14 +202,20 @@ def atomic_writer(path: str | Path, mode: str = "w", encoding: str | None = "utf
     On any exception the temporary file is removed and ``path`` is left as it was.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise UserError(f"{target}: cannot write in {target.parent} ({exc.strerror or exc}); choose a writable output path") from None
     try:
         binary = "b" in mode
         with os.fdopen(fd, mode, encoding=None if binary else encoding, newline=None if binary else "") as fh:
             yield fh
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file ordinary permissions
-        os.replace(tmp, target)
+        try:
+            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file ordinary permissions
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise UserError(f"{target}: cannot write it ({exc.strerror or exc}); choose another output path") from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from simsample.errors import UserError
-from simsample.fileio import read_head
+from simsample.fileio import missing_message, read_head
 from simsample.manager import PluginHost, get_host
 from simsample.workload import Workload
 
@@ -16,7 +16,7 @@ def detect_format(path: Path, host: PluginHost | None = None) -> str:
     """Name of the first reader whose ``detect`` accepts ``path`` (content-based)."""
     host = host or get_host()
     if not path.exists():
-        raise UserError(f"{path}: no such file or directory")
+        raise UserError(missing_message(path))
     head = b"" if path.is_dir() else read_head(path)
     if not path.is_dir() and not head:
         raise UserError(f"{path}: file is empty")
@@ -49,8 +49,10 @@ def load_workload(
         raise UserError("no input given")
     for p in ps:
         if not p.exists():
-            raise UserError(f"{p}: no such file or directory")
+            raise UserError(missing_message(p))
     name = format or detect_format(ps[0], host)
+    if options and options.get("columns") and name != "csv":
+        raise UserError(f"--columns applies to --format csv only ({ps[0]} reads as {name}); add --format csv or drop --columns")
     reader = host.reader(name)
     if len(ps) > 1:
         if not reader.multi_file:

@@ -250,17 +250,9 @@ class Plan:
     def from_json(cls, doc: Mapping[str, Any], *, source: str = "plan") -> Plan:
         """Build from a parsed document after checking its version and schema."""
         validate_document(doc, source=source)
-        samples = pd.DataFrame(
-            {
-                "kernel_id": np.array([s["kernel_id"] for s in doc["samples"]], dtype=np.int64),
-                "launch": np.array([s["launch"] for s in doc["samples"]], dtype=np.int64),
-                "weight": np.array([s["weight"] for s in doc["samples"]], dtype=np.float64),
-                "cluster": np.array([s["cluster"] for s in doc["samples"]], dtype=np.int64),
-            }
-        )
-        if doc["samples"] and all(s.get("x") is not None for s in doc["samples"]):
-            samples["x"] = np.array([s["x"] for s in doc["samples"]], dtype=np.float64)
+        samples = _samples_frame(doc["samples"], doc.get("estimator") or {}, source)
         clusters = [Cluster(**c) for c in doc["clusters"]]
+        _check_draws(samples, clusters, source)
         return cls(
             workload=dict(doc["workload"]),
             sampler=dict(doc["sampler"]),
@@ -281,7 +273,47 @@ class Plan:
             raise FormatError(p, f"not a text file ({exc})") from exc
         except json.JSONDecodeError as exc:
             raise FormatError(p, f"not valid JSON: {exc.msg}", line=exc.lineno) from exc
+        except RecursionError:
+            raise FormatError(p, "JSON nested too deeply to be a plan; give a plan written by 'simsample plan'") from None
         return cls.from_json(doc, source=str(p))
+
+
+def _samples_frame(items: Sequence[Mapping[str, Any]], estimator: Mapping[str, Any], source: str) -> pd.DataFrame:
+    """The samples of a plan document as a table, refusing what the schema lets through but no
+    plan can hold: a number beyond int64, a weight that is NaN, infinite or negative."""
+    cols: dict[str, np.ndarray] = {}
+    for key, dtype in (("kernel_id", np.int64), ("launch", np.int64), ("weight", np.float64), ("cluster", np.int64)):
+        try:
+            cols[key] = np.array([s[key] for s in items], dtype=dtype)
+        except (OverflowError, ValueError, TypeError):
+            for i, s in enumerate(items):
+                try:
+                    np.array([s[key]], dtype=dtype)
+                except (OverflowError, ValueError, TypeError):
+                    raise FormatError(source, f"{key} {s[key]!r} is out of range", record=f"sample {i}") from None
+            raise
+    w = cols["weight"]
+    bad = ~np.isfinite(w) | (w < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise FormatError(source, f"weight {w[i]} is not a finite number ≥ 0; make the plan again", record=f"sample {i}")
+    if items and all(s.get("x") is not None for s in items):  # format 1.1: the design values
+        cols["x"] = np.array([s["x"] for s in items], dtype=np.float64)
+    return pd.DataFrame(cols)
+
+
+def _check_draws(samples: pd.DataFrame, clusters: Sequence[Cluster], source: str) -> None:
+    """No cluster may list more samples than it records draws: a plan whose samples were listed
+    twice (by a script, or a hand edit) would otherwise be applied with summed weights."""
+    counts = samples["cluster"].value_counts().to_dict()
+    for c in clusters:
+        n = int(counts.get(c.id, 0))
+        if n > int(c.draws):
+            raise FormatError(
+                source,
+                f"cluster {c.id} lists {n} sample(s) but records {int(c.draws)} draw(s) (samples listed twice, or a damaged "
+                "plan?); make the plan again",
+            )
 
 
 def _jsonable(v: Any) -> Any:

@@ -558,7 +558,34 @@ def numeric_column(table: Any, column: str, *, path: str | Path, first_line: int
     if not allow_null and np.isnan(out).any():
         i = int(np.flatnonzero(np.isnan(out))[0])
         raise FormatError(path, f"column {column!r} is empty", line=first_line + i)
+    if np.isinf(out).any():
+        # NaN stands for an empty cell (the compiled scanner gives NaN there); infinity, written
+        # as such or as a number too large for a float (1e400), is a damaged value: refused here
+        bad = np.isinf(out)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise FormatError(path, f"column {column!r}: value {col[i].as_py()} is out of range (not a finite number)", line=first_line + i)
     return out
+
+
+#: the largest magnitude an int64 column can hold (2**63 - 1); floats at or beyond 2**63 wrap
+INT64_LIMIT = float(2**63)
+
+
+def check_int64(values: np.ndarray, *, path: str | Path, column: str, first_line: int, scale: float = 1.0, rows: np.ndarray | None = None) -> None:
+    """Refuse values that do not fit an int64 after multiplying by ``scale`` (say, a grid of
+    1e26 or a duration of 1e308 s), naming file, line, column and value: numpy would silently
+    wrap them to -9223372036854775808."""
+    v = np.asarray(values, dtype=np.float64)
+    if not v.size:
+        return
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaled = np.abs(v * scale)
+    bad = ~(scaled < INT64_LIMIT) & ~np.isnan(v)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        line = first_line + int(rows[i] if rows is not None else i)
+        raise FormatError(path, f"column {column!r}: value {float(v[i]):g} is out of range (a whole number of at most {2**63 - 1:,} after conversion to ns or to an integer)", line=line)
 
 
 def device_names(devices: Any) -> tuple[list[str], np.ndarray | None]:
@@ -625,7 +652,8 @@ def source_label(paths: Sequence[Path]) -> str:
 
 
 def whole(values: np.ndarray, *, path: str | Path, column: str, first_line: int) -> np.ndarray:
-    """Float values that must be whole numbers, as int64 (a fraction is a FormatError)."""
+    """Float values that must be whole numbers, as int64 (a fraction or a value beyond int64 is a FormatError)."""
+    check_int64(values, path=path, column=column, first_line=first_line)
     if values.size and np.any(values != np.floor(values)):
         i = int(np.flatnonzero(values != np.floor(values))[0])
         raise FormatError(path, f"column {column!r}: expected a whole number, got {values[i]!r}", line=first_line + i)

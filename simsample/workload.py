@@ -57,6 +57,7 @@ def _narrow_unsigned(values: pd.Series, column: str) -> pd.Series:
         raise UserError(f"column {column!r} has {int(values.isna().sum())} missing values")
     arr = values.to_numpy()
     if arr.dtype.kind == "f":
+        _check_int64_range(arr, column, "workload")
         if not np.all(np.isfinite(arr)) or np.any(arr != np.floor(arr)):
             raise UserError(f"column {column!r} must hold whole numbers")
     if arr.size == 0:
@@ -71,9 +72,21 @@ def _narrow_unsigned(values: pd.Series, column: str) -> pd.Series:
     return pd.Series(arr.astype(dt, copy=False), index=values.index, name=column, copy=False)
 
 
+def _check_int64_range(arr: np.ndarray, column: str, where: str) -> None:
+    """Refuse float values an int64 cannot hold (infinity, 1e308): ``astype`` would wrap them to
+    -9223372036854775808 and a duration would read as negative."""
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.abs(arr) < 2.0**63) & ~np.isnan(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise UserError(f"{where}: {column} at row {i} is {arr[i]!r}, out of range (at most {2**63 - 1:,}); check the input")
+
+
 def _ids(values: pd.Series) -> pd.Series:
     if values.isna().any():
         raise UserError("column 'kernel_id' has missing values")
+    if values.to_numpy().dtype.kind == "f":
+        _check_int64_range(values.to_numpy(), "kernel_id", "workload")
     arr = values.to_numpy().astype(np.int64, copy=False)
     if arr.size and arr.min() >= np.iinfo(np.int32).min and arr.max() <= np.iinfo(np.int32).max:
         arr = arr.astype(np.int32, copy=False)
@@ -433,6 +446,7 @@ def _time_column(values: pd.Series, column: str, where: str, *, allow_negative: 
         raise UserError(f"{where}: {n_na} launches have no {column} (first at row {int(np.flatnonzero(values.isna().to_numpy())[0])})")
     arr = values.to_numpy()
     if arr.dtype.kind == "f":
+        _check_int64_range(arr, column, where)
         arr = np.rint(arr)
     arr = arr.astype(np.int64, copy=False)
     if not allow_negative and arr.size and arr.min() < 0:

@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from simsample.adapter_support.results import emit_results, results_for_estimate, results_options
+from simsample.fileio import check_output_file
 from simsample.plan import Plan
 
 _PATH = click.Path(path_type=Path)
@@ -28,9 +29,12 @@ def collect_command(title: str, collect: CollectFn, help_text: str) -> click.Com
     @click.argument("outputs", nargs=-1, required=True, type=_PATH)
     @results_options
     def cmd(plan_path: Path | None, outputs: tuple[Path, ...], output: Path | None, as_json: bool, allow_incomplete: bool) -> None:
+        if output is not None:
+            check_output_file(output, [*outputs, plan_path], what="results table")
         plan = Plan.read(plan_path) if plan_path is not None else None
         df, details = collect(outputs, plan)
-        emit_results(df, output=output, as_json=as_json, allow_incomplete=allow_incomplete, title=f"{title} results", details=details)
+        emit_results(df, output=output, as_json=as_json, allow_incomplete=allow_incomplete, title=f"{title} results", details=details,
+                     inputs=[*outputs, plan_path])
 
     return cmd
 

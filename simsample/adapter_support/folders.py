@@ -47,8 +47,11 @@ def staged_folder(out: Path, *, force: bool, inputs: Sequence[Path] = ()) -> Ite
     """
     out = Path(out)
     check_output_folder(out, force=force, inputs=inputs)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    except OSError as exc:
+        raise UserError(f"{out}: cannot write in {out.parent} ({exc.strerror or exc}); choose a writable folder") from None
     try:
         umask = os.umask(0)
         os.umask(umask)

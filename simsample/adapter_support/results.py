@@ -24,7 +24,7 @@ import lazy_loader as lazy
 import numpy as np
 
 from simsample.errors import FormatError, UserError
-from simsample.fileio import atomic_write_text, check_input_file
+from simsample.fileio import atomic_write_text, check_input_file, check_output_file
 from simsample.plan import Plan
 
 pd = lazy.load("pandas")
@@ -104,6 +104,7 @@ def emit_results(
     title: str,
     details: Mapping[int, str] | None = None,
     table_columns: Sequence[str] | None = None,
+    inputs: Sequence[Path | None] = (),
 ) -> None:
     """Write or print the results table (see the module docstring); then fail (one line, exit 1)
     if a kernel has no usable result, unless ``allow_incomplete``.
@@ -114,6 +115,7 @@ def emit_results(
     if output is not None:
         if Path(output).is_dir():
             raise UserError(f"{output}: is a folder; give a file name for the results table (e.g. results.csv)")
+        check_output_file(output, inputs, what="results table")
         atomic_write_text(output, results_csv_text(df))
         projected = int((df["status"] == "projected").sum())
         click.echo(f"{output}: {len(df):,} kernel(s)" + (f", {projected:,} projected" if projected else ""), err=True)
@@ -179,6 +181,35 @@ def read_results_csv(path: Path, metrics: Sequence[str]) -> pd.DataFrame:
     return df[["kernel_id", *metrics, "status"]]
 
 
+def check_results_belong(found: pd.DataFrame, plan: Plan, metrics: Sequence[str], source: str) -> None:
+    """Refuse results that cannot be the plan's: more launches than the plan's workload has (the
+    log or table of another run), or a metric that is infinite.
+
+    Results for launches the plan did not sample are otherwise allowed and ignored: a sampled run
+    may simulate warm-up launches (weight 0) before a sampled one, and a full run of the same
+    workload holds every sampled launch. This check belongs where results are matched to the
+    plan, before any interval is computed.
+    """
+    launches = plan.workload.get("launches")
+    ids = pd.to_numeric(found["kernel_id"], errors="coerce")
+    distinct = int(ids.nunique())
+    if isinstance(launches, int) and distinct > launches:
+        raise UserError(
+            f"{source}: results for {distinct:,} launches, but the plan's workload has {launches:,}; "
+            "these results are from another run: give the output of the run made for this plan"
+        )
+    sampled = ids.isin(plan.sampled_ids)
+    for m in metrics:
+        vals = pd.to_numeric(found[m], errors="coerce").to_numpy(np.float64)
+        bad = np.isinf(vals) & sampled.to_numpy()
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise UserError(
+                f"{source}: kernel {int(ids.iloc[i])}: {m} is {vals[i]} (not a finite number); "
+                "check the simulator output or results table"
+            )
+
+
 def results_for_estimate(outputs: Sequence[Path], plan: Plan, collect: CollectFn, metrics: Sequence[str]) -> pd.DataFrame:
     """One usable row per sampled kernel (``kernel_id, *metrics, status``) from simulator outputs
     and/or results tables (``collect -o``); a kernel found in two inputs is refused.
@@ -194,6 +225,7 @@ def results_for_estimate(outputs: Sequence[Path], plan: Plan, collect: CollectFn
         df, details = collect(raw, plan)
         frames.append(df[df["status"] != STATUS_MISSING][["kernel_id", *metrics, "status"]])
     found = pd.concat(frames, ignore_index=True)
+    check_results_belong(found, plan, metrics, ", ".join(str(p) for p in outputs))
     found = found[found["kernel_id"].isin(plan.sampled_ids)]
     dup = found["kernel_id"].duplicated()
     if dup.any():

@@ -68,9 +68,28 @@ def build_cli() -> click.Group:
     return cli
 
 
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for a command ended by Ctrl-C
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point: run the CLI and map failures to exit codes."""
-    sys.exit(run(argv))
+    """Console-script entry point: run the CLI and map failures to exit codes.
+
+    Ctrl-C is caught here, around everything (plugin loading at start-up included), so that it
+    always ends in one line and exit code 130, never a traceback.
+    """
+    try:
+        code = run(argv)
+    except KeyboardInterrupt:
+        code = _interrupted()
+    sys.exit(code)
+
+
+def _interrupted() -> int:
+    try:
+        click.echo("interrupted", err=True)
+    except Exception:  # stderr closed: the exit code still says it
+        pass
+    return EXIT_INTERRUPTED
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -83,9 +102,11 @@ def run(argv: list[str] | None = None) -> int:
         return EXIT_USER
     except click.exceptions.Exit as exc:
         return exc.exit_code
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        return EXIT_USER
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__, EOFError):  # click turns EOFError into Abort: a file ended early
+            click.echo(f"error: unexpected end of input ({exc.__cause__ or 'truncated file'}); check that the input files are complete", err=True)
+            return EXIT_USER
+        return _interrupted()
     except click.ClickException as exc:
         msg = exc.format_message().replace("\n", " ")
         ctx = getattr(exc, "ctx", None)
@@ -95,7 +116,9 @@ def run(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
+        return _interrupted()
+    except RecursionError:
+        click.echo("error: input nested too deeply to read (a JSON or other document with thousands of nested levels); check the file", err=True)
         return EXIT_USER
     except Exception as exc:  # a bug
         if os.environ.get("SIMSAMPLE_DEBUG"):

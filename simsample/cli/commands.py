@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import lazy_loader as lazy
 import sys
 from pathlib import Path
 
 import click
+import lazy_loader as lazy
+import numpy as np
 
 from simsample.cli import cli
 from simsample.cli.common import echo_json, fmt_ns, join_option, parse_params, profile_options, reader_options
 from simsample.errors import FormatError, UserError
-from simsample.fileio import check_input_file
+from simsample.fileio import check_input_file, check_output_file, writable_parent
 
 pd = lazy.load("pandas")
 rich_console = lazy.load("rich.console", suppress_warning=True)
@@ -118,7 +119,7 @@ def profile_group() -> None:
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @profile_options
 @join_option
-@click.option("--top", default=10, show_default=True, help="How many kernels to list.")
+@click.option("--top", default=10, show_default=True, type=click.IntRange(min=0), help="How many kernels to list.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def profile_info(files: tuple[Path, ...], fmt: str | None, rank: int | None, join: Path | None, top: int, as_json: bool) -> None:
     """Summarise a profile: launches, kernels, time, memcpys, and the top kernels."""
@@ -181,7 +182,7 @@ def _info_metric(wl) -> str:
 @click.argument("profiles", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--sampler", "sampler_name", required=True, help="Sampler name (see 'simsample samplers').")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Sampler parameter (repeatable).")
-@click.option("--seed", default=0, show_default=True, type=int, help="Random seed (recorded in the plan).")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**32 - 1), help="Random seed (recorded in the plan).")
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Plan file to write.")
 @profile_options
 @join_option
@@ -190,8 +191,8 @@ def plan_cmd(profiles: tuple[Path, ...], sampler_name: str, params: tuple[str, .
     from simsample.loading import load_workload
     from simsample.manager import get_host
 
-    if output.exists() and output.is_dir():
-        raise UserError(f"{output}: is a directory, expected a file name for the plan")
+    check_output_file(output, [*profiles, join], what="plan")
+    writable_parent(output)
     sampler = get_host().sampler(sampler_name)
     resolved = sampler.resolve_params(parse_params(params))
     wl = load_workload(profiles, format=fmt, options=reader_options(rank), join=join)
@@ -228,7 +229,11 @@ def read_values_csv(path: Path) -> pd.DataFrame:
         num = pd.to_numeric(df[c], errors="coerce")
         if num.isna().any():
             bad = int(num.isna().to_numpy().nonzero()[0][0])
-            raise FormatError(path, f"column {c} is not numeric", line=bad + 2)
+            raise FormatError(path, f"column {c} is not numeric ({str(df[c].iloc[bad])!r})", line=bad + 2)
+        finite = np.isfinite(num.to_numpy(np.float64))
+        if not finite.all():
+            bad = int(np.flatnonzero(~finite)[0])
+            raise FormatError(path, f"column {c}: {float(num.iloc[bad])} is out of range (not a finite number)", line=bad + 2)
         df[c] = num
     return df
 
@@ -275,11 +280,13 @@ def generic_estimate(plan_path: Path, values: tuple[Path, ...], confidence: floa
     From a table of values:  simsample estimate --plan plan.json VALUES.csv
     (VALUES.csv: kernel_id and one or more numeric columns, one row per simulated launch.)
     """
+    from simsample.adapter_support.results import check_results_belong
     from simsample.estimate import estimate_results
     from simsample.plan import Plan
 
     plan = Plan.read(plan_path)
     frames = [read_values_csv(v) for v in values]
     df = pd.concat(frames, ignore_index=True)
+    check_results_belong(df, plan, [c for c in df.columns if c != "kernel_id"], ", ".join(str(v) for v in values))
     ests = estimate_results(plan, df, confidence=confidence)
     print_estimates(ests, plan, as_json)

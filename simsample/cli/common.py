@@ -26,7 +26,19 @@ def parse_params(pairs: Sequence[str]) -> dict[str, str]:
 
 
 def profile_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``--format`` and ``--rank``: how profile files are read."""
+    """``--format``, ``--columns`` and ``--rank``: how profile files are read.
+
+    ``--columns`` is kept in the click context (not passed to the command) so that every command
+    taking profiles gets it without a new parameter; :func:`reader_options` hands it on.
+    """
+    f = click.option(
+        "--columns",
+        default=None,
+        metavar="KEY=COL,...",
+        expose_value=False,
+        callback=_store_columns,
+        help="--format csv: which CSV column holds what, e.g. name=Name,duration_ns=Duration.",
+    )(f)
     f = click.option("--rank", type=int, default=None, help="Kineto: keep only this rank's file(s) / events.")(f)
     f = click.option("--format", "fmt", default=None, metavar="NAME", help="Reader to use instead of detecting the format.")(f)
     return f
@@ -46,8 +58,20 @@ def join_option(f: Callable[..., Any]) -> Callable[..., Any]:
     )(f)
 
 
+def _store_columns(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        from simsample.plugins.generic_csv import parse_columns
+
+        ctx.meta["simsample.columns"] = parse_columns(value)
+
+
 def reader_options(rank: int | None) -> dict[str, Any]:
-    return {"rank": rank} if rank is not None else {}
+    out: dict[str, Any] = {"rank": rank} if rank is not None else {}
+    ctx = click.get_current_context(silent=True)
+    columns = ctx.meta.get("simsample.columns") if ctx is not None else None
+    if columns:
+        out["columns"] = columns
+    return out
 
 
 def echo_json(doc: Any) -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from simsample.errors import FormatError
-from simsample.fileio import open_binary
+from simsample.fileio import DECOMPRESSION_ERRORS, open_binary
 
 _SAMPLE_KEYS = {b"ctas_completed": 0, b"globalcyclecount": 1, b"globalinsncount": 2}
 
@@ -53,6 +53,14 @@ class KernelSeries:
 
 
 def read_visualizer_log(path: str | Path) -> list[KernelSeries]:
+    """:func:`_read_visualizer_log`, with a cut-off or damaged archive named as such."""
+    try:
+        return _read_visualizer_log(path)
+    except DECOMPRESSION_ERRORS as exc:
+        raise FormatError(path, f"truncated or corrupt compressed file ({exc or type(exc).__name__}); rerun the simulation or give the complete log") from None
+
+
+def _read_visualizer_log(path: str | Path) -> list[KernelSeries]:
     """Per-kernel series of cycles, instructions and completed CTAs from a visualizer log."""
     path = Path(path)
     rows: list[tuple[int, int, int]] = []
@@ -193,6 +201,14 @@ _STAT = re.compile(r"^(kernel_name|kernel_launch_uid|gpu_sim_cycle|gpu_sim_insn|
 
 
 def read_accelsim_stdout(path: str | Path) -> RunInfo:
+    """:func:`_read_accelsim_stdout`, with a cut-off or damaged archive named as such."""
+    try:
+        return _read_accelsim_stdout(path)
+    except DECOMPRESSION_ERRORS as exc:
+        raise FormatError(path, f"truncated or corrupt compressed file ({exc or type(exc).__name__}); give the complete simulator output") from None
+
+
+def _read_accelsim_stdout(path: str | Path) -> RunInfo:
     """Configuration options and per-kernel facts from an Accel-Sim stdout (plain or compressed)."""
     path = Path(path)
     options: dict[str, str] = {}

@@ -15,11 +15,11 @@ install without a C++ compiler has none, and ``SIMSAMPLE_PURE_PYTHON=1`` disable
 
 from __future__ import annotations
 
-import lazy_loader as lazy
 import mmap
 from pathlib import Path
 from typing import Any
 
+import lazy_loader as lazy
 
 from simsample.native import import_optional
 from simsample.plugins import _kineto_decode as kd

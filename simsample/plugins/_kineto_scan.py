@@ -301,6 +301,8 @@ def _time_parts(v: Any) -> tuple[str, str]:
 
         text = format(Decimal(text), "f")
     ip, _, fp = text.partition(".")
+    if len(ip.lstrip("-")) > 15 and abs(int(ip)) * 1000 >= 2**63:  # µs → ns must fit an int64
+        raise ValueError(f"{v!r} µs is out of range (at most about 9.2e15 µs)")
     return ip, fp.rstrip("0") if fp.strip("0") else ""
 
 
@@ -312,19 +314,29 @@ def add_event(out: KernelColumns, ev: dict[str, Any]) -> None:
     for key in ("ts", "dur"):
         if key not in ev:
             raise KeyError(key)
-        times.append(_time_parts(ev[key]))
+        try:
+            times.append(_time_parts(ev[key]))
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise ValueError(f"field {key!r} = {str(ev[key])[:40]!r}: {exc}") from None
     shapes = []
     for key in ("grid", "block"):
         val = args.get(key)
         if not (isinstance(val, list) and len(val) == 3):
             raise KeyError(f"args.{key}")
-        shapes.append(", ".join(str(int(x)) for x in val))
+        try:
+            nums = [int(x) for x in val]
+        except (ValueError, TypeError, OverflowError):
+            raise ValueError(f"field 'args.{key}' = {str(val)[:40]!r}: expected three whole numbers") from None
+        shapes.append(", ".join(str(x) for x in nums))
     values = {}
     for akey, c in ARG_FIELDS.items():
         v = args.get(akey)
         if isinstance(v, FloatText):  # a float kept as text by the decoder
             v = float(v)
-        values[c] = str(int(v)) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+        try:
+            values[c] = str(int(v)) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+        except (ValueError, OverflowError):
+            raise ValueError(f"field 'args.{akey}' = {v!r}: expected a whole number") from None
     for key, (ip, fp) in zip(("ts", "dur"), times):
         getattr(out, f"{key}_int").append(ip)
         getattr(out, f"{key}_frac").append(fp)

@@ -39,6 +39,8 @@ def _read_samples(path: Path) -> tuple[pd.DataFrame, dict[str, list[int]]]:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
             raise FormatError(path, f"not valid JSON: {exc.msg}", line=exc.lineno) from exc
+        except RecursionError:
+            raise FormatError(path, "JSON nested too deeply to be a list of samples; check the file") from None
         rows: list[dict[str, Any]] = []
         if isinstance(doc, dict) and "samples" in doc:
             doc = doc["samples"]

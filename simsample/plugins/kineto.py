@@ -24,6 +24,7 @@ nanosecond.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -59,10 +60,15 @@ _EXTRACTORS = {"native": kn.extract, "decode": kd.decode}
 
 class KinetoReader(Reader):
     name = "kineto"
-    description = "PyTorch profiler / Kineto trace JSON (.json, .json.gz); one file per rank"
+    description = "PyTorch profiler / Kineto trace JSON (.json, .json.gz); one file per rank, or a folder or .tar.gz of them"
     multi_file = True
+    reads_directories = True
 
     def detect(self, path: Path, head: bytes) -> bool:
+        if path.is_dir():
+            return any(_looks_kineto(f) for f in _rank_files(path)[:4])
+        if is_tar(head):
+            return any(n.endswith(_TRACE_SUFFIXES) for n in _tar_names(path)[:64])
         if looks_binary(head):
             return False
         text = head.lstrip()
@@ -71,6 +77,23 @@ class KinetoReader(Reader):
         return b'"traceEvents"' in head or b'"ph"' in head and (b'"ts"' in head)
 
     def read(self, paths: Sequence[Path], options: Mapping[str, Any]) -> Workload:
+        with expanded_rank_files(paths) as (files, labels):
+            try:
+                wl = self._read_files(files, options)
+            except UserError as exc:
+                msg = str(exc)
+                for f, label in labels.items():
+                    msg = msg.replace(str(f), label)
+                if msg == str(exc):
+                    raise
+                raise UserError(msg) from None
+        if "files" in wl.meta:
+            wl.meta["files"] = [labels.get(Path(f), str(f)) for f in wl.meta["files"]]
+        if any(p.is_dir() or Path(p) not in files for p in paths):
+            wl.source = source_label(list(paths))
+        return wl
+
+    def _read_files(self, paths: Sequence[Path], options: Mapping[str, Any]) -> Workload:
         want = options.get("rank")
         parts: list[dict[str, Any]] = []
         todo: list[tuple[int, Path]] = []
@@ -96,6 +119,104 @@ class KinetoReader(Reader):
             dup = sorted({r for r in ranks if ranks.count(r) > 1})
             raise UserError(f"several traces claim rank {', '.join(map(str, dup))}; give one file per rank (or pick one with --rank)")
         return _combine([p for p in parts if not p.get("skipped")], paths, want)
+
+
+#: names of Kineto trace files inside a folder or an archive of per-rank traces
+_TRACE_SUFFIXES = (".json", ".json.gz", ".json.xz", ".json.bz2")
+
+
+def is_tar(head: bytes) -> bool:
+    """Whether decompressed bytes start a tar archive (the ``ustar`` magic at offset 257)."""
+    return len(head) >= 262 and head[257:262] == b"ustar"
+
+
+def _rank_files(folder: Path) -> list[Path]:
+    """Trace files directly in a folder of per-rank traces (hidden files skipped), in name order.
+
+    Only the folder itself is looked at, not its subfolders: a folder of folders is a suite of
+    runs (which ``evaluate`` walks one by one), not the ranks of one run.
+    """
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    return [f for f in entries if f.is_file() and f.name.endswith(_TRACE_SUFFIXES) and not f.name.startswith(".")]
+
+
+def _looks_kineto(path: Path) -> bool:
+    from simsample.fileio import read_head
+
+    try:
+        head = read_head(path, 4096)
+    except Exception:
+        return False
+    text = head.lstrip()
+    return text.startswith((b"{", b"[")) and (b'"traceEvents"' in head or b'"schemaVersion"' in head or b'"deviceProperties"' in head)
+
+
+def _tar_names(path: Path) -> list[str]:
+    import tarfile
+
+    try:
+        with tarfile.open(path, "r:*") as tar:
+            return [m.name for m in tar.getmembers() if m.isfile()]
+    except (tarfile.TarError, EOFError, OSError) as exc:
+        raise FormatError(path, f"unreadable tar archive ({exc}); check that the archive is complete") from None
+
+
+
+@contextlib.contextmanager
+def expanded_rank_files(paths: Sequence[Path]) -> Iterator[tuple[list[Path], dict[Path, str]]]:
+    """Every trace file the inputs stand for: a file as is, a folder's trace files, a tar
+    archive's members (unpacked into a private temporary folder, removed afterwards).
+
+    PyTorch users keep multi-rank traces as a folder with one file per rank, or packed as a
+    ``.tar.gz``; both read as all their ranks, as if each file were named (``--rank`` picks one).
+    The second value maps an unpacked member back to ``ARCHIVE:member`` for the workload's meta.
+    """
+    import shutil
+    import tarfile
+    import tempfile
+
+    from simsample.fileio import read_head
+
+    files: list[Path] = []
+    labels: dict[Path, str] = {}
+    tmp: Path | None = None
+    try:
+        for p in map(Path, paths):
+            if p.is_dir():
+                found = _rank_files(p)
+                if not found:
+                    raise UserError(f"{p}: no Kineto trace files (*.json, *.json.gz) in this folder")
+                files.extend(found)
+            elif is_tar(read_head(p, 512)):
+                if tmp is None:
+                    tmp = Path(tempfile.mkdtemp(prefix="simsample-ranks-"))
+                dest = tmp / str(len(files))
+                dest.mkdir()
+                try:
+                    with tarfile.open(p, "r:*") as tar:
+                        members = [m for m in tar.getmembers() if m.isfile() and m.name.endswith(_TRACE_SUFFIXES)]
+                        if not members:
+                            raise UserError(f"{p}: no Kineto trace files (*.json, *.json.gz) in this archive")
+                        for i, m in enumerate(sorted(members, key=lambda m: m.name)):
+                            src = tar.extractfile(m)
+                            if src is None:
+                                continue
+                            out = dest / f"{i:06d}-{Path(m.name).name}"  # flat: no member path can leave the folder
+                            with src, open(out, "wb") as dst:
+                                shutil.copyfileobj(src, dst, 1 << 20)
+                            files.append(out)
+                            labels[out] = f"{p}:{m.name}"
+                except (tarfile.TarError, EOFError, OSError) as exc:
+                    raise FormatError(p, f"unreadable tar archive ({exc}); check that the archive is complete") from None
+            else:
+                files.append(p)
+        yield files, labels
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _read_one(path: Path) -> dict[str, Any]:
@@ -235,6 +356,8 @@ def read_file(path: Path, *, fast: bool = True, engine: str | None = None) -> di
             doc = json.loads(text, parse_float=ks.FloatText)  # floats as text: times convert exactly
         except json.JSONDecodeError as exc:
             raise FormatError(path, f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+        except RecursionError:
+            raise FormatError(path, "JSON nested too deeply to be a Kineto trace (thousands of levels); check the file") from None
         if not isinstance(doc, (dict, list)):
             raise FormatError(path, "not a Kineto trace: expected a JSON object with a traceEvents list")
         if isinstance(doc, dict):
@@ -249,8 +372,9 @@ def read_file(path: Path, *, fast: bool = True, engine: str | None = None) -> di
         for i, ev in enumerate(ks.iter_kernel_events(doc)):
             try:
                 ks.add_event(cols, ev)
-            except (KeyError, ValueError, TypeError) as exc:
-                raise FormatError(path, f"kernel event lacks a usable {exc}", record=f"traceEvents kernel #{i + 1} ({str(ev.get('name'))[:60]!r})") from None
+            except (KeyError, ValueError, TypeError, OverflowError) as exc:
+                what = f"kernel event lacks the field {exc.args[0]!r}" if isinstance(exc, KeyError) else f"kernel event with an unusable value: {exc}"
+                raise FormatError(path, what, record=f"traceEvents kernel #{i + 1} ({str(ev.get('name'))[:60]!r})") from None
         del doc
     del text
     try:

@@ -34,6 +34,7 @@ from simsample.progress import task
 from simsample.readers_util import (
     TIME_SCALE,
     add_devices,
+    check_int64,
     csv_source,
     detect_text,
     launch_table,
@@ -161,8 +162,8 @@ def _gpu_trace(path: Path, table: Any, by_key: dict[str, str], name_col: str, fi
         "block_y": shape("blky"),
         "block_z": shape("blkz"),
         "stream": shape("strm", required=False),
-        "start_ns": to_ns(col("start"), _time_scale(by_key["start"], path)),
-        "duration_ns": to_ns(col("duration"), _time_scale(by_key["duration"], path)),
+        "start_ns": _ns(col("start"), by_key["start"], path, first, rows),
+        "duration_ns": _ns(col("duration"), by_key["duration"], path, first, rows),
     }
     if "regtrd" in by_key:
         columns["regs"] = shape("regtrd")
@@ -215,18 +216,25 @@ def _kern_exec(path: Path, holder: list[Any], header: list[str], by_key: dict[st
         "block_x": narrow(bx),
         "block_y": narrow(by),
         "block_z": narrow(bz),
-        "start_ns": to_ns(num("kernelstart"), _time_scale(by_key["kernelstart"], path)),
-        "duration_ns": to_ns(num("kerneldur"), _time_scale(by_key["kerneldur"], path)),
+        "start_ns": _ns(num("kernelstart"), by_key["kernelstart"], path, first, None),
+        "duration_ns": _ns(num("kerneldur"), by_key["kerneldur"], path, first, None),
     }
     tie = ()
     if "apistart" in by_key:
-        columns["api_start_ns"] = to_ns(num("apistart"), _time_scale(by_key["apistart"], path))
+        columns["api_start_ns"] = _ns(num("apistart"), by_key["apistart"], path, first, None)
         tie = ("api_start_ns",)
     if "devid" in by_key:
         columns["device"] = narrow(whole(num("devid"), path=path, column=by_key["devid"], first_line=first))
     df = launch_table(columns, tie_break=tie)
     meta = {"profiler": "nsys", "report": "cuda_kern_exec_trace"}
     return Workload(df, source=str(path), format="nsys_csv", memcpy_count=0, meta=meta)
+
+
+def _ns(values: np.ndarray, column: str, path: Path, first: int, rows: np.ndarray | None) -> np.ndarray:
+    """A time column in nanoseconds, refused (file, line, column, value) where it overflows int64."""
+    scale = _time_scale(column, path)
+    check_int64(values, path=path, column=column, first_line=first, scale=scale, rows=rows)
+    return to_ns(values, scale)
 
 
 @hookimpl

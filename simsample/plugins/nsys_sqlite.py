@@ -224,6 +224,14 @@ def _name_column(
     column's own text in exports without a string table."""
     if "StringIds" not in tables:
         rows = conn.execute(f'SELECT {column} FROM "{KERNEL_TABLE}" NOT INDEXED').fetchall()
+        for i, (v,) in enumerate(rows):
+            if isinstance(v, int):  # a string id with no table to resolve it: the names are gone
+                raise FormatError(
+                    path,
+                    f"{column} holds string ids ({v}) but the export has no StringIds table; export the report again "
+                    "with 'nsys export --type sqlite' (it writes StringIds)",
+                    record=f"{KERNEL_TABLE} row {i + 1}",
+                )
         return categorical(["" if v is None else str(v) for (v,) in rows])
     expr = f"ifnull({column}, -1)"
     ids = fetched[expr] if expr in fetched else fetcher.ints(expr)

@@ -32,6 +32,7 @@ from simsample.readers_util import (
     BINARY_BYTE_SCALE,
     TIME_SCALE,
     add_devices,
+    check_int64,
     csv_source,
     detect_text,
     launch_table,
@@ -81,8 +82,8 @@ def _header_index(lines: Sequence[str]) -> int | None:
 
 def _kind(header: Sequence[str]) -> str | None:
     cols = set(header)
-    if {"Start", "Duration", "Name"} <= cols and ("Grid X" in cols or "Block X" in cols):
-        return "trace"
+    if {"Start", "Duration", "Name"} & cols and ("Grid X" in cols or "Block X" in cols):
+        return "trace"  # a needed column missing is named by the reader, not "unrecognised"
     if {"Kernel", "Invocations", "Metric Name"} <= cols:
         return "metrics-summary"
     if {"Kernel", "Correlation_ID"} <= cols or ({"Device", "Context", "Stream", "Kernel"} <= cols and "Start" not in cols):
@@ -173,12 +174,16 @@ def _read(path: Path) -> Workload:
 
     def shape(col: str) -> np.ndarray:
         vals = kcol(col)
+        if (vals < 0).any():
+            i = int(rows[np.flatnonzero(vals < 0)[0]])
+            raise FormatError(path, f"column {col!r}: negative value {float(vals[np.flatnonzero(vals < 0)[0]]):g}", line=first_data + i)
         fast = narrow_whole(vals)  # the usual case first: whole numbers, no gap
         if fast is not None:
             return fast
         if np.isnan(vals).any():
             i = int(rows[np.flatnonzero(np.isnan(vals))[0]])
             raise FormatError(path, f"kernel row has no {col!r}", line=first_data + i)
+        check_int64(vals, path=path, column=col, first_line=first_data, rows=rows)
         return narrow(whole(vals, path=path, column=col, first_line=first_data))
 
     start = kcol("Start")
@@ -187,6 +192,8 @@ def _read(path: Path) -> Workload:
         if np.isnan(vals).any():
             i = int(rows[np.flatnonzero(np.isnan(vals))[0]])
             raise FormatError(path, f"kernel row has no {col!r}", line=first_data + i)
+    for col, vals in (("Start", start), ("Duration", dur)):
+        check_int64(vals, path=path, column=col, first_line=first_data, scale=TIME_SCALE[unit_of[col]], rows=rows)
     names, corr_from_name = split_corr_names(table, "Name", rows)
     columns: dict[str, Any] = {
         "name": names,

@@ -55,7 +55,7 @@ class PhotonSampler(Sampler):
     params = (
         Param("distance", float, 0.05, "largest Euclidean distance between GPU BBVs of a hit (exclusive)", minimum=0.0),
         Param("gpu", str, "QV100", "named GPU whose resident warps (SMs × warps per SM) separate small kernels"),
-        Param("gpu_warps", int, None, "warps the GPU holds at once (overrides gpu)", minimum=0, nullable=True),
+        Param("gpu_warps", int, None, "warps the GPU holds at once (overrides gpu)", minimum=1, nullable=True),
         Param("predict", str, "cpi", "cpi: CPI(hit) × instructions (official); time: the hit's time (STEM's)", choices=("cpi", "time")),
         Param("instructions", str, "auto", "instruction column: auto = first of " + ", ".join(INSTRUCTION_COLUMNS) + ", else from the BBVs"),
         Param("metric", str, "auto", "per-launch cost column: auto = cycles, else duration_ns"),

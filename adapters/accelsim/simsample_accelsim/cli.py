@@ -9,6 +9,7 @@ import click
 
 from simsample.adapter_support.results import results_options
 from simsample.errors import UserError
+from simsample.fileio import check_output_file, writable_parent
 from simsample.plan import Plan
 
 _CTX = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -48,9 +49,13 @@ def collect_cmd(plan_path: Path | None, logs: tuple[Path, ...], output: Path | N
     from simsample.adapter_support import emit_results
     from simsample_accelsim.collect import collect_logs
 
+    inputs = [*logs, plan_path, traces]
+    if output is not None:
+        check_output_file(output, inputs, what="results table")
     plan = Plan.read(plan_path) if plan_path is not None else None
     df = collect_logs(logs, plan, traces=traces, allow_incomplete=allow_incomplete)
-    emit_results(df, output=output, as_json=as_json, allow_incomplete=allow_incomplete, title="Accel-Sim results", table_columns=TABLE_COLUMNS)
+    emit_results(df, output=output, as_json=as_json, allow_incomplete=allow_incomplete, title="Accel-Sim results", table_columns=TABLE_COLUMNS,
+                 inputs=inputs)
 
 
 @click.command("estimate", context_settings=_CTX)
@@ -88,6 +93,9 @@ def run_cmd(sampled: Path, binary: Path, configs: tuple[Path, ...], output: Path
     """Run Accel-Sim on a sampled folder (EXTRA arguments after -- go to the simulator)."""
     from simsample_accelsim.run import build_command, run_simulator
 
+    # the log may go inside SAMPLED (the simulator's working folder), but never onto what it reads
+    read = [f for f in sampled.iterdir() if f.name.startswith(("kernel", "simsample-"))] if sampled.is_dir() else []
+    check_output_file(output, [binary, *configs, *read], what="simulator log")
     cmd, cwd = build_command(sampled, binary, configs, extra, check_binary=not dry_run)
     if dry_run:
         click.echo(f"cd {shlex.quote(str(cwd))} && {shlex.join(cmd)} > {shlex.quote(str(output))} 2>&1")
@@ -118,12 +126,19 @@ def features_cmd(traces: Path, output: Path, jobs: int, engine: str, no_cache: b
     from simsample_accelsim.features import compute_features, default_cache_dir, total_bytes
     from simsample_accelsim.reader import scan_folder
 
-    if output.exists() and output.is_dir():
-        raise UserError(f"{output}: is a directory, expected a file name for the features table")
+    from simsample.fileio import temporary_cache
+    from simsample.workload import extras_path
+
+    cache_dir = None if no_cache else default_cache_dir(output)
+    for written in (output, extras_path(output), cache_dir):
+        if written is not None:
+            check_output_file(written, [traces], what="features table")
+    writable_parent(output)
     tf = scan_folder(traces)
-    with task("scanning traces", total_bytes(tf), bytes_=True) as advance:
-        wl = compute_features(traces, jobs=jobs, engine=engine, cache_dir=None if no_cache else default_cache_dir(output), progress=advance, folder=tf)
-    wl.to_parquet(output)
+    with temporary_cache(cache_dir):
+        with task("scanning traces", total_bytes(tf), bytes_=True) as advance:
+            wl = compute_features(traces, jobs=jobs, engine=engine, cache_dir=cache_dir, progress=advance, folder=tf)
+        wl.to_parquet(output)
     k = wl.kernels
     click.echo(
         f"{output}: {len(wl):,} launches, {int(k['warp_insts'].sum()):,} warp instructions, "

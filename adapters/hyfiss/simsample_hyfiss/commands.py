@@ -62,6 +62,11 @@ def features_cmd(traces: Path, output: Path) -> None:
     from simsample_hyfiss.reader import load_app
     from simsample_hyfiss.units import CLASSES
 
+    from simsample.fileio import check_output_file
+    from simsample.workload import extras_path
+
+    for written in (output, extras_path(output)):
+        check_output_file(written, [traces], what="features table")
     folder = load_app(traces)
     instn = parse_instn_config(folder.paths.instn_config)
     ids = folder.workload.kernels["kernel_id"].tolist()
@@ -121,6 +126,10 @@ def pick_sm_cmd(app: Path, device_config: Path, output: Path | None, kernels: st
     from simsample_hyfiss.device import read_device
     from simsample_hyfiss.picksm import pick_kernel
 
+    if output is not None:
+        from simsample.fileio import check_output_file
+
+        check_output_file(output, [app, device_config], what="app.config copy")
     paths = find_app(app)
     cfg = parse_app_config(paths.app_config)
     device = read_device(device_config)

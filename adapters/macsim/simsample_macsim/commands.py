@@ -60,6 +60,11 @@ def features_cmd(traces: Path, output: Path) -> None:
 
     from simsample_macsim.reader import load_trace_folder
 
+    from simsample.fileio import check_output_file
+    from simsample.workload import extras_path
+
+    for written in (output, extras_path(output)):
+        check_output_file(written, [traces], what="features table")
     wl = load_trace_folder(traces).workload
     k = wl.kernels
     if "instructions" in k.columns:
@@ -83,6 +88,10 @@ def run_cmd(sampled: Path, binary: Path, output: Path | None, force: bool, dry_r
             raise UserError(f"{sampled}: no {need}; run 'simsample apply --sim macsim --traces ... --params ...' first")
     exe = binary.resolve()
     target = (output if output is not None else sampled / "macsim.out").resolve()
+    from simsample.fileio import check_output_file
+
+    read = [f for f in sampled.iterdir() if f.name in ("params.in", "trace_file_list") or f.name.startswith(("kernel", "simsample-", "Kernel"))]
+    check_output_file(target, [binary, *read], what="simulator log")
     if dry_run:
         click.echo(f"cd {shlex.quote(str(sampled))} && {shlex.quote(str(exe))} > {shlex.quote(str(target))} 2>&1")
         return

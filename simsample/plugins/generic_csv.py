@@ -1,0 +1,122 @@
+"""Reader of any per-kernel CSV whose columns are named on the command line.
+
+Research artifacts publish per-kernel tables in their own layout (``Name,...,Duration``), with
+no profiler preamble to recognise. Rather than one reader per layout, ``--format csv --columns
+name=Name,duration_ns=Duration`` says which column holds what: the key is the workload column
+(the suffix of a time column is its unit: ``duration_us=Time`` reads microseconds), the value the
+CSV header's name. Only ``name`` and a duration (or ``cycles``) are needed; missing launch shapes
+read as 1 and a missing start as back-to-back launches in row order, so the row order is the
+launch order. This reader is never picked by detection: a bare CSV says nothing about its units.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simsample.api import Reader
+from simsample.errors import FormatError, UserError
+from simsample.fileio import read_head
+from simsample.hookspecs import hookimpl
+from simsample.readers_util import check_int64, csv_source, numeric_column, read_csv_table, string_column, to_ns
+from simsample.workload import Workload, from_records
+
+#: nanoseconds per unit of a time column's suffix
+_UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+_WHOLE = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "stream", "regs", "shmem", "cycles")
+KEYS = ("name", *(f"{t}_{u}" for t in ("duration", "start") for u in _UNITS), *_WHOLE)
+
+
+def parse_columns(text: str) -> dict[str, str]:
+    """``"name=Name,duration_ns=Duration"`` → ``{"name": "Name", "duration_ns": "Duration"}``;
+    an unknown key, a pair without ``=`` or a key given twice is a user error naming it."""
+    out: dict[str, str] = {}
+    for pair in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, col = pair.partition("=")
+        key, col = key.strip(), col.strip()
+        if not sep or not key or not col:
+            raise UserError(f"--columns {pair!r}: expected KEY=COLUMN, such as name=Name,duration_ns=Duration")
+        if key not in KEYS:
+            raise UserError(f"--columns {pair!r}: unknown key {key!r} (known: {', '.join(KEYS)})")
+        if key in out:
+            raise UserError(f"--columns: {key!r} is given twice")
+        out[key] = col
+    if "name" not in out:
+        raise UserError("--columns: name=COLUMN is required (the column with kernel names)")
+    times = [k for k in out if k.startswith("duration_")]
+    if len(times) > 1 or len([k for k in out if k.startswith("start_")]) > 1:
+        raise UserError("--columns: give one duration_UNIT and at most one start_UNIT")
+    if not times and "cycles" not in out:
+        raise UserError("--columns: a duration (duration_ns, duration_us, duration_ms or duration_s) or cycles column is required")
+    return out
+
+
+class GenericCsvReader(Reader):
+    name = "csv"
+    description = "any per-kernel CSV, with --columns name=COL,duration_ns=COL,... (never detected)"
+
+    def detect(self, path: Path, head: bytes) -> bool:
+        return False
+
+    def read(self, paths: Sequence[Path], options: Mapping[str, Any]) -> Workload:
+        spec = options.get("columns")
+        if not spec:
+            raise UserError("--format csv needs --columns, such as --columns name=Name,duration_ns=Duration")
+        return read_generic_csv(paths[0], parse_columns(spec) if isinstance(spec, str) else dict(spec))
+
+
+def read_generic_csv(path: Path, mapping: Mapping[str, str]) -> Workload:
+    head = read_head(path, 1 << 16).decode("utf-8", errors="replace").lstrip("\ufeff").splitlines()
+    if not head:
+        raise UserError(f"{path}: file is empty")
+    import csv
+
+    header = [c.strip() for c in next(csv.reader([head[0]]), [])]
+    absent = [f"{col!r} (for {key})" for key, col in mapping.items() if col not in header]
+    if absent:
+        shown = ", ".join(header[:12]) + (" ..." if len(header) > 12 else "")
+        raise FormatError(path, f"no column {', '.join(absent)} in the header (columns: {shown}); fix --columns", line=1)
+    table = read_csv_table(csv_source(path), path, skip_rows=0, string_columns=[mapping["name"]], include_columns=sorted(set(mapping.values())))
+    first = 2
+    names = string_column(table, mapping["name"])
+    names_list = names.to_pylist() if hasattr(names, "to_pylist") else list(names)
+    for i, n in enumerate(names_list):
+        if n is None or not str(n).strip():
+            raise FormatError(path, f"column {mapping['name']!r} (name) is empty", line=first + i)
+    records: dict[str, Any] = {"name": [str(n) for n in names_list]}
+    n = len(names_list)
+    for key, col in mapping.items():
+        if key == "name":
+            continue
+        vals = numeric_column(table, col, path=path, first_line=first, allow_null=False)
+        if key.startswith(("duration_", "start_")):
+            what, unit = key.split("_")
+            scale = _UNITS[unit]
+            check_int64(vals, path=path, column=col, first_line=first, scale=scale)
+            if what == "duration" and (vals < 0).any():
+                i = int(np.flatnonzero(vals < 0)[0])
+                raise FormatError(path, f"column {col!r}: negative duration {vals[i]!r}", line=first + i)
+            records[f"{what}_ns"] = to_ns(vals, scale)
+        else:
+            check_int64(vals, path=path, column=col, first_line=first)
+            if (vals != np.floor(vals)).any() or (vals < 0).any():
+                i = int(np.flatnonzero((vals != np.floor(vals)) | (vals < 0))[0])
+                raise FormatError(path, f"column {col!r} ({key}): expected a whole number ≥ 0, got {vals[i]!r}", line=first + i)
+            records[key] = vals.astype(np.int64)
+    for key in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"):
+        records.setdefault(key, np.ones(n, dtype=np.int64))
+    if "duration_ns" not in records:
+        records["duration_ns"] = np.full(n, np.nan)
+    if "start_ns" not in records:
+        dur = records["duration_ns"]
+        records["start_ns"] = np.concatenate([[0], np.cumsum(dur)[:-1]]).astype(np.int64) if n and not np.isnan(dur).any() else np.zeros(n, dtype=np.int64)
+    meta = {"profiler": "csv", "columns": dict(mapping)}
+    return from_records(records, source=str(path), format="csv", meta=meta)
+
+
+@hookimpl
+def register_readers(register):
+    register(GenericCsvReader())
