@@ -197,3 +197,21 @@ def test_run_builds_the_command_and_refuses_a_missing_binary(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 1 and "unsupported binary version" in err[-1] and (tmp_path / "log.txt").exists()
     assert Plan  # the plan type is what collect/estimate take
+
+
+def test_estimate_leaves_out_counters_a_launch_lacks(tmp_path, capsys):
+    """tinytrace3's first kernel has no L1/L2 section in the log: estimating a plan that samples
+    it gives every other metric and names the ones left out (it used to refuse the whole estimate
+    because the L1 hit rate of that launch is 0/0)."""
+    traces = acc("tinytrace3")
+    log = tmp_path / "full.out"
+    log.write_bytes(gzip.decompress((traces / "run_full.out.gz").read_bytes()))
+    (tmp_path / "s.csv").write_text("kernel_id,weight\n1,1\n2,1\n3,1\n")
+    assert cli_run(["profile", "features", "--sim", "accelsim", str(traces), "-o", str(tmp_path / "f.parquet")]) == 0
+    assert cli_run(["plan", str(tmp_path / "f.parquet"), "--sampler", "explicit", "--param", f"file={tmp_path / 's.csv'}", "-o", str(tmp_path / "p.json")]) == 0
+    capsys.readouterr()
+    assert cli_run(["estimate", "--sim", "accelsim", "--plan", str(tmp_path / "p.json"), str(log), "--json"]) == 0
+    out = capsys.readouterr()
+    got = {e["metric"]: e["estimate"] for e in json.loads(out.out)["estimates"]}
+    assert got["cycles"] == 5058 + 10235 + 5084
+    assert "l1_hit_rate" not in got

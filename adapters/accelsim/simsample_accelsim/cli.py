@@ -74,11 +74,16 @@ def estimate_cmd(plan_path: Path, logs: tuple[Path, ...], traces: Path | None, c
 
     plan = Plan.read(plan_path)
     df = results_for_estimate(logs, plan, lambda raw, p: (collect_logs(raw, p, traces=traces), {}), METRICS)
-    ests = estimate_results(plan, df, metrics=[m for m in METRICS if df[m].notna().all()], ratios=RATIOS, confidence=confidence)
+    # A counter the simulator printed for some launches only (no L1 section for a kernel without
+    # global loads) cannot be estimated; it and the ratios built on it are left out, and said so.
+    known = [m for m in METRICS if df[m].notna().all()]
+    ratios = {k: v for k, v in RATIOS.items() if all(c in known for c in v)}
+    ests = estimate_results(plan, df, metrics=known, ratios=ratios, confidence=confidence)
     projected = int((df["status"] == "projected").sum())
-    header = f"accelsim: {len(df):,} simulated launches standing for {plan.workload.get('launches', '?'):,} " + (
-        f"({projected} projected by PKP)" if projected else ""
-    )
+    left_out = [m for m in METRICS if m not in known] + [k for k in RATIOS if k not in ratios]
+    header = f"accelsim: {len(df):,} simulated launches standing for {plan.workload.get('launches', '?'):,}" + (
+        f" ({projected} projected by PKP)" if projected else ""
+    ) + (f"; not reported for every launch, left out: {', '.join(left_out)}" if left_out else "")
     print_estimates(ests, plan, as_json, header=header.strip())
 
 
