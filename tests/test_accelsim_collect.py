@@ -191,6 +191,11 @@ def test_run_builds_the_command_and_refuses_a_missing_binary(tmp_path, capsys):
     rc = cli_run(["run", "--sim", "accelsim", "--sampled", str(sampled), "--accelsim", str(fake), "--config", str(cfg), "-o", "log.txt", "--dry-run"])
     out = capsys.readouterr().out
     assert rc == 0 and "-trace ./kernelslist.g" in out and f"cd {cwd}" in out
+    # simulator flags after "--" reach the simulator (the dispatching command used to eat the "--")
+    rc = cli_run(["run", "--sim", "accelsim", "--sampled", str(sampled), "--accelsim", str(fake), "--config", str(cfg), "-o", "log.txt",
+                  "--dry-run", "--", "-pkp_enable", "1", "-pkp_threshold", "5"])
+    out = capsys.readouterr().out
+    assert rc == 0 and out.split(" > ")[0].endswith("-pkp_enable 1 -pkp_threshold 5")
     # a "simulator" that writes an incomplete log: the run is judged from the log, not its exit status
     fake.write_text("#!/bin/sh\necho 'Processing kernel ./kernel-1.traceg'\necho 'unsupported binary version: 0'\n")
     rc = cli_run(["run", "--sim", "accelsim", "--sampled", str(sampled), "--accelsim", str(fake), "--config", str(cfg), "-o", str(tmp_path / "log.txt")])

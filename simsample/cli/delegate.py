@@ -61,11 +61,25 @@ def _dispatch(verb: str, prog: str, args: list[str], fallback: click.Command | N
     cmds[verb].main(args=rest, prog_name=f"{prog} --sim {sim}", standalone_mode=False)
 
 
+class _Verbatim(click.Command):
+    """A command that hands its arguments on exactly as given.
+
+    click drops the first ``--`` while parsing, which the adapter's own command then never sees:
+    ``run --sim accelsim ... -- -pkp_enable 1`` would reach it as ``... -pkp_enable 1`` and fail
+    on ``-p``. The arguments are kept before parsing and passed on untouched.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["simsample.verbatim_args"] = list(args)
+        return super().parse_args(ctx, args)
+
+
 def _make(verb: str, help_text: str, fallback: click.Command | None = None, group: click.Group | None = None, prog: str | None = None) -> None:
-    @click.command(verb, context_settings=_PASS, help=help_text, add_help_option=False)
+    @click.command(verb, cls=_Verbatim, context_settings=_PASS, help=help_text, add_help_option=False)
     @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-    def cmd(args: tuple[str, ...]) -> None:
-        _dispatch(verb, prog or f"simsample {verb}", list(args), fallback)
+    @click.pass_context
+    def cmd(ctx: click.Context, args: tuple[str, ...]) -> None:
+        _dispatch(verb, prog or f"simsample {verb}", ctx.meta.get("simsample.verbatim_args", list(args)), fallback)
 
     (group or cli).add_command(cmd)
 
