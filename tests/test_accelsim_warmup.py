@@ -63,30 +63,39 @@ def _fp(table):
 def test_targeted_picks_the_last_writer_within_the_horizon():
     # launch 5 reads lines 0..9: 4 wrote 0..4 (one back), 1 wrote 5..9 (four back); 3 and 2 touch nothing of it
     table = {5: (range(10), (), 10), 4: ((), range(5), 10), 1: ((), range(5, 10), 10), 3: ((), range(100, 110), 10)}
-    assert targeted([5], {5: 1.0}, _fp(table), horizon=5, coverage=1.0) == {5: [1, 4]}
-    assert targeted([5], {5: 1.0}, _fp(table), horizon=3, coverage=1.0) == {5: [4]}  # 1 is beyond the horizon
-    assert targeted([5], {5: 1.0}, _fp(table), horizon=5, coverage=0.5) == {5: [4]}  # half the lines suffice
+    assert targeted([5], {5: 1.0}, _fp(table), horizon=5, coverage=1.0, budget=None) == {5: [1, 4]}
+    assert targeted([5], {5: 1.0}, _fp(table), horizon=3, coverage=1.0, budget=None) == {5: [4]}  # 1 is beyond the horizon
+    assert targeted([5], {5: 1.0}, _fp(table), horizon=5, coverage=0.5, budget=None) == {5: [4]}  # half suffices; ties go to the nearest
+    assert targeted([5], {5: 1.0}, _fp(table), horizon=5, coverage=1.0, budget=1.0) == {5: [4]}  # room for one launch of 10
 
 
 def test_targeted_attributes_a_line_to_its_last_toucher_only():
     # 3 and 1 both wrote lines 0..9; the full run's cache holds them as 3 left them: 1 is not needed
     table = {4: (range(10), (), 10), 3: ((), range(10), 10), 1: ((), range(10), 10)}
-    assert targeted([4], {4: 1.0}, _fp(table), horizon=5, coverage=1.0) == {4: [3]}
+    assert targeted([4], {4: 1.0}, _fp(table), horizon=5, coverage=1.0, budget=None) == {4: [3]}
 
 
 def test_targeted_prefers_cheap_producers_and_launches_already_in_the_run():
     # 6 reads 0..9; 5 wrote 0..4 but costs 1000 instructions, 2 wrote 5..9 for 10; with coverage 0.5 the cheap one is enough
     table = {6: (range(10), (), 10), 5: ((), range(5), 1000), 2: ((), range(5, 10), 10)}
-    assert targeted([6], {6: 1.0}, _fp(table), coverage=0.5) == {6: [2]}
+    assert targeted([6], {6: 1.0}, _fp(table), coverage=0.5, budget=None) == {6: [2]}
     # when 5 is itself sampled it costs nothing: it covers the half and nothing is added
-    assert targeted([5, 6], {5: 1.0, 6: 1.0}, _fp(table), coverage=0.5) == {5: [], 6: []}
+    assert targeted([5, 6], {5: 1.0, 6: 1.0}, _fp(table), coverage=0.5, budget=None) == {5: [], 6: []}
 
 
 def test_targeted_shares_a_producer_between_samples():
     table = {3: (range(8), (), 10), 4: (range(8), (), 10), 1: ((), range(8), 10)}
-    out = targeted([3, 4], {3: 2.0, 4: 1.0}, _fp(table), coverage=1.0)
+    out = targeted([3, 4], {3: 2.0, 4: 1.0}, _fp(table), coverage=1.0, budget=None)
     # 3 reads 0..7, last written by 1; for 4 the last toucher of those lines is 3 (it read them), already in the run
     assert out == {3: [1], 4: []}
+
+
+def test_targeted_budget_goes_to_the_producers_of_heavy_samples():
+    # two samples with equal producers; the one standing for 10 launches gets the only launch the budget allows
+    table = {3: (range(10), (), 10), 2: ((), range(10), 10), 6: (range(20, 30), (), 10), 5: ((), range(20, 30), 10)}
+    assert targeted([3, 6], {3: 1.0, 6: 10.0}, _fp(table), coverage=1.0, budget=0.5) == {3: [], 6: [5]}
+    assert targeted([3, 6], {3: 1.0, 6: 10.0}, _fp(table), coverage=1.0, budget=1.0) == {3: [2], 6: [5]}
+    assert targeted([3, 6], {3: 1.0, 6: 10.0}, _fp(table), coverage=1.0, budget=0.0) == {3: [], 6: []}
 
 
 def test_warmup_steps_keep_real_order_with_every_preceding_memcpy():
@@ -192,8 +201,11 @@ def test_apply_without_warmup_has_no_role_column(tmp_path):
 def test_apply_targeted_runs_the_producer_not_the_launches_between(tmp_path):
     d = _chain_folder(tmp_path)
     plan = make_plan(read_traces(d, quiet=True), [3])
-    res = apply_plan(plan, d, tmp_path / "out", warmup=WarmupSpec(None, horizon=5, coverage=0.8))
+    res = apply_plan(plan, d, tmp_path / "out", warmup=WarmupSpec(None, horizon=5, coverage=0.8, budget=None))
     assert res.warmup == [0]  # launch 4 (row 3) reads buffer A, written by launch 1 (row 0) only
+    # the producer costs about as much as the sample: a budget of 0.3 x the sample leaves it out
+    res = apply_plan(plan, d, tmp_path / "out2", warmup=WarmupSpec(None, horizon=5, coverage=0.8, budget=0.3))
+    assert res.warmup == []
 
 
 def test_functional_mode_writes_warmup_lines_an_unpatched_simulator_ignores(tmp_path):
@@ -234,9 +246,9 @@ def test_cli_k_larger_than_the_launches_before_says_so_once(tmp_path, capsys):
 # --- collect / estimate on a real sampled run with warm-up --------------------------------------
 @pytest.fixture(scope="module")
 def warm_run(tmp_path_factory):
-    if not (FIXTURES / "sampled-k1.out.gz").exists():
+    if not (FIXTURES / "sampled-warm.out.gz").exists():
         pytest.skip("fixture missing")
-    return FIXTURES / "plan-root.json", FIXTURES / "sampled-k1.out.gz", json.loads((FIXTURES / "expected.json").read_text())
+    return FIXTURES / "plan-root.json", FIXTURES / "sampled-warm.out.gz", json.loads((FIXTURES / "expected.json").read_text())
 
 
 def test_collect_leaves_warmup_launches_out(warm_run, capsys):
