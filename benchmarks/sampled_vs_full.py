@@ -109,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", default="0,1,targeted", help="comma-separated: K values and/or 'targeted'")
     ap.add_argument("--warmup-horizon", type=int, default=5)
     ap.add_argument("--warmup-coverage", type=float, default=0.8)
+    ap.add_argument("--warmup-budget", default="0.25", help="targeted: budget share, or 'none'")
+    ap.add_argument("--plan-param", action="append", default=[], help="extra 'plan --param' for every sampler (repeatable)")
     ap.add_argument("--warmup-mode", choices=["detailed", "functional"], default="detailed")
     ap.add_argument("--sim-flags", default="", help="extra simulator flags for the sampled runs (e.g. '-functional_warmup 1')")
     ap.add_argument("--json", type=Path, help="also write the rows as JSON")
@@ -139,17 +141,20 @@ def main(argv: list[str] | None = None) -> int:
     flags = args.sim_flags.split()
     for sampler in args.samplers.split(","):
         for seed in seeds_of(args.seeds):
-            plan_path = work / f"plan-{sampler}-{seed}.json"
+            suffix = "".join("-" + p.replace("=", "_").replace("+", "_") for p in args.plan_param)
+            plan_path = work / f"plan-{sampler}{suffix}-{seed}.json"
             if not plan_path.exists():
                 subprocess.run(
-                    [str(Path(sys.executable).parent / "simsample"), "plan", str(features), "--sampler", sampler, "--seed", str(seed), "-o", str(plan_path)],
+                    [str(Path(sys.executable).parent / "simsample"), "plan", str(features), "--sampler", sampler, "--seed", str(seed), "-o", str(plan_path),
+                     *[x for p in args.plan_param for x in ("--param", p)]],
                     check=True,
                     stdout=subprocess.DEVNULL,
                 )
             plan = Plan.read(plan_path)
             for w in args.warmup.split(","):
-                spec = parse_warmup(w, args.warmup_horizon, args.warmup_coverage)
-                tag = f"{sampler}-{seed}-{spec.label()}-{args.warmup_mode}".replace("(", "_").replace(")", "").replace(",", "_").replace("=", "")
+                budget = None if args.warmup_budget == "none" else float(args.warmup_budget)
+                spec = parse_warmup(w, args.warmup_horizon, args.warmup_coverage, budget)
+                tag = f"{sampler}{suffix}-{seed}-{spec.label()}-{args.warmup_mode}".replace("(", "_").replace(")", "").replace(",", "_").replace("=", "")
                 folder = work / tag
                 log = work / f"{tag}.out"
                 res = apply_plan(plan, args.traces, folder, force=True, warmup=spec, functional=args.warmup_mode == "functional")

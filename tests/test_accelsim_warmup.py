@@ -24,6 +24,7 @@ from simsample_accelsim.kernelslist import KernelEntry, Memcpy, parse_kernelslis
 from simsample_accelsim.scan_numpy import scan_lines
 from simsample_accelsim.synth import KernelSpec, write_kernel, write_workload
 from simsample_accelsim.warmup import WarmupSpec, parse_warmup, preceding, targeted, warmup_steps
+from tests.helpers import shared_path
 from tests.test_accelsim_apply import make_plan
 
 FIXTURES = Path(__file__).parent / "fixtures" / "accelsim_warmup"
@@ -274,3 +275,14 @@ def test_estimate_on_a_warm_run_uses_sampled_launches_only(warm_run, capsys):
     w = plan.weights_by_id().set_index("kernel_id")["weight"]
     assert cycles["estimate"] == pytest.approx(float((df.set_index("kernel_id")["cycles"] * w).sum()), rel=1e-9)
     assert abs(cycles["estimate"] / expected["full_cycles"] - 1) < 0.05
+
+
+def test_targeted_finds_the_producers_the_simulator_showed_on_hetero():
+    """Kernel 13 runs as in the full run only after kernels 8 and 12 (its 768 lines: 384 written by
+    12, 384 last touched by 8); kernel 10 only needs kernel 9 (measured on Accel-Sim, SM7_QV100)."""
+    d = shared_path("simulators", "accelsim", "hetero")
+    fp = lambda row: scan_lines(d / f"kernel-{row + 1}.traceg.xz")  # noqa: E731 - rows are 0-based
+    reads13 = fp(12)[0]
+    assert len(reads13) == 768
+    assert targeted([12], {12: 1.0}, fp, coverage=1.0, budget=None) == {12: [7, 11]}
+    assert targeted([9], {9: 1.0}, fp, coverage=1.0, budget=None) == {9: [8]}

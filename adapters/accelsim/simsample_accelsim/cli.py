@@ -24,7 +24,7 @@ _CTX = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
               help="Launches run before each sampled one for its cache state: the K preceding launches, or the footprint-targeted choice.")
 @click.option("--warmup-horizon", default=5, show_default=True, type=int, help="targeted: launches looked back for the producers of a sample's lines.")
 @click.option("--warmup-coverage", default=0.8, show_default=True, type=float, help="targeted: share of those lines whose producers are run.")
-@click.option("--warmup-budget", default="0.3", show_default=True, metavar="SHARE|none",
+@click.option("--warmup-budget", default="0.25", show_default=True, metavar="SHARE|none",
               help="targeted: warm-up cost allowed, as a share of the sampled launches' warp instructions ('none': no limit).")
 @click.option("--warmup-mode", type=click.Choice(["detailed", "functional"]), default="detailed", show_default=True,
               help="functional: warm-up launches as 'warmup kernel-N.traceg' lines, replayed into the caches without timing by the patched simulator (-functional_warmup 1).")

@@ -41,7 +41,7 @@ from simsample_accelsim.kernelslist import KernelEntry, Memcpy
 DEFAULT_HORIZON = 5
 DEFAULT_COVERAGE = 0.8
 #: Warm-up cost allowed, as a share of the sampled launches' cost (warp instructions).
-DEFAULT_BUDGET: float | None = 0.3
+DEFAULT_BUDGET: float | None = 0.25
 
 
 @dataclass(frozen=True)
