@@ -209,6 +209,17 @@ def test_apply_targeted_runs_the_producer_not_the_launches_between(tmp_path):
     assert res.warmup == []
 
 
+def test_cli_bad_budget_is_one_line_error(tmp_path, capsys):
+    d = _chain_folder(tmp_path)
+    plan = make_plan(read_traces(d, quiet=True), [3])
+    plan.write(tmp_path / "plan.json")
+    for bad in ("lots", "-0.5"):
+        rc = cli_run(["apply", "--sim", "accelsim", "--plan", str(tmp_path / "plan.json"), "--traces", str(d), "--out", str(tmp_path / "o"),
+                      "--warmup-budget", bad])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert rc == 1 and len(err) == 1 and "--warmup-budget" in err[0]
+
+
 def test_functional_mode_writes_warmup_lines_an_unpatched_simulator_ignores(tmp_path):
     d = _chain_folder(tmp_path)
     plan = make_plan(read_traces(d, quiet=True), [3])
