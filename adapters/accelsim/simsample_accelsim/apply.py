@@ -44,7 +44,7 @@ from simsample.plan import Plan
 from simsample_accelsim.kernelslist import DEFAULT_LIST, KernelEntry, Memcpy, render, shell_unsafe
 from simsample_accelsim.notes import warn
 from simsample_accelsim.reader import TraceFolder, folder_notes, resolve_list, scan_folder, workload_of
-from simsample_accelsim.warmup import WarmupSpec, preceding, targeted
+from simsample_accelsim.warmup import WarmupSpec, preceding, targeted, warmup_steps
 
 __all__ = ["PLAN_FILE", "WEIGHTS_FILE", "ApplyResult", "apply_plan"]
 
@@ -120,7 +120,8 @@ def apply_plan(
             raise UserError(f"{tf.files[i]}: sampled trace is missing")
     warm = choose_warmup(tf, plan, rows, warmup or WarmupSpec())
     keep = set(kept)
-    extra = sorted(set(j for js in warm.values() for j in js) - keep)
+    steps = warmup_steps(tf.kernels_list.commands, kept, warm)  # what runs before each sample, in order
+    extra = sorted({x for st in steps.values() for x in st if isinstance(x, int)} - keep)
     for i in extra:
         if not tf.files[i].exists():
             raise UserError(f"{tf.files[i]}: warm-up trace is missing")
