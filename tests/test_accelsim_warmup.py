@@ -297,3 +297,18 @@ def test_targeted_finds_the_producers_the_simulator_showed_on_hetero():
     assert len(reads13) == 768
     assert targeted([12], {12: 1.0}, fp, coverage=1.0, budget=None) == {12: [7, 11]}
     assert targeted([9], {9: 1.0}, fp, coverage=1.0, budget=None) == {9: [8]}
+
+
+def test_functional_warmup_run_has_only_the_sampled_launches(warm_run, capsys):
+    plan_path, _, expected = warm_run
+    log = FIXTURES / "sampled-functional.out.gz"
+    plan = Plan.read(plan_path)
+    text = gzip.open(log, "rt").read()
+    assert text.count("GPGPU-Sim functional warm-up:") == 2  # the patched simulator played both warm-up traces
+    everything = collect_logs([log])
+    assert everything["kernel_id"].tolist() == sorted(set(plan.sampled_ids))  # warm-up launches are not timed launches
+    rc = cli_run(["estimate", "--sim", "accelsim", "--plan", str(plan_path), str(log), "--json"])
+    cycles = next(e for e in json.loads(capsys.readouterr().out)["estimates"] if e["metric"] == "cycles")
+    assert rc == 0
+    # functional warming of the producers removes the cold-L2 bias of the detailed run without warm-up (+3.25%)
+    assert abs(cycles["estimate"] / expected["full_cycles"] - 1) < 0.01
