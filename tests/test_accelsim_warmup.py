@@ -312,3 +312,17 @@ def test_functional_warmup_run_has_only_the_sampled_launches(warm_run, capsys):
     assert rc == 0
     # functional warming of the producers removes the cold-L2 bias of the detailed run without warm-up (+3.25%)
     assert abs(cycles["estimate"] / expected["full_cycles"] - 1) < 0.01
+
+
+def test_warmup_id_taken_by_a_sample_of_a_profile_plan_is_one_line_error(tmp_path):
+    from simsample.workload import from_records
+    from tests.test_accelsim_apply import synth_folder
+
+    d = synth_folder(tmp_path)
+    k = read_traces(d).kernels
+    prof = from_records({"name": ["axpy(float*)", "relu(float*)", "axpy(float*)", "gemm(float*)", "relu(float*)"], "grid_x": k["grid_x"].to_numpy(), "block_x": k["block_x"].to_numpy(),
+                         "duration_ns": [5, 6, 5, 9, 6]}, source="profile.sqlite", format="nsys")
+    plan = make_plan(prof, [3, 4])  # profile ids 3, 4; the traces number the launch before them 3 as well
+    with pytest.raises(UserError, match="kernel id 3, which the plan gives to a sampled launch"):
+        apply_plan(plan, d, tmp_path / "out", warmup=WarmupSpec(1))
+    assert not (tmp_path / "out").exists()

@@ -140,6 +140,12 @@ def apply_plan(
     trace_of_id = {int(k): tf.entry_name(int(r)) for k, r in zip(plan.samples["kernel_id"], rows)}
     ids = workload_of(tf).kernels["kernel_id"].to_numpy()
     warm_rows = {int(ids[i]): (i, tf.entry_name(i)) for i in extra}
+    clash = sorted(set(warm_rows) & set(int(k) for k in plan.samples["kernel_id"]))
+    if clash:  # a plan made on another source numbers launches its own way
+        raise UserError(
+            f"warm-up launch {tf.entry_name(warm_rows[clash[0]][0])} has kernel id {clash[0]}, which the plan gives to a sampled launch "
+            "(the plan was made on another source); make the plan on this trace folder, or pass --warmup none"
+        )
     with staged_folder(Path(out), force=force, inputs=inputs) as tmp:
         for i in sorted(run):
             link_or_copy(tf.files[i], tmp / tf.entry_name(i), copy=copy)
