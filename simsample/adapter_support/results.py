@@ -181,6 +181,17 @@ def read_results_csv(path: Path, metrics: Sequence[str]) -> pd.DataFrame:
     return df[["kernel_id", *metrics, "status"]]
 
 
+def check_launch_count(distinct: int, plan: Plan, source: str) -> None:
+    """Refuse results for more distinct launches than the plan's workload has: the output of
+    another run (a sampled run's warm-up launches are launches of the same workload)."""
+    launches = plan.workload.get("launches")
+    if isinstance(launches, int) and distinct > launches:
+        raise UserError(
+            f"{source}: results for {distinct:,} launches, but the plan's workload has {launches:,}; "
+            "these results are from another run: give the output of the run made for this plan"
+        )
+
+
 def check_results_belong(found: pd.DataFrame, plan: Plan, metrics: Sequence[str], source: str) -> None:
     """Refuse results that cannot be the plan's: more launches than the plan's workload has (the
     log or table of another run), or a metric that is infinite.
@@ -190,14 +201,8 @@ def check_results_belong(found: pd.DataFrame, plan: Plan, metrics: Sequence[str]
     workload holds every sampled launch. This check belongs where results are matched to the
     plan, before any interval is computed.
     """
-    launches = plan.workload.get("launches")
     ids = pd.to_numeric(found["kernel_id"], errors="coerce")
-    distinct = int(ids.nunique())
-    if isinstance(launches, int) and distinct > launches:
-        raise UserError(
-            f"{source}: results for {distinct:,} launches, but the plan's workload has {launches:,}; "
-            "these results are from another run: give the output of the run made for this plan"
-        )
+    check_launch_count(int(ids.nunique()), plan, source)
     sampled = ids.isin(plan.sampled_ids)
     for m in metrics:
         vals = pd.to_numeric(found[m], errors="coerce").to_numpy(np.float64)

@@ -4,8 +4,16 @@ The output folder holds ``kernelslist.g`` with the sampled launches in their ori
 (each once, whatever its weight) and every ``MemcpyHtoD`` of the input list that precedes the
 last of them, in place (so each kept kernel sees the same copies before it as in the full run);
 a symlink (or, with ``copy``, a copy) of each sampled trace; ``simsample-weights.csv``
-(``kernel_id,weight,cluster,launch,trace``) and the plan itself (``simsample-plan.json``). Lines
-the simulator ignores are dropped.
+(``kernel_id,weight,cluster,launch,role,trace``) and the plan itself (``simsample-plan.json``).
+Lines the simulator ignores are dropped.
+
+With a warm-up (:mod:`.warmup`), the launches chosen to run before the sampled ones are kept
+too, in their real place, each once however many samples share it; the weights file lists them
+with weight 0 and role ``warmup`` (``collect``/``estimate`` leave them out). In ``functional``
+mode a warm-up launch is written as ``warmup kernel-N.traceg`` instead of a kernel line: the
+project's Accel-Sim patch (``-functional_warmup 1``) plays its global-memory accesses into the
+caches without timing; an unpatched simulator ignores such lines (they start with neither
+``MemcpyHtoD`` nor ``kernel``), so the list stays runnable.
 
 Plan matching and the output folder follow :mod:`simsample.adapter_support`: the plan must have
 been made for this folder (same fingerprint), or on another source of the same launch sequence
@@ -17,6 +25,7 @@ so a failure leaves nothing behind; the input is never modified.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +43,8 @@ from simsample.fileio import atomic_write_text
 from simsample.plan import Plan
 from simsample_accelsim.kernelslist import DEFAULT_LIST, KernelEntry, Memcpy, render, shell_unsafe
 from simsample_accelsim.notes import warn
-from simsample_accelsim.reader import folder_notes, resolve_list, scan_folder, workload_of
+from simsample_accelsim.reader import TraceFolder, folder_notes, resolve_list, scan_folder, workload_of
+from simsample_accelsim.warmup import WarmupSpec, preceding, targeted, warmup_steps
 
 __all__ = ["PLAN_FILE", "WEIGHTS_FILE", "ApplyResult", "apply_plan"]
 
@@ -48,6 +58,8 @@ class ApplyResult:
     memcpys: int
     by_position: bool
     copied: bool
+    warmup: list[int]  # warm-up launch rows (not sampled), in order
+    functional: bool = False
 
 
 def _check_out_path(out: Path) -> Path:
@@ -61,7 +73,39 @@ def _check_out_path(out: Path) -> Path:
     return absolute
 
 
-def apply_plan(plan: Plan, traces: str | Path, out: str | Path, *, copy: bool = False, force: bool = False) -> ApplyResult:
+#: Prefix of a functional warm-up line in the command list (kept exactly: the simulator patch parses it).
+WARMUP_PREFIX = "warmup "
+
+
+def choose_warmup(tf: TraceFolder, plan: Plan, rows: Sequence[int], spec: WarmupSpec) -> dict[int, list[int]]:
+    """Per sampled row, the warm-up rows ``spec`` asks for (a note when K is more than there are)."""
+    samples = sorted(set(int(r) for r in rows))
+    if spec.none or not samples:
+        return {s: [] for s in samples}
+    if not spec.targeted:
+        assert spec.k is not None
+        warm, short = preceding(samples, spec.k)
+        if short:
+            warn(f"--warmup {spec.k}: {short} sampled launch(es) have fewer than {spec.k} launches before them; they get those there are")
+        return warm
+    from simsample_accelsim.scan_numpy import scan_lines
+
+    weight_of_row: dict[int, float] = {}
+    for r, w in zip(rows, plan.samples["weight"]):
+        weight_of_row[int(r)] = weight_of_row.get(int(r), 0.0) + float(w)
+    return targeted(samples, weight_of_row, lambda i: scan_lines(tf.files[i]), horizon=spec.horizon, coverage=spec.coverage, budget=spec.budget)
+
+
+def apply_plan(
+    plan: Plan,
+    traces: str | Path,
+    out: str | Path,
+    *,
+    copy: bool = False,
+    force: bool = False,
+    warmup: WarmupSpec | None = None,
+    functional: bool = False,
+) -> ApplyResult:
     """Write the sampled trace folder ``out`` for ``plan`` from ``traces`` (see the module docstring)."""
     out_abs = _check_out_path(Path(out))
     inputs = [resolve_list(traces).parent]
@@ -74,21 +118,37 @@ def apply_plan(plan: Plan, traces: str | Path, out: str | Path, *, copy: bool = 
     for i in kept:
         if not tf.files[i].exists():
             raise UserError(f"{tf.files[i]}: sampled trace is missing")
+    warm = choose_warmup(tf, plan, rows, warmup or WarmupSpec())
     keep = set(kept)
+    steps = warmup_steps(tf.kernels_list.commands, kept, warm)  # what runs before each sample, in order
+    extra = sorted({x for st in steps.values() for x in st if isinstance(x, int)} - keep)
+    for i in extra:
+        if not tf.files[i].exists():
+            raise UserError(f"{tf.files[i]}: warm-up trace is missing")
+    run = keep | set(extra)
     last = kept[-1] if kept else -1
     commands: list[Memcpy | KernelEntry] = []
     position = 0
     for cmd in tf.kernels_list.commands:
         if isinstance(cmd, KernelEntry):
-            if position in keep:
-                commands.append(KernelEntry(cmd.line, tf.entry_name(position)))
+            if position in run:
+                name = tf.entry_name(position)
+                commands.append(KernelEntry(cmd.line, WARMUP_PREFIX + name if functional and position not in keep else name))
             position += 1
         elif position <= last:
             commands.append(cmd)
     trace_of_id = {int(k): tf.entry_name(int(r)) for k, r in zip(plan.samples["kernel_id"], rows)}
+    ids = workload_of(tf).kernels["kernel_id"].to_numpy()
+    warm_rows = {int(ids[i]): (i, tf.entry_name(i)) for i in extra}
+    clash = sorted(set(warm_rows) & set(int(k) for k in plan.samples["kernel_id"]))
+    if clash:  # a plan made on another source numbers launches its own way
+        raise UserError(
+            f"warm-up launch {tf.entry_name(warm_rows[clash[0]][0])} has kernel id {clash[0]}, which the plan gives to a sampled launch "
+            "(the plan was made on another source); make the plan on this trace folder, or pass --warmup none"
+        )
     with staged_folder(Path(out), force=force, inputs=inputs) as tmp:
-        for i in kept:
+        for i in sorted(run):
             link_or_copy(tf.files[i], tmp / tf.entry_name(i), copy=copy)
         atomic_write_text(tmp / DEFAULT_LIST, render(commands))
-        write_plan_records(tmp, plan, {"trace": trace_of_id})
-    return ApplyResult(out_abs, kept, sum(isinstance(c, Memcpy) for c in commands), by_position, copy)
+        write_plan_records(tmp, plan, {"trace": trace_of_id}, warmup=warm_rows)
+    return ApplyResult(out_abs, kept, sum(isinstance(c, Memcpy) for c in commands), by_position, copy, extra, functional)

@@ -21,16 +21,33 @@ _CTX = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="New folder for the sampled traces.")
 @click.option("--copy", is_flag=True, help="Copy the sampled traces instead of linking them.")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists and is not empty.")
-def apply_cmd(plan_path: Path, traces: Path, out: Path, copy: bool, force: bool) -> None:
-    """Write OUT: a kernelslist.g that runs only the plan's launches, their traces, the weights and the plan."""
+@click.option("--warmup", default="targeted", show_default=True, metavar="K|targeted|none",
+              help="Launches run before each sampled one for its cache state: the K preceding launches, or the footprint-targeted choice.")
+@click.option("--warmup-horizon", default=5, show_default=True, type=int, help="targeted: launches looked back for the producers of a sample's lines.")
+@click.option("--warmup-coverage", default=0.8, show_default=True, type=float, help="targeted: share of those lines whose producers are run.")
+@click.option("--warmup-budget", default="0.25", show_default=True, metavar="SHARE|none",
+              help="targeted: warm-up cost allowed, as a share of the sampled launches' warp instructions ('none': no limit).")
+@click.option("--warmup-mode", type=click.Choice(["detailed", "functional"]), default="detailed", show_default=True,
+              help="functional: warm-up launches as 'warmup kernel-N.traceg' lines, replayed into the caches without timing by the patched simulator (-functional_warmup 1).")
+def apply_cmd(plan_path: Path, traces: Path, out: Path, copy: bool, force: bool, warmup: str, warmup_horizon: int, warmup_coverage: float,
+              warmup_budget: str, warmup_mode: str) -> None:
+    """Write OUT: a kernelslist.g that runs the plan's launches (and their warm-up launches), their traces, the weights and the plan."""
     from simsample_accelsim.apply import apply_plan
+    from simsample_accelsim.warmup import parse_warmup
 
+    try:
+        budget = None if warmup_budget.strip().lower() == "none" else float(warmup_budget)
+    except ValueError:
+        raise UserError(f"--warmup-budget {warmup_budget!r}: expected a share such as 0.3, or 'none'") from None
+    spec = parse_warmup(warmup, warmup_horizon, warmup_coverage, budget)
     plan = Plan.read(plan_path)
-    res = apply_plan(plan, traces, out, copy=copy, force=force)
+    res = apply_plan(plan, traces, out, copy=copy, force=force, warmup=spec, functional=warmup_mode == "functional")
     how = "copied" if res.copied else "linked"
+    warm = f" + {len(res.warmup):,} {warmup_mode} warm-up launches ({spec.label()})" if res.warmup else ""
+    flag = " -functional_warmup 1" if res.functional and res.warmup else ""
     click.echo(
-        f"{out}: {len(res.rows):,} launches ({how}) and {res.memcpys:,} memcpys in {out / 'kernelslist.g'}; "
-        f"run: accel-sim.out -trace {out / 'kernelslist.g'} -config gpgpusim.config -config trace.config"
+        f"{out}: {len(res.rows):,} launches{warm} ({how}) and {res.memcpys:,} memcpys in {out / 'kernelslist.g'}; "
+        f"run: accel-sim.out -trace {out / 'kernelslist.g'} -config gpgpusim.config -config trace.config{flag}"
     )
 
 

@@ -6,7 +6,9 @@ after the kernel its statistics block (``kernel_name = ...``, ``kernel_launch_ui
 ``gpu_sim_cycle``, ``gpu_sim_insn``, ``gpu_ipc``, ``gpu_occupancy``, cache, DRAM and time
 lines). ``kernel_launch_uid`` counts launches within one run, so a sampled run's uid 1 is kernel
 29 when kernel 29 is the first sampled launch: launches are mapped through the echoed
-``-kernel id`` (or, failing that, the order of the sampled launches).
+``-kernel id`` (or, failing that, the order of the sampled launches). With a plan, launches it
+did not sample (warm-up launches that ``apply --warmup`` put before the sampled ones) are left
+out, with one note.
 
 Patterns are those of Accel-Sim's own scraper (``util/job_launching/stats/example_stats.yml``).
 Cache, DRAM, issued-CTA and simulation-time counters are cumulative over the run, so a kernel's
@@ -37,10 +39,13 @@ import lazy_loader as lazy
 import numpy as np
 
 from simsample.adapter_support import USABLE_STATUSES
+from simsample.adapter_support.results import check_launch_count
 from simsample.errors import FormatError, UserError
 from simsample.fileio import check_input_file, open_text
 from simsample.plan import Plan
 from simsample_accelsim.notes import warn
+
+pd = lazy.load("pandas")
 
 pd = lazy.load("pandas")
 
@@ -298,6 +303,9 @@ def collect_logs(
         raise UserError("no simulator log given")
     summaries = [parse_log(p) for p in logs]
     mapping = _id_mapper(summaries, plan, traces)
+    sampled = set(plan.sampled_ids) if plan is not None else None
+    warmups = 0
+    seen: set[int] = set()
     rows: list[dict[str, object]] = []
     where: dict[int, str] = {}
     problems: list[str] = []
@@ -312,6 +320,10 @@ def collect_logs(
             kid = mapping(summary, run)
             if kid is None:
                 continue
+            seen.add(kid)
+            if sampled is not None and kid not in sampled:
+                warmups += 1  # a warm-up launch (apply --warmup): simulated for its cache state only
+                continue
             if kid in where:
                 raise UserError(f"kernel {kid} appears in {where[kid]} and in {summary.path.name}; give each launch's log once")
             where[kid] = summary.path.name
@@ -319,6 +331,8 @@ def collect_logs(
                 problems.append(f"{summary.path.name}: kernel {kid} (uid {run.uid}) {run.status}: {run.reason}")
                 unusable.append(f"{kid} ({run.status})")
             rows.append({"kernel_id": kid, **_row(run, summary)})
+    if plan is not None:  # warm-up launches are the workload's own; more launches than it has are not
+        check_launch_count(len(seen), plan, ", ".join(s.path.name for s in summaries))
     df = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
     df["kernel_id"] = df["kernel_id"].astype(np.int64)
     df["projected"] = df["projected"].astype(bool)
@@ -345,6 +359,8 @@ def collect_logs(
         raise UserError("; ".join(parts) + "; rerun them, or pass --allow-incomplete to keep the rest")
     for p in problems:
         warn(p)
+    if warmups:  # after any error: a refusal stays one line
+        warn(f"{warmups} launch(es) of the log(s) are not sampled by the plan (warm-up launches); left out of the results")
     return (df if allow_incomplete else usable).sort_values("kernel_id").reset_index(drop=True)
 
 

@@ -62,11 +62,19 @@ _HASH_K = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 
 
 def scan_file(path: str | Path, chunk_size: int = CHUNK) -> tuple[TraceHeader, LaunchFeatures]:
     """Header and features of one trace file (plain or xz), streamed chunk by chunk."""
+    header, scanner = _scan(path, chunk_size)
+    return header, scanner.finish()
+
+
+def _scan(path: str | Path, chunk_size: int, record_lines: bool = False) -> tuple[TraceHeader, _Scanner]:
+    """Stream one trace through a scanner (which also records cache lines if asked)."""
     p = Path(path)
     try:
         with open_stream(p) as fh:
             header, head, end = _stream_header(fh, p)
             scanner = _Scanner(header, p, first_line=head[:end].count(b"\n") + 1)
+            if record_lines:
+                scanner.touched = [[], []]
             last = head[-1:]
             carry = head[end:]
             while True:
@@ -91,7 +99,7 @@ def scan_file(path: str | Path, chunk_size: int = CHUNK) -> tuple[TraceHeader, L
         if b"#BEGIN_TB" in carry:
             raise FormatError(p, "the trace ends inside a thread block (truncated)")
         scanner.chunk(carry, len(carry))
-    return header, scanner.finish()
+    return header, scanner
 
 
 class _Scanner:
@@ -115,6 +123,9 @@ class _Scanner:
         self.op_cf = np.zeros(0, bool)
         self.collisions: dict[int, int] = {}  # opcodes whose table slot another one holds
         self._lines: tuple[np.ndarray, np.ndarray] = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        # cache lines touched (see scan_lines): None unless asked for, else [reads, writes] lists of arrays
+        self.touched: list[list[np.ndarray]] | None = None
+        self._spans: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (rows of need, first byte, last byte)
 
     # --- one chunk -----------------------------------------------------------------------------
     def chunk(self, data: bytes, end: int) -> None:
@@ -139,6 +150,7 @@ class _Scanner:
                 self._report(buf, bad2)
 
     def _scan_buffer(self, buf: bytes) -> None:
+        self._spans = []  # a chunk that failed to parse and is retried leaves none behind
         a = np.frombuffer(buf, np.uint8)
         sp = np.flatnonzero(a == _SP)
         nl = np.flatnonzero(a[: len(a) - _PAD_TOKENS] == _NL)
@@ -286,6 +298,8 @@ class _Scanner:
                 sel = sub == k
                 if sel.any():
                     add["sectors_" + oc.MEM_COUNTERS[k]] += int(sect[sel].sum())
+            if self.touched is not None:
+                self._touch(sub)
         gen_left = (cls == oc.GENERIC_LD) | (cls == oc.GENERIC_ST)
         if gen_left.any():  # generic access without addresses: resolved from address 0
             cls = cls.copy()
@@ -396,6 +410,8 @@ class _Scanner:
                 lo = np.minimum(b, last)
                 hi = np.maximum(b, last) + w[c]
                 sect[r1[c]] = ((hi - 1) >> 5) - (lo >> 5) + 1
+                if self.touched is not None:
+                    self._spans.append((r1[c], lo.astype(U), (hi - 1).astype(U)))
             o = np.flatnonzero(~closed)
             if len(o):
                 k = ranks(lanes[r1[o]])
@@ -426,7 +442,30 @@ class _Scanner:
             starts = np.cumsum(counts) - counts
             first[r] = addr[starts]
             sect[r] = flat_sectors(addr, counts, starts, width[r])
+            if self.touched is not None:
+                owner = np.repeat(r, counts)
+                self._spans.append((owner, addr, addr + (np.repeat(width[r], counts).astype(U) - U(1))))
         return first, sect
+
+    def _touch(self, sub: np.ndarray) -> None:
+        """Add the cache lines of this chunk's global loads and stores (spans left by
+        :meth:`_addresses`, rows indexed like ``sub``) to ``self.touched``."""
+        assert self.touched is not None
+        for owner, lo, hi in self._spans:
+            kind = sub[owner]
+            first, last = lo >> U(LINE_BITS), hi >> U(LINE_BITS)
+            n = (last - first).astype(np.int64) + 1
+            if (n > 1).any():  # an access that crosses line boundaries touches every line between
+                n = np.minimum(n, 1 << 20)  # a wild stride over the address space: keep the ends' neighbourhood
+                lines = np.repeat(first, n) + ranks(n).astype(U)
+                kind = np.repeat(kind, n)
+            else:
+                lines = first
+            for slot, k in ((0, oc.GLOBAL_LD), (1, oc.GLOBAL_ST)):
+                sel = kind == k
+                if sel.any():
+                    self.touched[slot].append(np.unique(lines[sel]))
+        self._spans = []
 
     # --- basic blocks and warp types ---------------------------------------------------------
     def _blocks(self, pc: np.ndarray, cflow: np.ndarray, iseg: np.ndarray, nseg: int) -> None:
@@ -482,6 +521,24 @@ class _Scanner:
         for name, arr in types_csr(rows, [k for k, _, _ in self.types.values()]).items():
             setattr(feats, name, arr)
         return feats
+
+
+#: log2 of the cache line the footprint is counted in (128 bytes: the L1 and L2 line of Volta and later).
+LINE_BITS = 7
+
+
+def scan_lines(path: str | Path, chunk_size: int = CHUNK) -> tuple[np.ndarray, np.ndarray, int]:
+    """The distinct 128-byte cache lines one launch's global loads and global stores touch (two
+    sorted uint64 arrays of line numbers, address >> 7) and its warp instructions, streamed like
+    :func:`scan_file`.
+
+    This is the footprint the warm-up choice needs (which earlier launch last touched the lines a
+    sampled launch reads); generic accesses count where they resolve to global memory."""
+    _, scanner = _scan(path, chunk_size, record_lines=True)
+    scanner.finish()  # the same checks as a features scan
+    assert scanner.touched is not None
+    reads, writes = (np.unique(np.concatenate(t)) if t else np.zeros(0, U) for t in scanner.touched)
+    return reads, writes, int(scanner.counts["warp_insts"])
 
 
 def _normalise(body: bytes) -> bytes:

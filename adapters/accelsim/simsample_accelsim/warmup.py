@@ -1,0 +1,195 @@
+"""Which launches to run before each sampled launch, so that it meets the caches it met in the full run.
+
+A sampled launch simulated right after a different predecessor finds a different L2 (Accel-Sim
+flushes L1 at every kernel end but never L2): cold where the full run had the lines its
+producers wrote, warm where the full run had evicted them. Running some of the launches that
+preceded it in the real order (warm-up launches) restores that state; their results are left
+out of the estimate (weight 0).
+
+Two choices are offered:
+
+* ``K`` (an int): the K launches immediately before each sampled launch. Simple and
+  workload-agnostic, but it pays for K launches per sample, most of which warm nothing.
+* ``targeted``: the footprint choice. From the trace bodies (the cache lines each launch's
+  global loads read and its global stores write, :func:`.scan_numpy.scan_lines`), for each
+  sampled launch, the lines it reads are attributed to the earlier launch within ``horizon``
+  launches that last touched them (what the full run's L2 would hold). Producers are added by
+  weighted lines per unit of cost (a launch already in the run costs nothing) until each sample
+  has ``coverage`` of its attributed lines covered or the warm-up cost would pass ``budget`` x
+  the sampled launches' cost. Producers outside the horizon are assumed
+  evicted or irrelevant; the horizon and coverage are parameters because the right values
+  depend on the L2 size relative to the footprints.
+
+Memcpys are not warm-up: every ``MemcpyHtoD`` before a kept launch stays in place (as
+:mod:`.apply` always did), so a warm-up launch sees the copies it saw in the full run.
+
+:func:`warmup_steps` is the one place that says, per sample, what runs before it: the ordered
+warm-up launches and memcpys. Per-sample job layouts reuse it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from simsample.errors import UserError
+from simsample_accelsim.kernelslist import KernelEntry, Memcpy
+
+#: Defaults of the targeted choice (see the module docstring and the README's measurements).
+DEFAULT_HORIZON = 5
+DEFAULT_COVERAGE = 0.8
+#: Warm-up cost allowed, as a share of the sampled launches' cost (warp instructions).
+DEFAULT_BUDGET: float | None = 0.25
+
+
+@dataclass(frozen=True)
+class WarmupSpec:
+    """A warm-up setting: ``k`` launches before each sample, or the ``targeted`` footprint choice."""
+
+    k: int | None = 0  # None for targeted
+    horizon: int = DEFAULT_HORIZON
+    coverage: float = DEFAULT_COVERAGE
+    budget: float | None = DEFAULT_BUDGET
+
+    @property
+    def targeted(self) -> bool:
+        return self.k is None
+
+    @property
+    def none(self) -> bool:
+        return self.k == 0
+
+    def label(self) -> str:
+        b = "inf" if self.budget is None else f"{self.budget:g}"
+        return f"targeted(h={self.horizon},c={self.coverage:g},b={b})" if self.targeted else f"K={self.k}"
+
+
+def parse_warmup(
+    text: str | int, horizon: int = DEFAULT_HORIZON, coverage: float = DEFAULT_COVERAGE, budget: float | None = DEFAULT_BUDGET
+) -> WarmupSpec:
+    """``--warmup`` as given: a non-negative int K, ``none`` (= 0) or ``targeted``."""
+    if budget is not None and budget < 0:
+        raise UserError(f"--warmup-budget {budget}: must be >= 0 (warm-up cost as a share of the sampled launches' cost)")
+    if horizon < 1:
+        raise UserError(f"--warmup-horizon {horizon}: must be at least 1 (launches looked back for producers)")
+    if not 0.0 < coverage <= 1.0:
+        raise UserError(f"--warmup-coverage {coverage}: must be in (0, 1] (the share of a sample's producer lines to warm)")
+    t = str(text).strip().lower()
+    if t == "targeted":
+        return WarmupSpec(None, horizon, coverage, budget)
+    if t == "none":
+        return WarmupSpec(0, horizon, coverage, budget)
+    try:
+        k = int(t)
+    except ValueError:
+        raise UserError(f"--warmup {text!r}: expected a number of launches K >= 0, 'none' or 'targeted'") from None
+    if k < 0:
+        raise UserError(f"--warmup {k}: K must be >= 0 (the number of launches run before each sampled launch)")
+    return WarmupSpec(k, horizon, coverage, budget)
+
+
+def preceding(samples: Sequence[int], k: int) -> tuple[dict[int, list[int]], int]:
+    """The K launch rows before each sampled row (fewer near the start), and how many samples got fewer."""
+    out: dict[int, list[int]] = {}
+    short = 0
+    for s in sorted(set(samples)):
+        first = max(0, s - k)
+        if s - first < k:
+            short += 1
+        out[s] = list(range(first, s))
+    return out, short
+
+
+def targeted(
+    samples: Sequence[int],
+    weights: Mapping[int, float],
+    footprint: Callable[[int], tuple[np.ndarray, np.ndarray, int]],
+    *,
+    horizon: int = DEFAULT_HORIZON,
+    coverage: float = DEFAULT_COVERAGE,
+    budget: float | None = DEFAULT_BUDGET,
+) -> dict[int, list[int]]:
+    """The footprint-targeted warm-up rows of each sampled row (see the module docstring).
+
+    ``footprint(row)`` gives the sorted line arrays (reads, writes) of a launch and its
+    simulation cost (warp instructions). Each sampled launch's read lines are attributed to their
+    last toucher within ``horizon`` launches before it. Producers are then added greedily by
+    benefit per cost, the benefit of a producer being the sum over the samples it serves (and
+    that are still under ``coverage``) of sample weight x lines attributed to it: a producer of
+    a heavy sample (one standing for many launches) is worth more than one of a single launch.
+    Sampled launches are free (they run anyway). With ``budget``, the producers' summed cost
+    stays within ``budget`` x the sampled launches' cost; a producer that does not fit is skipped.
+    """
+    kept = sorted(set(int(s) for s in samples))
+    cache: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
+
+    def fp(row: int) -> tuple[np.ndarray, np.ndarray, int]:
+        if row not in cache:
+            cache[row] = footprint(row)
+        return cache[row]
+
+    attributed: dict[int, dict[int, int]] = {}
+    for s in kept:
+        need = fp(s)[0]
+        mine: dict[int, int] = {}
+        for j in range(s - 1, max(-1, s - 1 - horizon), -1):
+            if len(need) == 0:
+                break
+            reads, writes, _ = fp(j)
+            hit = np.isin(need, reads, assume_unique=True) | np.isin(need, writes, assume_unique=True)
+            n = int(hit.sum())
+            if n:
+                mine[j] = n
+                need = need[~hit]  # the line's last toucher is j: earlier launches do not matter for it
+        attributed[s] = mine
+    keep = set(kept)
+    goal = {s: coverage * sum(a.values()) for s, a in attributed.items()}
+    covered = {s: float(sum(n for j, n in a.items() if j in keep)) for s, a in attributed.items()}
+    allowed = float("inf") if budget is None else budget * sum(max(1, fp(s)[2]) for s in kept)
+    spent = 0.0
+    chosen: set[int] = set()
+    skipped: set[int] = set()
+    while True:
+        best, best_score = -1, 0.0
+        for j in sorted({j for a in attributed.values() for j in a} - keep - chosen - skipped, reverse=True):  # ties: the nearest
+            gain = sum(float(weights.get(s, 0.0)) * a[j] for s, a in attributed.items() if j in a and covered[s] < goal[s])
+            score = gain / max(1, fp(j)[2])
+            if score > best_score:
+                best, best_score = j, score
+        if best < 0:
+            break
+        cost = float(max(1, fp(best)[2]))
+        if spent + cost > allowed:
+            skipped.add(best)
+            continue
+        spent += cost
+        chosen.add(best)
+        for s, a in attributed.items():
+            if best in a:
+                covered[s] += a[best]
+    return {s: sorted(j for j in attributed[s] if j in chosen) for s in kept}
+
+
+def warmup_steps(
+    commands: Sequence[Memcpy | KernelEntry], samples: Sequence[int], warm: Mapping[int, Sequence[int]]
+) -> dict[int, list[Memcpy | int]]:
+    """Per sampled row, in real order, what runs before it: its warm-up launch rows (ints) and
+    every memcpy of the list that precedes it (as in the full run)."""
+    out: dict[int, list[Memcpy | int]] = {}
+    for s in sorted(set(samples)):
+        rows = set(warm.get(s, ()))
+        steps: list[Memcpy | int] = []
+        position = 0
+        for cmd in commands:
+            if isinstance(cmd, KernelEntry):
+                if position >= s:
+                    break
+                if position in rows:
+                    steps.append(position)
+                position += 1
+            else:
+                steps.append(cmd)
+        out[s] = steps
+    return out
