@@ -12,7 +12,6 @@ import click
 
 from simsample.cli import cli
 from simsample.cli.common import profile_options, reader_options
-from simsample.errors import UserError
 
 
 @cli.command("report")
@@ -51,12 +50,11 @@ def report_cmd(
 
     The page needs no network to view (inline SVG and CSS) and prints.
     """
-    from simsample.fileio import atomic_write_text
+    from simsample.fileio import atomic_write_text, check_output_file
     from simsample.plan import Plan
     from simsample.report.inputs import read_estimate, read_evaluation
 
-    if output.exists() and output.is_dir():
-        raise UserError(f"{output}: is a directory, expected a file name for the report")
+    check_output_file(output, [plan_path, estimate_path, *evaluate_paths, *profile_paths], what="report")
     plan = Plan.read(plan_path)
     estimate = read_estimate(estimate_path) if estimate_path is not None else None
     evaluations = [(p.name, read_evaluation(p)) for p in evaluate_paths]
