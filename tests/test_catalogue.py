@@ -183,7 +183,7 @@ CASES += [
     C("estimate-other-run", "estimate --sim accelsim --plan {W}/p3.json {W}/full.out", 1, "from another run"),
     C("estimate-results-inf", "estimate --sim accelsim --plan {W}/p3.json {W}/results-inf.csv", 1, "not a finite number"),
     C("estimate-values-ok", "estimate --plan {W}/va.plan.json {W}/values.csv", 0, "value"),
-    C("report-ok", "report {W}/va.plan.json -o {O}/report.html", 0, "report of"),
+    C("report-ok", "report {W}/va.plan.json -o {O}/report.html", 0, "report of", "report.html"),
     C("report-o-plan", "report {W}/va.plan.json -o {W}/va.plan.json", 1, "is the input"),
     C("report-o-profile", "report {W}/va.plan.json --profile {W}/va.csv -o {W}/va.csv", 1, "is the input"),
     C("report-o-folder", "report {W}/va.plan.json -o {O}", 1, "is a directory"),
