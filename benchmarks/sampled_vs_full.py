@@ -112,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup-horizon", type=int, default=5)
     ap.add_argument("--warmup-coverage", type=float, default=0.8)
     ap.add_argument("--warmup-budget", default="0.25", help="targeted: budget share, or 'none'")
+    ap.add_argument("--warmup-config", action="append", default=[], help="targeted: simulator config for the cost model (repeatable)")
     ap.add_argument("--plan-param", action="append", default=[], help="extra 'plan --param' for every sampler (repeatable)")
     ap.add_argument("--warmup-mode", choices=["detailed", "functional"], default="detailed")
     ap.add_argument("--sim-flags", default="", help="extra simulator flags for the sampled runs (e.g. '-functional_warmup 1')")
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     from simsample_accelsim.apply import apply_plan
     from simsample_accelsim.collect import collect_logs
     from simsample_accelsim.features import compute_features
-    from simsample_accelsim.warmup import parse_warmup
+    from simsample_accelsim.warmup import CostModel, parse_warmup
 
     work = args.work
     work.mkdir(parents=True, exist_ok=True)
@@ -155,13 +156,17 @@ def main(argv: list[str] | None = None) -> int:
             plan = Plan.read(plan_path)
             for w in args.warmup.split(","):
                 budget = None if args.warmup_budget == "none" else float(args.warmup_budget)
-                spec = parse_warmup(w, args.warmup_horizon, args.warmup_coverage, budget)
+                cost = CostModel.from_configs(args.warmup_config) if args.warmup_config else None
+                spec = parse_warmup(w, args.warmup_horizon, args.warmup_coverage, budget, cost)
                 tag = f"{sampler}{suffix}-{seed}-{spec.label()}-{args.warmup_mode}".replace("(", "_").replace(")", "").replace(",", "_").replace("=", "")
                 folder = work / tag
                 log = work / f"{tag}.out"
                 res = apply_plan(plan, args.traces, folder, force=True, warmup=spec, functional=args.warmup_mode == "functional")
                 wall = float("nan")
                 listing = (folder / "kernelslist.g").read_text() + " ".join(flags)
+                recorded = log.with_suffix(".list")
+                if finished(log) and (not recorded.is_file() or recorded.read_text() != listing):
+                    log.unlink()  # an output of another command list under this tag (the warm-up choice changed): not reusable
                 same = next((q.with_suffix(".out") for q in sorted(work.glob("*.list")) if q.read_text() == listing and finished(q.with_suffix(".out"))), None)
                 if not finished(log) and same is not None and same != log:
                     print(f"{tag}: same command list as {same.name}; reusing its output", file=sys.stderr)

@@ -23,7 +23,7 @@ from simsample_accelsim.collect import collect_logs
 from simsample_accelsim.kernelslist import KernelEntry, Memcpy, parse_kernelslist
 from simsample_accelsim.scan_numpy import scan_lines
 from simsample_accelsim.synth import KernelSpec, write_kernel, write_workload
-from simsample_accelsim.warmup import WarmupSpec, parse_warmup, preceding, targeted, warmup_steps
+from simsample_accelsim.warmup import CostModel, WarmupSpec, parse_warmup, preceding, targeted, warmup_steps
 from tests.helpers import shared_path
 from tests.test_accelsim_apply import make_plan
 
@@ -97,6 +97,55 @@ def test_targeted_budget_goes_to_the_producers_of_heavy_samples():
     assert targeted([3, 6], {3: 1.0, 6: 10.0}, _fp(table), coverage=1.0, budget=0.5) == {3: [], 6: [5]}
     assert targeted([3, 6], {3: 1.0, 6: 10.0}, _fp(table), coverage=1.0, budget=1.0) == {3: [2], 6: [5]}
     assert targeted([3, 6], {3: 1.0, 6: 10.0}, _fp(table), coverage=1.0, budget=0.0) == {3: [], 6: []}
+
+
+def test_budget_counts_predicted_cycles_so_small_producers_are_not_free():
+    # one heavy sample (100k warp instructions) whose lines three small producers (1k each) wrote;
+    # in instructions the three fit in a quarter of the sample, in cycles each pays the launch latency
+    table = {4: (range(30), (), 100_000), 3: ((), range(10), 1000), 2: ((), range(10, 20), 1000), 1: ((), range(20, 30), 1000)}
+    assert targeted([4], {4: 1.0}, _fp(table), coverage=1.0, budget=0.25, cost=float) == {4: [1, 2, 3]}
+    model = CostModel()  # 5,000-cycle latency, 80 SMs: the sample is 10,000 cycles, each producer 5,050
+    assert model.cycles(100_000) == 10_000 and model.cycles(1000) == 5050
+    assert targeted([4], {4: 1.0}, _fp(table), coverage=1.0, budget=0.25, cost=model.cycles) == {4: []}
+    assert targeted([4], {4: 1.0}, _fp(table), coverage=1.0, budget=0.6, cost=model.cycles) == {4: [3]}
+    # the default cost is the default model
+    assert targeted([4], {4: 1.0}, _fp(table), coverage=1.0, budget=0.6) == {4: [3]}
+
+
+CONFIG = """# functional simulator specification
+-gpgpu_ptx_instruction_classification 0
+-gpgpu_n_clusters 80
+-gpgpu_n_cores_per_cluster 1
+-gpgpu_kernel_launch_latency 5000    # in cycles
+-gpgpu_TB_launch_latency 0
+"""
+
+
+def test_cost_model_reads_the_config_the_run_uses(tmp_path):
+    (tmp_path / "gpgpusim.config").write_text(CONFIG)
+    (tmp_path / "other.config").write_text("-gpgpu_n_clusters 28\n-gpgpu_n_cores_per_cluster 2 # two per cluster\n")
+    (tmp_path / "bare.config").write_text("-gpgpu_shader_core_pipeline 2048:32\n")
+    assert CostModel.from_configs([tmp_path / "gpgpusim.config"]) == CostModel(5000.0, 80)
+    assert CostModel.from_configs([tmp_path / "gpgpusim.config", tmp_path / "other.config"]) == CostModel(5000.0, 56)  # later overrides
+    assert CostModel.from_configs([tmp_path / "bare.config"]) == CostModel(0.0, 30)  # GPGPU-Sim's own defaults
+    (tmp_path / "bad.config").write_text("-gpgpu_kernel_launch_latency lots\n")
+    with pytest.raises(UserError, match="not an integer"):
+        CostModel.from_configs([tmp_path / "bad.config"])
+    with pytest.raises(UserError, match="cannot read"):
+        CostModel.from_configs([tmp_path / "missing.config"])
+
+
+def test_cli_warmup_config_sets_the_cost_model(tmp_path, capsys):
+    d = _chain_folder(tmp_path)
+    plan = make_plan(read_traces(d, quiet=True), [3])
+    plan.write(tmp_path / "plan.json")
+    base = ["apply", "--sim", "accelsim", "--plan", str(tmp_path / "plan.json"), "--traces", str(d)]
+    rc = cli_run([*base, "--out", str(tmp_path / "o1"), "--warmup-config", str(tmp_path / "missing.config")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and len(err) == 1 and "missing.config" in err[0]
+    (tmp_path / "gpgpusim.config").write_text(CONFIG.replace("5000", "123"))
+    rc = cli_run([*base, "--out", str(tmp_path / "o2"), "--warmup-budget", "1", "--warmup-config", str(tmp_path / "gpgpusim.config")])
+    assert rc == 0 and "1 detailed warm-up launches (targeted(h=5,c=0.8,b=1,lat=123,sms=80))" in capsys.readouterr().out
 
 
 def test_warmup_steps_keep_real_order_with_every_preceding_memcpy():

@@ -93,7 +93,8 @@ def choose_warmup(tf: TraceFolder, plan: Plan, rows: Sequence[int], spec: Warmup
     weight_of_row: dict[int, float] = {}
     for r, w in zip(rows, plan.samples["weight"]):
         weight_of_row[int(r)] = weight_of_row.get(int(r), 0.0) + float(w)
-    return targeted(samples, weight_of_row, lambda i: scan_lines(tf.files[i]), horizon=spec.horizon, coverage=spec.coverage, budget=spec.budget)
+    return targeted(samples, weight_of_row, lambda i: scan_lines(tf.files[i]), horizon=spec.horizon, coverage=spec.coverage, budget=spec.budget,
+                    cost=spec.cost.cycles)
 
 
 def apply_plan(

@@ -26,20 +26,24 @@ _CTX = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.option("--warmup-horizon", default=5, show_default=True, type=int, help="targeted: launches looked back for the producers of a sample's lines.")
 @click.option("--warmup-coverage", default=0.8, show_default=True, type=float, help="targeted: share of those lines whose producers are run.")
 @click.option("--warmup-budget", default="0.25", show_default=True, metavar="SHARE|none",
-              help="targeted: warm-up cost allowed, as a share of the sampled launches' warp instructions ('none': no limit).")
+              help="targeted: warm-up cost allowed, as a share of the sampled launches' predicted cycles ('none': no limit).")
+@click.option("--warmup-config", "warmup_configs", multiple=True, type=click.Path(path_type=Path), metavar="FILE",
+              help="targeted: the gpgpusim.config the run will use (repeatable, later files override), for the launch latency and SM count "
+                   "of the predicted cycles; default: those of SM7_QV100.")
 @click.option("--warmup-mode", type=click.Choice(["detailed", "functional"]), default="detailed", show_default=True,
               help="functional: warm-up launches as 'warmup kernel-N.traceg' lines, replayed into the caches without timing by the patched simulator (-functional_warmup 1).")
 def apply_cmd(plan_path: Path, traces: Path, out: Path, copy: bool, force: bool, warmup: str, warmup_horizon: int, warmup_coverage: float,
-              warmup_budget: str, warmup_mode: str) -> None:
+              warmup_budget: str, warmup_configs: tuple[Path, ...], warmup_mode: str) -> None:
     """Write OUT: a kernelslist.g that runs the plan's launches (and their warm-up launches), their traces, the weights and the plan."""
     from simsample_accelsim.apply import apply_plan
-    from simsample_accelsim.warmup import parse_warmup
+    from simsample_accelsim.warmup import CostModel, parse_warmup
 
     try:
         budget = None if warmup_budget.strip().lower() == "none" else float(warmup_budget)
     except ValueError:
         raise UserError(f"--warmup-budget {warmup_budget!r}: expected a share such as 0.3, or 'none'") from None
-    spec = parse_warmup(warmup, warmup_horizon, warmup_coverage, budget)
+    cost = CostModel.from_configs(warmup_configs) if warmup_configs else None
+    spec = parse_warmup(warmup, warmup_horizon, warmup_coverage, budget, cost)
     plan = Plan.read(plan_path)
     res = apply_plan(plan, traces, out, copy=copy, force=force, warmup=spec, functional=warmup_mode == "functional")
     how = "copied" if res.copied else "linked"

@@ -20,6 +20,13 @@ Two choices are offered:
   evicted or irrelevant; the horizon and coverage are parameters because the right values
   depend on the L2 size relative to the footprints.
 
+The cost is the launch's predicted simulated cycles (:class:`CostModel`): the config's fixed
+kernel launch latency plus its warp instructions at an assumed issue rate. Warp instructions
+alone mislead where launches are short: on the hetero traces (SM7_QV100, 5,000-cycle launch
+latency) a 3,328-instruction relu takes 5,600 cycles and a 174,240-instruction sgemm 17,800, so a
+budget in instructions admitted many small producers whose cycles added up to 1.47x the sampled
+launches at a nominal 1.25x.
+
 Memcpys are not warm-up: every ``MemcpyHtoD`` before a kept launch stays in place (as
 :mod:`.apply` always did), so a warm-up launch sees the copies it saw in the full run.
 
@@ -29,8 +36,10 @@ warm-up launches and memcpys. Per-sample job layouts reuse it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -40,8 +49,56 @@ from simsample_accelsim.kernelslist import KernelEntry, Memcpy
 #: Defaults of the targeted choice (see the module docstring and the README's measurements).
 DEFAULT_HORIZON = 5
 DEFAULT_COVERAGE = 0.8
-#: Warm-up cost allowed, as a share of the sampled launches' cost (warp instructions).
+#: Warm-up cost allowed, as a share of the sampled launches' predicted cycles (:class:`CostModel`).
 DEFAULT_BUDGET: float | None = 0.25
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """Predicted simulated cycles of a launch: ``launch_latency + warp_insts / (sms x warp_ipc_per_sm)``.
+
+    Only the ratio of warm-up to sampled cost matters, so the model needs to rank launches, not to
+    predict them: the fixed part is what makes a small launch cost about as much as a mid-sized
+    one. The defaults are those of Accel-Sim's SM7_QV100 config (5,000-cycle launch latency, 80
+    SMs); :meth:`from_configs` reads them from the config files the sampled run will use. The
+    issue rate of 0.25 warp instructions per SM per cycle is an assumption (the hetero kernels
+    run at 0.07-0.17 after the latency, memory-bound ones lower): a launch of many instructions is
+    then rather under- than over-counted.
+    """
+
+    launch_latency: float = 5000.0
+    sms: int = 80
+    warp_ipc_per_sm: float = 0.25
+
+    def cycles(self, warp_insts: float) -> float:
+        return self.launch_latency + float(warp_insts) / (self.sms * self.warp_ipc_per_sm)
+
+    def label(self) -> str:
+        return f"lat={self.launch_latency:g},sms={self.sms}"
+
+    @classmethod
+    def from_configs(cls, paths: Iterable[str | Path]) -> CostModel:
+        """The launch latency and SM count of GPGPU-Sim config files (later files override
+        earlier ones, as ``-config`` does); an option a file does not set keeps the simulator's own
+        default (launch latency 0, 10 clusters of 3 cores)."""
+        found: dict[str, int] = {}
+        names = ("-gpgpu_kernel_launch_latency", "-gpgpu_n_clusters", "-gpgpu_n_cores_per_cluster")
+        for path in paths:
+            try:
+                text = Path(path).read_text(errors="replace")
+            except OSError as e:
+                raise UserError(f"{path}: cannot read the simulator config ({e.strerror or e}); give the gpgpusim.config the run uses") from None
+            for line in text.splitlines():
+                parts = line.split("#", 1)[0].split()
+                if len(parts) >= 2 and parts[0] in names:
+                    if not re.fullmatch(r"[+-]?\d+", parts[1]):
+                        raise UserError(f"{path}: {parts[0]} {parts[1]!r} is not an integer; fix the config file")
+                    found[parts[0]] = int(parts[1])
+        latency = max(0, found.get(names[0], 0))
+        sms = found.get(names[1], 10) * found.get(names[2], 3)
+        if sms < 1:
+            raise UserError(f"{', '.join(map(str, paths))}: the config gives {sms} SMs; fix -gpgpu_n_clusters / -gpgpu_n_cores_per_cluster")
+        return cls(float(latency), sms)
 
 
 @dataclass(frozen=True)
@@ -52,6 +109,7 @@ class WarmupSpec:
     horizon: int = DEFAULT_HORIZON
     coverage: float = DEFAULT_COVERAGE
     budget: float | None = DEFAULT_BUDGET
+    cost: CostModel = field(default_factory=CostModel)
 
     @property
     def targeted(self) -> bool:
@@ -63,31 +121,36 @@ class WarmupSpec:
 
     def label(self) -> str:
         b = "inf" if self.budget is None else f"{self.budget:g}"
-        return f"targeted(h={self.horizon},c={self.coverage:g},b={b})" if self.targeted else f"K={self.k}"
+        return f"targeted(h={self.horizon},c={self.coverage:g},b={b},{self.cost.label()})" if self.targeted else f"K={self.k}"
 
 
 def parse_warmup(
-    text: str | int, horizon: int = DEFAULT_HORIZON, coverage: float = DEFAULT_COVERAGE, budget: float | None = DEFAULT_BUDGET
+    text: str | int,
+    horizon: int = DEFAULT_HORIZON,
+    coverage: float = DEFAULT_COVERAGE,
+    budget: float | None = DEFAULT_BUDGET,
+    cost: CostModel | None = None,
 ) -> WarmupSpec:
     """``--warmup`` as given: a non-negative int K, ``none`` (= 0) or ``targeted``."""
     if budget is not None and budget < 0:
-        raise UserError(f"--warmup-budget {budget}: must be >= 0 (warm-up cost as a share of the sampled launches' cost)")
+        raise UserError(f"--warmup-budget {budget}: must be >= 0 (warm-up cost as a share of the sampled launches' predicted cycles)")
+    model = cost or CostModel()
     if horizon < 1:
         raise UserError(f"--warmup-horizon {horizon}: must be at least 1 (launches looked back for producers)")
     if not 0.0 < coverage <= 1.0:
         raise UserError(f"--warmup-coverage {coverage}: must be in (0, 1] (the share of a sample's producer lines to warm)")
     t = str(text).strip().lower()
     if t == "targeted":
-        return WarmupSpec(None, horizon, coverage, budget)
+        return WarmupSpec(None, horizon, coverage, budget, model)
     if t == "none":
-        return WarmupSpec(0, horizon, coverage, budget)
+        return WarmupSpec(0, horizon, coverage, budget, model)
     try:
         k = int(t)
     except ValueError:
         raise UserError(f"--warmup {text!r}: expected a number of launches K >= 0, 'none' or 'targeted'") from None
     if k < 0:
         raise UserError(f"--warmup {k}: K must be >= 0 (the number of launches run before each sampled launch)")
-    return WarmupSpec(k, horizon, coverage, budget)
+    return WarmupSpec(k, horizon, coverage, budget, model)
 
 
 def preceding(samples: Sequence[int], k: int) -> tuple[dict[int, list[int]], int]:
@@ -110,25 +173,32 @@ def targeted(
     horizon: int = DEFAULT_HORIZON,
     coverage: float = DEFAULT_COVERAGE,
     budget: float | None = DEFAULT_BUDGET,
+    cost: Callable[[int], float] | None = None,
 ) -> dict[int, list[int]]:
     """The footprint-targeted warm-up rows of each sampled row (see the module docstring).
 
-    ``footprint(row)`` gives the sorted line arrays (reads, writes) of a launch and its
-    simulation cost (warp instructions). Each sampled launch's read lines are attributed to their
-    last toucher within ``horizon`` launches before it. Producers are then added greedily by
-    benefit per cost, the benefit of a producer being the sum over the samples it serves (and
-    that are still under ``coverage``) of sample weight x lines attributed to it: a producer of
-    a heavy sample (one standing for many launches) is worth more than one of a single launch.
-    Sampled launches are free (they run anyway). With ``budget``, the producers' summed cost
-    stays within ``budget`` x the sampled launches' cost; a producer that does not fit is skipped.
+    ``footprint(row)`` gives the sorted line arrays (reads, writes) of a launch and its warp
+    instructions; ``cost`` turns the warp instructions into the launch's simulation cost (default:
+    :meth:`CostModel.cycles` of the default model). Each sampled launch's read lines are
+    attributed to their last toucher within ``horizon`` launches before it. Producers are then
+    added greedily by benefit per cost, the benefit of a producer being the sum over the samples
+    it serves (and that are still under ``coverage``) of sample weight x lines attributed to it:
+    a producer of a heavy sample (one standing for many launches) is worth more than one of a
+    single launch. Sampled launches are free (they run anyway). With ``budget``, the producers'
+    summed cost stays within ``budget`` x the sampled launches' cost; a producer that does not
+    fit is skipped.
     """
     kept = sorted(set(int(s) for s in samples))
     cache: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
+    price = cost or CostModel().cycles
 
     def fp(row: int) -> tuple[np.ndarray, np.ndarray, int]:
         if row not in cache:
             cache[row] = footprint(row)
         return cache[row]
+
+    def cost_of(row: int) -> float:
+        return max(1.0, float(price(fp(row)[2])))
 
     attributed: dict[int, dict[int, int]] = {}
     for s in kept:
@@ -147,7 +217,7 @@ def targeted(
     keep = set(kept)
     goal = {s: coverage * sum(a.values()) for s, a in attributed.items()}
     covered = {s: float(sum(n for j, n in a.items() if j in keep)) for s, a in attributed.items()}
-    allowed = float("inf") if budget is None else budget * sum(max(1, fp(s)[2]) for s in kept)
+    allowed = float("inf") if budget is None else budget * sum(cost_of(s) for s in kept)
     spent = 0.0
     chosen: set[int] = set()
     skipped: set[int] = set()
@@ -155,16 +225,16 @@ def targeted(
         best, best_score = -1, 0.0
         for j in sorted({j for a in attributed.values() for j in a} - keep - chosen - skipped, reverse=True):  # ties: the nearest
             gain = sum(float(weights.get(s, 0.0)) * a[j] for s, a in attributed.items() if j in a and covered[s] < goal[s])
-            score = gain / max(1, fp(j)[2])
+            score = gain / cost_of(j)
             if score > best_score:
                 best, best_score = j, score
         if best < 0:
             break
-        cost = float(max(1, fp(best)[2]))
-        if spent + cost > allowed:
+        paid = cost_of(best)
+        if spent + paid > allowed:
             skipped.add(best)
             continue
-        spent += cost
+        spent += paid
         chosen.add(best)
         for s, a in attributed.items():
             if best in a:
