@@ -104,7 +104,7 @@ def allocate(
     eps: float,
     z: float,
     replace: bool,
-    lower: float = 1.0,
+    lower: float | np.ndarray = 1.0,
     upper: np.ndarray | None = None,
 ) -> Allocation:
     """Minimise Σ m_i·μ_i subject to z·√V(m) ≤ ε·T and lower ≤ m_i ≤ upper_i (default N_i).
@@ -113,12 +113,12 @@ def allocate(
     A few clusters (ROOT decides thousands of two-cluster splits) go through the same
     algorithm on Python floats, which avoids numpy's per-call overhead.
     """
-    if len(means) <= _SMALL and upper is None:
-        return _allocate_small(means, stds, sizes, eps=eps, z=z, replace=replace, lower=lower)
+    if len(means) <= _SMALL and upper is None and np.ndim(lower) == 0:
+        return _allocate_small(means, stds, sizes, eps=eps, z=z, replace=replace, lower=float(lower))
     mu = np.asarray(means, dtype=np.float64)
     n = np.asarray(sizes, dtype=np.float64)
     k = mu.size
-    lo = np.full(k, float(lower))
+    lo = np.broadcast_to(np.asarray(lower, dtype=np.float64), (k,)).copy()  # a floor per cluster, or one for all
     hi = n.copy() if upper is None else np.asarray(upper, dtype=np.float64).copy()
     lo = np.minimum(lo, hi)
     b, d = variance_terms(n, stds, replace=replace)

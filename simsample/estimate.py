@@ -296,6 +296,20 @@ def _variance(
             rel = np.maximum(v_pool, cov2) if design_cov else np.full(d.k, v_pool)
             pool_share = (rel > 0) & (v_pool >= rel)  # the term is estimated, not known
         s2 = np.where(single, rel * sbar**2, s2)
+    if design_cov:
+        # a sample of a skewed cluster usually misses its tail and underestimates its spread: the
+        # design metric's spread is known exactly, and the simulated metric's is taken as at least that
+        # (S_x² of the cluster, in y's units by the sample's ratio ȳ/x̄, which a missed tail
+        # lowers in both; by ȳ alone where the plan does not record the samples' design values)
+        multi = used & (d.m >= 2) & (d.fpc > 0) & ~np.isnan(d.cov) & ~np.isnan(d.mean)
+        if np.any(multi):
+            sy = _by_cluster(d, own)
+            scale = np.divide(sy, d.m, out=np.zeros(d.k), where=used)
+            if d.x is not None:
+                sx = _by_cluster(d, d.x)
+                scale = np.divide(sy * d.mean, sx, out=scale, where=sx > 0)
+            floor = np.nan_to_num(d.cov) ** 2 * d.ddof1 * scale**2
+            s2 = np.where(multi, np.maximum(s2, floor), s2)
     terms = np.divide(d.size * d.size * s2 * d.fpc, d.m, out=np.zeros(d.k), where=used)
     var = float(terms.sum())
     own_terms = used & (d.m >= 2) & (terms > 0)

@@ -29,15 +29,19 @@ def population():
     return wl, values, members
 
 
-def plan_from(wl, values, members, picks, *, replace, kind="stratified"):
-    """A plan whose cluster i drew the launches ``picks[i]`` (row positions)."""
+def plan_from(wl, values, members, picks, *, replace, kind="stratified", spread=True):
+    """A plan whose cluster i drew the launches ``picks[i]`` (row positions); ``spread=False``:
+    the clusters do not record the design metric's spread (CoV)."""
     rows, weights, cl, clusters = [], [], [], []
     for cid, mem in members.items():
         p = list(picks[cid])
         rows += p
         weights += [len(mem) / len(p)] * len(p)
         cl += [cid] * len(p)
-        clusters.append(Cluster(cid, f"c{cid}", len(mem), len(p), cluster_stats(values[mem]), sorted(set(p))))
+        stats = cluster_stats(values[mem])
+        if not spread:
+            stats = {k: v for k, v in stats.items() if k not in ("cov", "std")}
+        clusters.append(Cluster(cid, f"c{cid}", len(mem), len(p), stats, sorted(set(p))))
     return Plan.build(
         wl, get_host().sampler("stem"), {}, 0, metric="duration_ns", rows=rows, weights=weights,
         cluster_of_row=cl, clusters=clusters, kind=kind, replace=replace, error_bound=0.05, confidence=0.95,
@@ -50,6 +54,7 @@ def by_id(values):
 
 @pytest.mark.parametrize("replace", [False, True])
 def test_variance_formula_against_enumeration_of_all_samples(replace):
+    """Without the design spread, the textbook estimator: unbiased, and so is its variance estimate."""
     wl, values, members = population()
     m = {0: 2, 1: 2}
     per_cluster = []
@@ -60,7 +65,7 @@ def test_variance_formula_against_enumeration_of_all_samples(replace):
             per_cluster.append(list(itertools.combinations(mem, m[cid])))
     estimates, var_estimates = [], []
     for combo in itertools.product(*per_cluster):  # every sample is equally likely
-        e = estimate_total(plan_from(wl, values, members, dict(enumerate(combo)), replace=replace), by_id(values))
+        e = estimate_total(plan_from(wl, values, members, dict(enumerate(combo)), replace=replace, spread=False), by_id(values))
         estimates.append(e.estimate)
         var_estimates.append(e.std_error**2)
     truth = values.sum()
@@ -70,6 +75,26 @@ def test_variance_formula_against_enumeration_of_all_samples(replace):
     assert np.mean(estimates) == pytest.approx(truth)  # unbiased
     assert design_variance(np.array([2, 2]), sizes, stds, replace=replace) == pytest.approx(exact_var)
     assert np.mean(var_estimates) == pytest.approx(exact_var)  # the variance estimate is unbiased too
+
+
+def test_design_spread_is_a_floor_for_every_sampled_cluster():
+    """With the design metric's spread known and the simulated metric equal to it, no sample can
+    give a variance estimate below the exact design variance (a sample that misses a cluster's
+    tail used to give a narrow interval); the estimate itself is unchanged."""
+    wl, values, members = population()
+    sizes = np.array([4, 3])
+    stds = np.array([POP[0].std(), POP[1].std()])
+    exact_var = design_variance(np.array([2, 2]), sizes, stds, replace=False)
+    raised = 0
+    for combo in itertools.product(itertools.combinations(members[0], 2), itertools.combinations(members[1], 2)):
+        picks = dict(enumerate(combo))
+        floored = estimate_total(plan_from(wl, values, members, picks, replace=False), by_id(values))
+        plain = estimate_total(plan_from(wl, values, members, picks, replace=False, spread=False), by_id(values))
+        assert floored.estimate == plain.estimate
+        assert floored.std_error**2 >= exact_var * (1 - 1e-12)
+        assert floored.std_error >= plain.std_error
+        raised += floored.std_error > plain.std_error
+    assert raised > 0  # the samples {3, 7}, {7, 8}... of cluster 0 miss the 20 and were too narrow
 
 
 def test_single_sample_cluster_borrows_the_profile_cov():
@@ -160,7 +185,10 @@ def test_single_draw_cluster_with_no_design_spread_borrows_the_pooled_relative_v
     yc = y[[15, 16, 17]]
     v_pool = np.var(yc, ddof=1) / yc.mean() ** 2
     expected = sum(n * n * v_pool * y[k] ** 2 * (1 - 1 / n) for n, k in ((4, 0), (6, 4), (5, 10)))
-    expected += 16 * np.var(yc, ddof=1) / 3 * (1 - 3 / 4)
+    # its own term: its spread, at least the design metric's (S_x² of all four, in y's units by ȳ/x̄ of the draws)
+    xc = x[[15, 16, 17]]
+    own = max(np.var(yc, ddof=1), np.var(x[15:19], ddof=1) * (yc.mean() / xc.mean()) ** 2)
+    expected += 16 * own / 3 * (1 - 3 / 4)
     assert e.std_error**2 == pytest.approx(expected)
     assert e.std_error > 0.01 * e.estimate  # the old estimator gave 0 here
 

@@ -123,7 +123,13 @@ def test_cli_profile_plan_estimate(wl, tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     est = doc["estimates"][0]
     assert est["metric"] == "cycles" and est["estimate"] == pytest.approx(500 * 1000.0)
-    assert est["std_error"] == 0.0
+    # constant simulated values, but the design metric (durations) varies in the cluster: its
+    # spread, scaled by the sample's ratio of cycles to durations, is the floor of the variance
+    c = plan.clusters[0]
+    n, m = c.size, len(plan.sampled_ids)
+    scale = 1000.0 * c.stats["mean"] / plan.samples["x"].mean()
+    floor = n * n * (1 - m / n) * (c.stats["cov"] * scale) ** 2 * n / (n - 1) / m
+    assert est["std_error"] == pytest.approx(floor**0.5)
 
 
 def test_cli_estimate_missing_values(wl, tmp_path, capsys):

@@ -178,31 +178,40 @@ def _info_metric(wl) -> str:
         return "launches"
 
 
+#: What ``plan`` uses without ``--sampler`` (see simsample/plugins/margin.py and the README).
+DEFAULT_SAMPLER = "margin"
+
+
 @cli.command("plan")
 @click.argument("profiles", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--sampler", "sampler_name", required=True, help="Sampler name (see 'simsample samplers').")
+@click.option("--sampler", "sampler_name", default=None, help=f"Sampler name (see 'simsample samplers'); default: {DEFAULT_SAMPLER}.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Sampler parameter (repeatable).")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**32 - 1), help="Random seed (recorded in the plan).")
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Plan file to write.")
 @profile_options
 @join_option
-def plan_cmd(profiles: tuple[Path, ...], sampler_name: str, params: tuple[str, ...], seed: int, output: Path, fmt: str | None, rank: int | None, join: Path | None) -> None:
+def plan_cmd(profiles: tuple[Path, ...], sampler_name: str | None, params: tuple[str, ...], seed: int, output: Path, fmt: str | None, rank: int | None, join: Path | None) -> None:
     """Choose the launches to simulate and write a plan."""
     from simsample.loading import load_workload
     from simsample.manager import get_host
 
     check_output_file(output, [*profiles, join], what="plan")
     writable_parent(output)
-    sampler = get_host().sampler(sampler_name)
+    chosen = sampler_name is None
+    sampler = get_host().sampler(DEFAULT_SAMPLER if chosen else sampler_name)
     resolved = sampler.resolve_params(parse_params(params))
     wl = load_workload(profiles, format=fmt, options=reader_options(rank), join=join)
     if len(wl) == 0:
         raise UserError(f"{wl.source}: no kernel launches to sample")
     sampler.check_workload(wl, resolved)
     plan = sampler.plan(wl, resolved, seed)
+    if chosen:
+        plan.prediction["default_sampler"] = True  # the plan says it was not asked for by name
     plan.write(output)
     pred = plan.prediction
     summary = f"{output}: {pred['sampled_launches']:,} of {len(wl):,} launches in {len(plan.clusters):,} clusters"
+    if chosen:
+        summary += f" (sampler {sampler.name}, the default; --sampler to choose another)"
     if pred.get("speedup"):
         summary += f"; predicted speedup {pred['speedup']:.2f}x"
     if pred.get("error_bound") is not None:
