@@ -110,6 +110,7 @@ def targeted(
     horizon: int = DEFAULT_HORIZON,
     coverage: float = DEFAULT_COVERAGE,
     budget: float | None = DEFAULT_BUDGET,
+    shared: bool = True,
 ) -> dict[int, list[int]]:
     """The footprint-targeted warm-up rows of each sampled row (see the module docstring).
 
@@ -121,6 +122,8 @@ def targeted(
     a heavy sample (one standing for many launches) is worth more than one of a single launch.
     Sampled launches are free (they run anyway). With ``budget``, the producers' summed cost
     stays within ``budget`` x the sampled launches' cost; a producer that does not fit is skipped.
+    With ``shared=False`` (one job per sampled launch, ``apply --split``) the other sampled
+    launches do not run in a sample's job, so they are producers like any other launch.
     """
     kept = sorted(set(int(s) for s in samples))
     cache: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
@@ -144,7 +147,7 @@ def targeted(
                 mine[j] = n
                 need = need[~hit]  # the line's last toucher is j: earlier launches do not matter for it
         attributed[s] = mine
-    keep = set(kept)
+    keep = set(kept) if shared else set()
     goal = {s: coverage * sum(a.values()) for s, a in attributed.items()}
     covered = {s: float(sum(n for j, n in a.items() if j in keep)) for s, a in attributed.items()}
     allowed = float("inf") if budget is None else budget * sum(max(1, fp(s)[2]) for s in kept)
