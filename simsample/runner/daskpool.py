@@ -29,14 +29,17 @@ def _run_on_worker(job: Job, stop_name: str) -> JobResult:
     return run_job(job, should_stop=stop.is_set, poll=1.0)
 
 
-def connect(address: str, timeout: float = 10.0) -> Any:
-    """A client of the scheduler at ``address`` (one clear line when it cannot be reached)."""
+def connect(address: str) -> Any:
+    """A client of the scheduler at ``address`` (one clear line when it cannot be reached).
+
+    How long to try is Dask's own setting ``distributed.comm.timeouts.connect`` (30 s unless
+    configured, e.g. ``DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT=5s``)."""
     try:
         from distributed import Client
     except ImportError:
         raise UserError(f"--executor dask needs dask.distributed; {INSTALL_HINT}") from None
     try:
-        return Client(address, timeout=timeout)
+        return Client(address)
     except (OSError, TimeoutError, ValueError) as exc:
         raise UserError(f"--scheduler {address}: cannot reach a Dask scheduler there ({exc}); start one (dask scheduler) or check the address") from None
 
