@@ -9,7 +9,9 @@ hand) and the workers' own logs land in ``RUN/slurm/``. Simulations then run thr
 
 from __future__ import annotations
 
+import shutil
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,12 +68,31 @@ def slurm_executor(opts: SlurmOptions, folder: Path, jobs: int) -> DaskExecutor:
     """Start ``min(opts.workers, jobs)`` SLURM jobs and return an executor on them."""
     from distributed import Client
 
+    if shutil.which("sbatch") is None:
+        raise UserError("--executor slurm: no sbatch on PATH; run this on a SLURM login node (or use --executor local or dask)")
     cluster = make_cluster(opts, folder)
     try:
         cluster.scale(jobs=max(1, min(opts.workers, jobs)))
+        _wait_submitted(cluster)
         client = Client(cluster)
-    except Exception as exc:  # sbatch missing or refused: one line
+    except Exception as exc:  # sbatch refused the job: one line
         cluster.close()
-        raise UserError(f"--executor slurm: cannot submit the worker jobs ({exc}); see {folder / SLURM_DIR / JOB_SCRIPT}") from None
+        raise UserError(f"--executor slurm: sbatch did not accept the worker jobs ({exc}); see {folder / SLURM_DIR / JOB_SCRIPT}") from None
     where = f"partition {opts.partition}" if opts.partition else "default partition"
     return DaskExecutor(client, owns=cluster, label=f"slurm ({where}, {opts.workers} worker job(s))")
+
+
+def _wait_submitted(cluster: Any, timeout: float = 60.0) -> None:
+    """Wait until sbatch has given every worker job an id (queued, not necessarily running).
+
+    dask-jobqueue submits in the background and only logs a refusal, so without this a wrong
+    partition or account would leave the run waiting for workers that never come.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        workers = list(cluster.workers.values())
+        if workers and all(getattr(w, "job_id", None) for w in workers):
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no SLURM job id after {timeout:.0f} s")
+        time.sleep(0.2)
