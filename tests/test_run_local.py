@@ -202,3 +202,10 @@ def test_executor_options_on_a_single_run_folder_are_refused(setup, capsys):
     assert cli_run(["apply", "--sim", "accelsim", "--plan", str(plan_path), "--traces", str(traces), "--out", str(out), "--warmup", "none"]) == 0
     assert _run(out, args, "-o", str(tmp / "x.log"), "--jobs", "2") == 1
     assert "apply --split" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sim", ["macsim", "hyfiss"])
+def test_split_on_simulators_without_it_is_one_line(tmp_path, capsys, sim):
+    rc = cli_run(["apply", "--sim", sim, "--plan", str(tmp_path / "p.json"), "--traces", str(tmp_path), "--out", str(tmp_path / "o"), "--split"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and len(err) == 1 and "--split" in err[0] and "not available" in err[0]
