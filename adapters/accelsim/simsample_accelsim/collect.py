@@ -366,7 +366,8 @@ def collect_logs(
     for p in problems:
         warn(p)
     if warmups:  # after any error: a refusal stays one line
-        warn(f"{warmups} launch(es) of the log(s) are not sampled by the plan (warm-up launches); left out of the results")
+        what = "ran as warm-up in the jobs' logs" if owner else "of the log(s) are not sampled by the plan (warm-up launches)"
+        warn(f"{warmups} launch(es) {what}; left out of the results")
     return (df if allow_incomplete else usable).sort_values("kernel_id").reset_index(drop=True)
 
 
