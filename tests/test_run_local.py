@@ -209,3 +209,21 @@ def test_split_on_simulators_without_it_is_one_line(tmp_path, capsys, sim):
     rc = cli_run(["apply", "--sim", sim, "--plan", str(tmp_path / "p.json"), "--traces", str(tmp_path), "--out", str(tmp_path / "o"), "--split"])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 1 and len(err) == 1 and "--split" in err[0] and "not available" in err[0]
+
+
+def test_functional_split_writes_warmup_lines_and_the_run_says_which_flag(setup, capsys):
+    tmp, traces, plan_path, plan, args = setup
+    rc = cli_run(["apply", "--sim", "accelsim", "--plan", str(plan_path), "--traces", str(traces), "--out", str(tmp / "run"), "--split",
+                  "--warmup", "1", "--warmup-mode", "functional"])
+    assert rc == 0
+    jobs, functional = read_jobs(tmp / "run")
+    assert functional
+    for j in jobs:
+        text = (tmp / "run" / JOBS_DIR / j.name / "kernelslist.g").read_text().splitlines()
+        kernels = [ln for ln in text if not ln.startswith("MemcpyHtoD")]
+        assert kernels[-1] == j.trace and all(ln.startswith("warmup kernel-") for ln in kernels[:-1])
+        assert len(kernels) - 1 == len(j.warmup)
+    capsys.readouterr()
+    assert _run(tmp / "run", args) == 0  # the fake simulator, like an unpatched one, ignores warm-up lines
+    assert "-functional_warmup 1" in capsys.readouterr().err
+    assert cli_run(["collect", "--sim", "accelsim", str(tmp / "run")]) == 0
