@@ -67,3 +67,13 @@ def test_jobs_run_as_slurm_jobs_on_a_real_single_node_slurm(setup, slurm, monkey
     assert (run / "slurm" / "worker-job.sh").is_file()
     assert list((run / "slurm").glob("*.err")) or list((run / "slurm").glob("*.out"))  # the worker jobs ran under SLURM
     assert cli_run(["estimate", "--sim", "accelsim", str(run)]) == 0
+
+
+def test_a_partition_slurm_does_not_have_is_one_line(setup, slurm, capsys):  # noqa: F811
+    tmp, traces, plan_path, _, args = setup
+    run = _split(tmp, traces, plan_path, warmup="none")
+    capsys.readouterr()
+    assert _run(run, args, "--executor", "slurm", "--partition", "nosuch", "--memory", "1GB") == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Invalid partition" in err[0] and "worker-job.sh" in err[0]
+    assert not list(run.rglob("accelsim.log*"))

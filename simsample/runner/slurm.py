@@ -9,7 +9,9 @@ hand) and the workers' own logs land in ``RUN/slurm/``. Simulations then run thr
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -71,13 +73,17 @@ def slurm_executor(opts: SlurmOptions, folder: Path, jobs: int) -> DaskExecutor:
     if shutil.which("sbatch") is None:
         raise UserError("--executor slurm: no sbatch on PATH; run this on a SLURM login node (or use --executor local or dask)")
     cluster = make_cluster(opts, folder)
+    script = folder / SLURM_DIR / JOB_SCRIPT
     try:
+        _test_only(script)
         cluster.scale(jobs=max(1, min(opts.workers, jobs)))
         _wait_submitted(cluster)
         client = Client(cluster)
     except Exception as exc:  # sbatch refused the job: one line
-        cluster.close()
-        raise UserError(f"--executor slurm: sbatch did not accept the worker jobs ({exc}); see {folder / SLURM_DIR / JOB_SCRIPT}") from None
+        with contextlib.suppress(Exception):  # closing a cluster whose workers never started can fail too
+            cluster.close()
+        why = str(exc) if isinstance(exc, UserError) else f"sbatch did not accept the worker jobs ({exc})"
+        raise UserError(f"--executor slurm: {why}; see {script}") from None
     where = f"partition {opts.partition}" if opts.partition else "default partition"
     return DaskExecutor(client, owns=cluster, label=f"slurm ({where}, {opts.workers} worker job(s))")
 
@@ -96,3 +102,12 @@ def _wait_submitted(cluster: Any, timeout: float = 60.0) -> None:
         if time.monotonic() > deadline:
             raise RuntimeError(f"no SLURM job id after {timeout:.0f} s")
         time.sleep(0.2)
+
+
+def _test_only(script: Path) -> None:
+    """``sbatch --test-only``: SLURM checks partition, account, time and memory without queueing
+    anything, so a wrong option is one line now instead of workers that never come."""
+    res = subprocess.run(["sbatch", "--test-only", str(script)], capture_output=True, text=True, timeout=60)
+    if res.returncode != 0:
+        lines = [ln for ln in (res.stderr or res.stdout).splitlines() if ln.strip()]
+        raise UserError(f"sbatch refuses the worker job: {lines[-1] if lines else f'exit status {res.returncode}'}")
