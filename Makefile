@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml $(wildcard CMakeLists.txt) $(ADAPTERS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]' $(foreach a,$(ADAPTERS),-e $(dir $(a)))
+	$(BIN)/python -m pip install --quiet -e '.[test,cluster]' $(foreach a,$(ADAPTERS),-e $(dir $(a)))
 	touch $@
 
 setup: $(STAMP)

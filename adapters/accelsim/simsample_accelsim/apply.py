@@ -77,8 +77,9 @@ def _check_out_path(out: Path) -> Path:
 WARMUP_PREFIX = "warmup "
 
 
-def choose_warmup(tf: TraceFolder, plan: Plan, rows: Sequence[int], spec: WarmupSpec) -> dict[int, list[int]]:
-    """Per sampled row, the warm-up rows ``spec`` asks for (a note when K is more than there are)."""
+def choose_warmup(tf: TraceFolder, plan: Plan, rows: Sequence[int], spec: WarmupSpec, *, shared: bool = True) -> dict[int, list[int]]:
+    """Per sampled row, the warm-up rows ``spec`` asks for (a note when K is more than there are).
+    ``shared=False``: each sample runs in a job of its own, so other sampled launches can be its warm-up."""
     samples = sorted(set(int(r) for r in rows))
     if spec.none or not samples:
         return {s: [] for s in samples}
@@ -94,7 +95,7 @@ def choose_warmup(tf: TraceFolder, plan: Plan, rows: Sequence[int], spec: Warmup
     for r, w in zip(rows, plan.samples["weight"]):
         weight_of_row[int(r)] = weight_of_row.get(int(r), 0.0) + float(w)
     return targeted(samples, weight_of_row, lambda i: scan_lines(tf.files[i]), horizon=spec.horizon, coverage=spec.coverage, budget=spec.budget,
-                    cost=spec.cost.cycles)
+                    cost=spec.cost.cycles, shared=shared)
 
 
 def apply_plan(

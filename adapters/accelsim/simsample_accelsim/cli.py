@@ -11,6 +11,7 @@ from simsample.adapter_support.results import results_options
 from simsample.errors import UserError
 from simsample.fileio import check_output_file, writable_parent
 from simsample.plan import Plan
+from simsample.runner.options import executor_options
 
 _CTX = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -32,8 +33,9 @@ _CTX = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
                    "of the predicted cycles; default: those of SM7_QV100.")
 @click.option("--warmup-mode", type=click.Choice(["detailed", "functional"]), default="detailed", show_default=True,
               help="functional: warm-up launches as 'warmup kernel-N.traceg' lines, replayed into the caches without timing by the patched simulator (-functional_warmup 1).")
+@click.option("--split", is_flag=True, help="One job folder per sampled launch (its memcpys and warm-up launches, then the launch), for 'simsample run' in parallel.")
 def apply_cmd(plan_path: Path, traces: Path, out: Path, copy: bool, force: bool, warmup: str, warmup_horizon: int, warmup_coverage: float,
-              warmup_budget: str, warmup_configs: tuple[Path, ...], warmup_mode: str) -> None:
+              warmup_budget: str, warmup_configs: tuple[Path, ...], warmup_mode: str, split: bool) -> None:
     """Write OUT: a kernelslist.g that runs the plan's launches (and their warm-up launches), their traces, the weights and the plan."""
     from simsample_accelsim.apply import apply_plan
     from simsample_accelsim.warmup import CostModel, parse_warmup
@@ -45,6 +47,9 @@ def apply_cmd(plan_path: Path, traces: Path, out: Path, copy: bool, force: bool,
     cost = CostModel.from_configs(warmup_configs) if warmup_configs else None
     spec = parse_warmup(warmup, warmup_horizon, warmup_coverage, budget, cost)
     plan = Plan.read(plan_path)
+    if split:
+        _apply_split(plan, traces, out, copy=copy, force=force, spec=spec, functional=warmup_mode == "functional")
+        return
     res = apply_plan(plan, traces, out, copy=copy, force=force, warmup=spec, functional=warmup_mode == "functional")
     how = "copied" if res.copied else "linked"
     warm = f" + {len(res.warmup):,} {warmup_mode} warm-up launches ({spec.label()})" if res.warmup else ""
@@ -52,6 +57,19 @@ def apply_cmd(plan_path: Path, traces: Path, out: Path, copy: bool, force: bool,
     click.echo(
         f"{out}: {len(res.rows):,} launches{warm} ({how}) and {res.memcpys:,} memcpys in {out / 'kernelslist.g'}; "
         f"run: accel-sim.out -trace {out / 'kernelslist.g'} -config gpgpusim.config -config trace.config{flag}"
+    )
+
+
+def _apply_split(plan: Plan, traces: Path, out: Path, *, copy: bool, force: bool, spec, functional: bool) -> None:
+    from simsample_accelsim.split import JOBS_DIR, split_plan
+
+    res = split_plan(plan, traces, out, copy=copy, force=force, warmup=spec, functional=functional)
+    how = "copied" if res.copied else "linked"
+    warm = f", {res.warmup_launches:,} launches run only as warm-up ({spec.label()})" if res.warmup_launches else ""
+    flag = " -- -functional_warmup 1" if functional and res.warmup_launches else ""
+    click.echo(
+        f"{out}: {len(res.jobs):,} jobs in {out / JOBS_DIR} (one per sampled launch{warm}; traces {how}); "
+        f"run: simsample run --sim accelsim --sampled {out} --accelsim accel-sim.out --config gpgpusim.config --config trace.config{flag}"
     )
 
 
@@ -69,18 +87,21 @@ def collect_cmd(plan_path: Path | None, logs: tuple[Path, ...], output: Path | N
     """Parse Accel-Sim output LOG(s) into per-launch results keyed by kernel id."""
     from simsample.adapter_support import emit_results
     from simsample_accelsim.collect import collect_logs
+    from simsample_accelsim.split import expand_run_folders
 
     inputs = [*logs, plan_path, traces]
     if output is not None:
         check_output_file(output, inputs, what="results table")
+    files, owner, folder_plan = expand_run_folders(logs)
+    plan_path = plan_path or folder_plan
     plan = Plan.read(plan_path) if plan_path is not None else None
-    df = collect_logs(logs, plan, traces=traces, allow_incomplete=allow_incomplete)
+    df = collect_logs(files, plan, traces=traces, allow_incomplete=allow_incomplete, owner=owner)
     emit_results(df, output=output, as_json=as_json, allow_incomplete=allow_incomplete, title="Accel-Sim results", table_columns=TABLE_COLUMNS,
                  inputs=inputs)
 
 
 @click.command("estimate", context_settings=_CTX)
-@click.option("--plan", "plan_path", required=True, type=click.Path(path_type=Path), help="The plan the run was made for.")
+@click.option("--plan", "plan_path", type=click.Path(path_type=Path), help="The plan the run was made for (default: the one in a split run folder).")
 @click.argument("logs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--traces", type=click.Path(path_type=Path), help="Trace folder, to map launches when the plan was made on another source.")
 @click.option("--confidence", default=0.95, show_default=True, help="Confidence level of the intervals.")
@@ -92,9 +113,14 @@ def estimate_cmd(plan_path: Path, logs: tuple[Path, ...], traces: Path | None, c
     from simsample.cli.commands import print_estimates
     from simsample.estimate import estimate_results
     from simsample_accelsim.collect import METRICS, RATIOS, collect_logs
+    from simsample_accelsim.split import expand_run_folders
 
+    files, owner, folder_plan = expand_run_folders(logs)
+    plan_path = plan_path or folder_plan
+    if plan_path is None:
+        raise UserError("estimate needs --plan PLAN (the plan the run was made for)")
     plan = Plan.read(plan_path)
-    df = results_for_estimate(logs, plan, lambda raw, p: (collect_logs(raw, p, traces=traces), {}), METRICS)
+    df = results_for_estimate(files, plan, lambda raw, p: (collect_logs(raw, p, traces=traces, owner=owner), {}), METRICS)
     # A counter the simulator printed for some launches only (no L1 section for a kernel without
     # global loads) cannot be estimated; it and the ratios built on it are left out, and said so.
     known = [m for m in METRICS if df[m].notna().all()]
@@ -112,12 +138,29 @@ def estimate_cmd(plan_path: Path, logs: tuple[Path, ...], traces: Path | None, c
 @click.option("--sampled", required=True, type=click.Path(path_type=Path), help="Folder written by apply.")
 @click.option("--accelsim", "binary", required=True, type=click.Path(path_type=Path), help="Path to accel-sim.out.")
 @click.option("--config", "configs", multiple=True, required=True, type=click.Path(path_type=Path), help="Simulator config file (repeatable: gpgpusim.config, trace.config).")
-@click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Log file for the simulator's output.")
-@click.option("--dry-run", is_flag=True, help="Print the command instead of running it.")
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Log file for the simulator's output (a split run folder keeps one log per job).")
+@click.option("--dry-run", is_flag=True, help="Print the command(s) instead of running them.")
+@executor_options
 @click.argument("extra", nargs=-1, type=click.UNPROCESSED)
-def run_cmd(sampled: Path, binary: Path, configs: tuple[Path, ...], output: Path, dry_run: bool, extra: tuple[str, ...]) -> None:
-    """Run Accel-Sim on a sampled folder (EXTRA arguments after -- go to the simulator)."""
+def run_cmd(sampled: Path, binary: Path, configs: tuple[Path, ...], output: Path | None, dry_run: bool, extra: tuple[str, ...], **executor) -> None:
+    """Run Accel-Sim on a sampled folder (EXTRA arguments after -- go to the simulator).
+
+    On a folder written by 'apply --split', every job not yet complete runs (on --executor),
+    each with its log in its job folder; a rerun finishes only what is missing."""
     from simsample_accelsim.run import build_command, run_simulator
+    from simsample_accelsim.split import is_run_folder
+
+    if is_run_folder(sampled):
+        if output is not None:
+            raise UserError(f"{sampled}: a split run folder keeps one log per job (jobs/NAME/accelsim.log); leave out -o")
+        from simsample_accelsim.runjobs import run_split
+
+        run_split(sampled, binary, configs, extra, dry_run=dry_run, **executor)
+        return
+    if output is None:
+        raise UserError("run needs -o LOG (the file for the simulator's output)")
+    if executor["executor"] != "local" or executor["jobs"] is not None or executor["retries"]:
+        raise UserError(f"{sampled}: --executor/--jobs/--retries apply to a folder written by 'apply --split'; this one is a single run")
 
     # the log may go inside SAMPLED (the simulator's working folder), but never onto what it reads
     read = [f for f in sampled.iterdir() if f.name.startswith(("kernel", "simsample-"))] if sampled.is_dir() else []

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -292,8 +292,13 @@ def collect_logs(
     *,
     traces: str | Path | None = None,
     allow_incomplete: bool = False,
+    owner: Mapping[Path, int] | None = None,
 ) -> pd.DataFrame:
     """Per-launch results of the simulator logs (see the module docstring).
+
+    ``owner`` maps (resolved) log paths of ``apply --split`` jobs to the kernel id the job was
+    run for: the other launches of such a log are its warm-up launches, left out even when the
+    plan samples them (their own job has their results).
 
     With a plan, every sampled launch must have usable results; otherwise a :class:`UserError`
     names the kernels and why (unless ``allow_incomplete``: then they are reported as warnings
@@ -315,13 +320,14 @@ def collect_logs(
             problems.append(f"{summary.path.name}: the run did not finish (no 'exit detected')" + (f": {summary.failure}" if summary.failure else ""))
         for trace in summary.missing_traces:
             problems.append(f"{summary.path.name}: trace {trace} could not be read by the simulator (missing file?)")
+        own = owner.get(summary.path.resolve()) if owner else None
         for run in summary.runs:
             _judge(run, summary)
             kid = mapping(summary, run)
             if kid is None:
                 continue
             seen.add(kid)
-            if sampled is not None and kid not in sampled:
+            if (own is not None and kid != own) or (sampled is not None and kid not in sampled):
                 warmups += 1  # a warm-up launch (apply --warmup): simulated for its cache state only
                 continue
             if kid in where:
@@ -360,7 +366,8 @@ def collect_logs(
     for p in problems:
         warn(p)
     if warmups:  # after any error: a refusal stays one line
-        warn(f"{warmups} launch(es) of the log(s) are not sampled by the plan (warm-up launches); left out of the results")
+        what = "ran as warm-up in the jobs' logs" if owner else "of the log(s) are not sampled by the plan (warm-up launches)"
+        warn(f"{warmups} launch(es) {what}; left out of the results")
     return (df if allow_incomplete else usable).sort_values("kernel_id").reset_index(drop=True)
 
 

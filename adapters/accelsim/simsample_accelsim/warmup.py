@@ -174,6 +174,7 @@ def targeted(
     coverage: float = DEFAULT_COVERAGE,
     budget: float | None = DEFAULT_BUDGET,
     cost: Callable[[int], float] | None = None,
+    shared: bool = True,
 ) -> dict[int, list[int]]:
     """The footprint-targeted warm-up rows of each sampled row (see the module docstring).
 
@@ -186,7 +187,9 @@ def targeted(
     a producer of a heavy sample (one standing for many launches) is worth more than one of a
     single launch. Sampled launches are free (they run anyway). With ``budget``, the producers'
     summed cost stays within ``budget`` x the sampled launches' cost; a producer that does not
-    fit is skipped.
+    fit is skipped. With ``shared=False`` (one job per sampled launch, ``apply --split``) the
+    other sampled launches do not run in a sample's job, so they are producers like any other
+    launch.
     """
     kept = sorted(set(int(s) for s in samples))
     cache: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
@@ -214,7 +217,7 @@ def targeted(
                 mine[j] = n
                 need = need[~hit]  # the line's last toucher is j: earlier launches do not matter for it
         attributed[s] = mine
-    keep = set(kept)
+    keep = set(kept) if shared else set()
     goal = {s: coverage * sum(a.values()) for s, a in attributed.items()}
     covered = {s: float(sum(n for j, n in a.items() if j in keep)) for s, a in attributed.items()}
     allowed = float("inf") if budget is None else budget * sum(cost_of(s) for s in kept)

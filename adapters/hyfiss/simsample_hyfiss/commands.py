@@ -30,10 +30,15 @@ _PATH = click.Path(path_type=Path)
 @click.option("--hyfiss", "hyfiss_home", type=_PATH, default=None, help="The HyFiSS folder (else HYFISS_HOME when the script runs).")
 @click.option("--device-config", default="./DEV-Def/QV100.config", show_default=True, help="Device config, relative to the HyFiSS folder or absolute.")
 @click.option("--app-config", type=_PATH, default=None, help="Use this app.config (e.g. from 'simsample hyfiss pick-sm') instead of the app's.")
+@click.option("--split", is_flag=True, help="Not available for HyFiSS (see the message).")
 def apply_cmd(plan_path: Path, traces: Path, out: Path, force: bool, copy: bool, prune: bool, np_ranks: int,
-              hyfiss_home: Path | None, device_config: str, app_config: Path | None) -> None:
+              hyfiss_home: Path | None, device_config: str, app_config: Path | None, split: bool) -> None:
     """Write a run script that simulates only the plan's kernels, and an app view for it."""
     from simsample_hyfiss.apply import SCRIPT, apply_plan
+
+    if split:
+        raise UserError("--split is not available for HyFiSS yet: the run script apply writes already runs one simulator call per "
+                        "sampled kernel (run its lines as separate jobs by hand); use apply without --split")
 
     plan = Plan.read(plan_path)
     home = str(hyfiss_home.resolve()) if hyfiss_home is not None else ""

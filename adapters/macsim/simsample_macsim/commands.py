@@ -27,9 +27,14 @@ _PATH = click.Path(path_type=Path)
 @click.option("--force", is_flag=True, help="Replace OUT if it is not empty.")
 @click.option("--copy", is_flag=True, help="Copy the sampled KernelN folders instead of linking them.")
 @click.option("--relative", is_flag=True, help="trace_file_list names ./kernel_config.txt (run MacSim from OUT) instead of its absolute path.")
-def apply_cmd(plan_path: Path, traces: Path | None, out: Path, params: Path | None, force: bool, copy: bool, relative: bool) -> None:
+@click.option("--split", is_flag=True, help="Not available for MacSim (see the message).")
+def apply_cmd(plan_path: Path, traces: Path | None, out: Path, params: Path | None, force: bool, copy: bool, relative: bool, split: bool) -> None:
     """Write a folder that runs only the plan's kernels (and the tracer's SAMPLED_KERNEL_INFO file)."""
     from simsample_macsim.apply import SAMPLED_INFO, apply_plan
+
+    if split:
+        raise UserError("--split (one job per sampled launch) is not available for MacSim yet: its run and collect read one "
+                        "kernel_config.txt and one output folder per run; use apply without --split, or --sim accelsim")
 
     plan = Plan.read(plan_path)
     res = apply_plan(plan, out, traces=traces, params=params, force=force, copy=copy, absolute=not relative)
