@@ -28,18 +28,22 @@ if TYPE_CHECKING:
 
 
 def builtin_plugins() -> tuple[str, ...]:
-    """Every public module of :mod:`simsample.plugins` (names starting with ``_`` are helpers).
+    """Every public module of :mod:`simsample.plugins`' folders (``readers``, ``samplers``,
+    ``commands``; names starting with ``_`` are helpers).
 
-    Sorted by name, which is also the order in which readers are asked to detect a format;
-    detectors look at content, so the order only matters for ambiguous files.
+    Sorted by module name, which is also the order in which readers are asked to detect a
+    format; detectors look at content, so the order only matters for ambiguous files.
     """
+    import importlib
     import pkgutil
 
-    import simsample.plugins as pkg
+    import simsample.plugins as plugins
 
-    return tuple(
-        f"{pkg.__name__}.{m.name}" for m in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name) if not m.name.startswith("_")
-    )
+    found = []
+    for folder in sorted(m.name for m in pkgutil.iter_modules(plugins.__path__) if m.ispkg):
+        pkg = importlib.import_module(f"{plugins.__name__}.{folder}")
+        found += [(m.name, f"{pkg.__name__}.{m.name}") for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_")]
+    return tuple(path for _, path in sorted(found))
 
 
 _KINDS = ("samplers", "readers", "adapters")

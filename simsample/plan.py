@@ -20,20 +20,28 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import lazy_loader as lazy
 import numpy as np
 
 from simsample import __version__
 from simsample.errors import FormatError, PlanMismatchError, UserError
-from simsample.fileio import atomic_write_text, check_input_file
+from simsample.io.files import atomic_write_text, check_input_file
 
 pd = lazy.load("pandas")
 
 if TYPE_CHECKING:
-    from simsample.api import Sampler
     from simsample.workload import Workload
+
+
+class SamplerIdentity(Protocol):
+    """What a plan records of the sampler that made it. A protocol rather than
+    :class:`simsample.api.Sampler`, so that the plan does not depend on the plugin API (which
+    depends on the plan)."""
+
+    name: str
+    version: str
 
 #: Version of the plan format this package writes and the newest it reads.
 PLAN_FORMAT_VERSION = 1
@@ -107,7 +115,7 @@ class Plan:
     def build(
         cls,
         workload: Workload,
-        sampler: Sampler,
+        sampler: SamplerIdentity,
         params: Mapping[str, Any],
         seed: int,
         *,

@@ -26,7 +26,7 @@ import lazy_loader as lazy
 import numpy as np
 
 from simsample.errors import FormatError, UserError
-from simsample.names import base_name
+from simsample.io.names import base_name
 
 pd = lazy.load("pandas")
 
@@ -233,7 +233,7 @@ class Workload:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from simsample.fileio import atomic_writer
+        from simsample.io.files import atomic_writer
 
         table = pa.Table.from_pandas(self.kernels, preserve_index=False)
         info = {
@@ -292,7 +292,7 @@ def _write_extras(path: str | Path, extras: Mapping[str, Any], fingerprint: str)
 
     import scipy.sparse as sp
 
-    from simsample.fileio import atomic_write_bytes
+    from simsample.io.files import atomic_write_bytes
 
     target = extras_path(path)
     if not extras:

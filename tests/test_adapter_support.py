@@ -142,7 +142,7 @@ def test_staging_moves_a_complete_folder_into_place_with_ordinary_permissions(tm
     with staged_folder(out, force=False) as tmp:
         assert tmp.parent == out.parent and tmp.name.startswith(".out.") and not out.exists()
         (tmp / "sub").mkdir()
-        from simsample.fileio import atomic_write_text
+        from simsample.io.files import atomic_write_text
 
         atomic_write_text(tmp / "sub" / "f.txt", "x\n")  # created private by the atomic writer
     assert (out / "sub" / "f.txt").read_text() == "x\n"

@@ -7,8 +7,8 @@ import math
 import numpy as np
 
 from simsample.manager import get_host
-from simsample.plugins.allegro import m_min
-from simsample.strata import Range
+from simsample.plugins.samplers.allegro import m_min
+from simsample.sampling.strata import Range
 from simsample.workload import from_records
 
 

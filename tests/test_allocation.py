@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from scipy import optimize
 
-from simsample.allocation import allocate, design_variance, kkt_unbounded, sampled_time, variance_terms, z_value
+from simsample.sampling.allocation import allocate, design_variance, kkt_unbounded, sampled_time, variance_terms, z_value
 
 Z = z_value(0.95)
 

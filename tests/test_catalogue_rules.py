@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simsample.errors import FormatError, UserError
-from simsample.fileio import check_output_file, temporary_cache
-from simsample.plugins.generic_csv import KEYS, parse_columns
-from simsample.readers_util import check_int64
+from simsample.io.files import check_output_file, temporary_cache
+from simsample.plugins.readers.generic_csv import KEYS, parse_columns
+from simsample.io.tables import check_int64
 
 
 def test_output_may_not_be_or_lie_inside_an_input(tmp_path: Path) -> None:
@@ -90,7 +90,7 @@ def _trace(rank: int, n: int) -> bytes:
 
 
 def test_rank_folder_and_archive_read_every_rank(tmp_path: Path) -> None:
-    from simsample.loading import load_workload
+    from simsample.io.loading import load_workload
 
     folder = tmp_path / "ranks"
     folder.mkdir()
@@ -120,7 +120,7 @@ def test_rank_folder_and_archive_read_every_rank(tmp_path: Path) -> None:
     ],
 )
 def test_nsys_csv_refuses_values_beyond_int64(tmp_path: Path, row: str, phrase: str) -> None:
-    from simsample.loading import load_workload
+    from simsample.io.loading import load_workload
 
     header = (
         "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),"
@@ -135,7 +135,7 @@ def test_nsys_csv_refuses_values_beyond_int64(tmp_path: Path, row: str, phrase: 
 def test_a_folder_of_run_folders_is_not_one_multi_rank_run(tmp_path: Path) -> None:
     """Only the trace files directly in a folder are its ranks: a suite of runs, one per
     subfolder, is still evaluated run by run."""
-    from simsample.evaluate import discover_profiles
+    from simsample.sampling.evaluate import discover_profiles
 
     for run, n in (("a", 3), ("b", 4)):
         (tmp_path / run).mkdir()

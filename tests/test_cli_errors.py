@@ -81,7 +81,7 @@ def test_bad_param_syntax(capsys, wl_file, tmp_path):
 
 
 def test_internal_errors_exit_2(monkeypatch, capsys, wl_file, tmp_path):
-    from simsample.plugins.random import RandomSampler
+    from simsample.plugins.samplers.random import RandomSampler
 
     def boom(*a, **k):
         raise ZeroDivisionError("oops")

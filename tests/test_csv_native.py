@@ -1,6 +1,6 @@
 """The compiled CSV column scanner (``simsample._csv_columns``) against pyarrow's reader.
 
-:func:`simsample.readers_util.read_csv_table` takes the compiled path when the scanner is built
+:func:`simsample.io.tables.read_csv_table` takes the compiled path when the scanner is built
 and takes the input, and pyarrow's otherwise (``SIMSAMPLE_PURE_PYTHON=1`` forces the latter). Both
 must give the same columns, as the readers read them, and the same errors: on the real nvprof and
 nsys CSVs, on generated CSV bodies (quotes, doubled quotes, empty cells, CRLF, chatter lines, bad
@@ -24,9 +24,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from simsample import readers_util as ru
+from simsample.io import tables as ru
 from simsample.errors import FormatError
-from simsample.loading import load_workload
+from simsample.io.loading import load_workload
 from simsample.native import PURE_PYTHON_VARIABLE
 from tests.helpers import shared_path
 

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simsample.allocation import design_variance
+from simsample.sampling.allocation import design_variance
 from simsample.errors import UserError
-from simsample.estimate import estimate_ratio, estimate_ratio_total, estimate_results, estimate_total
+from simsample.sampling.estimate import estimate_ratio, estimate_ratio_total, estimate_results, estimate_total
 from simsample.manager import get_host
 from simsample.plan import Cluster, Plan
-from simsample.sampling import cluster_stats
+from simsample.sampling.draws import cluster_stats
 from simsample.workload import from_records
 
 POP = {0: np.array([3.0, 7.0, 8.0, 20.0]), 1: np.array([5.0, 5.0, 6.0])}

@@ -10,8 +10,8 @@ import pytest
 
 from simsample.cli import run
 from simsample.errors import UserError
-from simsample.estimate import estimate_total
-from simsample.evaluate import (
+from simsample.sampling.estimate import estimate_total
+from simsample.sampling.evaluate import (
     discover_profiles,
     evaluate_workload,
     harmonic_mean,

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 from simsample.errors import UserError
-from simsample.evaluate import evaluate_workload
+from simsample.sampling.evaluate import evaluate_workload
 from simsample.manager import get_host
 from tests.helpers import shared_path
 
 
 def load(*parts):
-    from simsample.loading import load_workload
+    from simsample.io.loading import load_workload
 
     path = shared_path(*parts)
     files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]

@@ -15,7 +15,7 @@ import pytest
 
 from simsample.cli import run
 from simsample.errors import UserError
-from simsample.evaluate import evaluate_workload, read_truth_csv, truth_by_launch
+from simsample.sampling.evaluate import evaluate_workload, read_truth_csv, truth_by_launch
 from simsample.manager import get_host
 from simsample.workload import from_records
 from tests.helpers import shared_path
@@ -51,8 +51,8 @@ def test_hetero_root_interval_no_longer_collapses(hetero_features):
     """Seed 0 of root, estimated from the full run's own cycles of the sampled launches: the
     old interval (design CoV 0 borrowed by 18 single-draw clusters) was 2 cycles wide and missed
     the true 451,827 cycles."""
-    from simsample.estimate import estimate_total
-    from simsample.loading import load_workload
+    from simsample.sampling.estimate import estimate_total
+    from simsample.io.loading import load_workload
 
     traces, features = hetero_features
     wl = load_workload([features])

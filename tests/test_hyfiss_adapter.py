@@ -16,7 +16,7 @@ import pytest
 
 from simsample.cli import run
 from simsample.errors import PlanMismatchError, UserError
-from simsample.plugins.random import RandomSampler
+from simsample.plugins.samplers.random import RandomSampler
 from simsample.workload import from_records
 from tests.helpers import shared_path
 

@@ -10,8 +10,8 @@ import pytest
 
 from simsample.cli import run
 from simsample.errors import UserError
-from simsample.join import join_metrics
-from simsample.loading import load_workload
+from simsample.io.join import join_metrics
+from simsample.io.loading import load_workload
 from simsample.workload import from_records
 from tests.helpers import shared_path
 
@@ -146,7 +146,7 @@ def test_cli_join_nothing_matches(tmp_path, capsys):
 
 
 def test_oversized_join_is_refused(monkeypatch):
-    import simsample.join as join_mod
+    import simsample.io.join as join_mod
 
     t = _timeline(["k"] * 10, [1] * 10)
     m = _metrics(["k"], [1], [5.0])

@@ -23,12 +23,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simsample.errors import FormatError
-from simsample.fileio import read_all
-from simsample.loading import load_workload
-from simsample.plugins import _kineto_decode as kd
-from simsample.plugins import _kineto_native as kn
-from simsample.plugins import _kineto_scan as ks
-from simsample.plugins.kineto import read_file
+from simsample.io.files import read_all
+from simsample.io.loading import load_workload
+from simsample.io import kineto_decode as kd
+from simsample.io import kineto_native as kn
+from simsample.io import kineto_scan as ks
+from simsample.plugins.readers.kineto import read_file
 from tests.helpers import SHARED_DATA, shared_path
 
 native = pytest.mark.skipif(not kn.AVAILABLE, reason=f"compiled extractor unavailable: {kn.REASON}")

@@ -112,7 +112,7 @@ def test_plan_from_a_profile_maps_kernels_by_launch_position(tmp_path):
     # a profile of the same three launches, with its own ids (e.g. correlation ids)
     wl = from_records({"kernel_id": [100, 105, 110], "name": ["a", "b", "c"], "grid_x": [1, 1, 1], "block_x": [32, 32, 32],
                        "duration_ns": [10, 20, 30]}, source="profile.csv", format="nsys")
-    from simsample.plugins.random import RandomSampler
+    from simsample.plugins.samplers.random import RandomSampler
 
     s = RandomSampler()
     plan = s.plan(wl, s.resolve_params({"count": 3}), 0)

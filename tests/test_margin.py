@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simsample.cli import run as cli_run
-from simsample.estimate import estimate_total
-from simsample.loading import load_workload
+from simsample.sampling.estimate import estimate_total
+from simsample.io.loading import load_workload
 from simsample.manager import get_host
-from simsample.pooling import estimator_skewness, skew_sizes
+from simsample.sampling.pooling import estimator_skewness, skew_sizes
 from simsample.workload import from_records
 from tests.helpers import shared_path
 

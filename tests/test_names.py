@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simsample.names import base_name, strip_args
+from simsample.io.names import base_name, strip_args
 
 
 @pytest.mark.parametrize(

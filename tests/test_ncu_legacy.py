@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from simsample.loading import load_workload
+from simsample.io.loading import load_workload
 from simsample.manager import get_host
-from simsample.plugins.ncu import add_legacy_aliases
+from simsample.plugins.readers.ncu import add_legacy_aliases
 from tests.helpers import shared_path
 
 

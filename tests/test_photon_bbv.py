@@ -8,8 +8,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simsample import gpus
-from simsample.bbv import WarpFeatures, gpu_bbvs, projection_weights
+from simsample.sampling import gpus
+from simsample.sampling.bbv import WarpFeatures, gpu_bbvs, projection_weights
 from simsample.errors import UserError
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from simsample.errors import UserError
 from simsample.plan import Plan
-from simsample.plugins.pka import PKA_METRICS, PKASampler
+from simsample.plugins.samplers.pka import PKA_METRICS, PKASampler
 from simsample.workload import from_records
 
 # per-instruction proportions of the count metrics (index into PKA_METRICS), launch-independent

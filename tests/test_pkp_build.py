@@ -29,5 +29,5 @@ def test_wheel_without_compiler_is_pure_python(tmp_path):
     assert wheel.name.endswith("-py3-none-any.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "simsample/schemas/plan.schema.json" in names
-    assert "simsample/pkp/monitor.py" in names and "simsample/plugins/pkp_commands.py" in names
+    assert "simsample/pkp/monitor.py" in names and "simsample/plugins/commands/pkp_commands.py" in names
     assert not [n for n in names if "_pkp" in n.rsplit("/", 1)[-1]]

@@ -265,7 +265,7 @@ def test_column_check_agrees_with_the_schema(field, values):
 
 
 def test_a_format_1_0_plan_without_design_values_still_reads_and_estimates(tmp_path):
-    from simsample.estimate import estimate_total
+    from simsample.sampling.estimate import estimate_total
 
     wl, plan = _plan()
     doc = plan.to_json()

@@ -17,7 +17,7 @@ from simsample.api import Param, Sampler
 from simsample.cli import run
 from simsample.manager import PluginHost, builtin_plugins
 from simsample.plan import Plan
-from simsample.sampling import make_cluster
+from simsample.sampling.draws import make_cluster
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,7 +57,7 @@ class MisspelledPlugin:
 class DuplicatePlugin:
     @hookimpl
     def register_samplers(self, register):
-        from simsample.plugins.random import RandomSampler
+        from simsample.plugins.samplers.random import RandomSampler
 
         register(RandomSampler())
 
@@ -101,7 +101,7 @@ def test_disable_plugins_env(monkeypatch):
 
 def test_builtins_are_the_public_plugin_modules():
     mods = builtin_plugins()
-    assert "simsample.plugins.random" in mods
+    assert "simsample.plugins.samplers.random" in mods
     assert all(not m.rsplit(".", 1)[1].startswith("_") for m in mods)
 
 
@@ -189,7 +189,7 @@ def test_implementations_name_every_compiled_part(monkeypatch):
 
 
 def test_usable_cpus_follow_the_affinity_mask():
-    from simsample.workers import usable_cpus
+    from simsample.io.workers import usable_cpus
 
     want = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     assert usable_cpus() == want and 1 <= usable_cpus() <= (os.cpu_count() or 1)

@@ -10,7 +10,7 @@ import pytest
 
 from simsample.cli import run
 from simsample.errors import UserError
-from simsample.estimate import estimate_total
+from simsample.sampling.estimate import estimate_total
 from simsample.manager import get_host
 from simsample.plan import Plan
 from simsample.workload import from_records

@@ -104,7 +104,7 @@ def test_every_real_format_through_the_cli(capsys):
 
 
 def test_each_real_file_is_claimed_by_its_reader_only():
-    from simsample.fileio import read_head
+    from simsample.io.files import read_head
     from simsample.manager import get_host
 
     samples = {

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from simsample.errors import FormatError, UserError
-from simsample.loading import detect_format, load_workload
-from simsample.plugins import _kineto_decode as kd
-from simsample.plugins import _kineto_native as kn
-from simsample.plugins import _kineto_scan as ks
-from simsample.plugins.kineto import read_file
+from simsample.io.loading import detect_format, load_workload
+from simsample.io import kineto_decode as kd
+from simsample.io import kineto_native as kn
+from simsample.io import kineto_scan as ks
+from simsample.plugins.readers.kineto import read_file
 from tests.helpers import shared_path
 
 HTA = {
@@ -239,7 +239,7 @@ def test_scanner_layout_is_learned_from_the_file():
 def test_rank_files_read_in_workers(monkeypatch, threads):
     """Several rank files are read at once: in threads with the compiled extractor, else in
     worker processes; the workload is the same as read one file after the other."""
-    import simsample.plugins.kineto as kineto
+    import simsample.plugins.readers.kineto as kineto
 
     if threads and not kn.AVAILABLE:
         pytest.skip(f"compiled extractor unavailable: {kn.REASON}")

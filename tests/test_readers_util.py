@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simsample.plugins import _kineto_scan as ks
-from simsample.plugins.ncu import unit_factor
-from simsample.readers_util import (
+from simsample.io import kineto_scan as ks
+from simsample.plugins.readers.ncu import unit_factor
+from simsample.io.tables import (
     TIME_SCALE,
     decimal_to_ns,
     launch_table,

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simsample.allocation import allocate, sampled_time, z_value
+from simsample.sampling.allocation import allocate, sampled_time, z_value
 from simsample.manager import get_host
-from simsample.plugins.root import root_tree
-from simsample.strata import group_ranges, iid_sizing, make_range, prepare
-from simsample.twomeans import best_cut, kmeans_cut, within_ss
+from simsample.plugins.samplers.root import root_tree
+from simsample.sampling.strata import group_ranges, iid_sizing, make_range, prepare
+from simsample.sampling.twomeans import best_cut, kmeans_cut, within_ss
 from simsample.workload import from_records
 
 
@@ -165,8 +165,8 @@ def test_plan_records_clusters_with_value_ranges():
 
 @pytest.mark.parametrize("integral", [True, False])
 def test_strata_order_is_a_stable_sort_by_group_then_value(integral):
-    from simsample.grouping import Grouping
-    from simsample.strata import build_strata
+    from simsample.sampling.grouping import Grouping
+    from simsample.sampling.strata import build_strata
 
     rng = np.random.default_rng(3)
     n = 5000
@@ -184,7 +184,7 @@ def test_strata_order_is_a_stable_sort_by_group_then_value(integral):
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(0, 1000), min_size=2, max_size=40))
 def test_split_statistics_match_direct_computation(vals):
-    from simsample.twomeans import split_stats
+    from simsample.sampling.twomeans import split_stats
 
     x = np.sort(np.array(vals, dtype=float))
     found = split_stats(x)
@@ -199,7 +199,7 @@ def test_split_statistics_match_direct_computation(vals):
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.integers(0, 30), min_size=2, max_size=30), st.sampled_from([1, 2, 3, 4, 7]))
 def test_blocked_split_matches_the_unblocked_computation(vals, block):
-    import simsample.twomeans as tm
+    import simsample.sampling.twomeans as tm
 
     x = np.sort(np.array(vals, dtype=float))
     old = tm.BLOCK

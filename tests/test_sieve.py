@@ -11,7 +11,7 @@ from scipy.special import logsumexp
 
 from simsample.errors import UserError
 from simsample.plan import Plan
-from simsample.plugins.sieve import SieveSampler, kde_parts, kde_split, stratify
+from simsample.plugins.samplers.sieve import SieveSampler, kde_parts, kde_split, stratify
 from simsample.workload import from_records
 
 

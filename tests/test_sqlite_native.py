@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simsample.errors import FormatError
-from simsample.loading import load_workload
-from simsample.plugins import _sqlite_columns as sc
+from simsample.io.loading import load_workload
+from simsample.io import sqlite_columns as sc
 from tests.helpers import shared_path
 
 NATIVE, REASON = sc.native_reader()

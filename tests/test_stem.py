@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from simsample.errors import UserError
-from simsample.estimate import estimate_total
-from simsample.grouping import group_launches
+from simsample.sampling.estimate import estimate_total
+from simsample.sampling.grouping import group_launches
 from simsample.manager import get_host
 from simsample.plan import Plan
 from simsample.workload import from_records

@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from simsample.adapter_support.results import emit_results, results_for_estimate, results_options
-from simsample.fileio import check_output_file
+from simsample.io.files import check_output_file
 from simsample.plan import Plan
 
 _PATH = click.Path(path_type=Path)
@@ -51,7 +51,7 @@ def estimate_command(
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
     def cmd(plan_path: Path, outputs: tuple[Path, ...], confidence: float, as_json: bool) -> None:
         from simsample.cli.commands import print_estimates
-        from simsample.estimate import estimate_results
+        from simsample.sampling.estimate import estimate_results
 
         plan = Plan.read(plan_path)
         df = results_for_estimate(outputs, plan, collect, metrics)

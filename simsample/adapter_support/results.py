@@ -24,7 +24,7 @@ import lazy_loader as lazy
 import numpy as np
 
 from simsample.errors import FormatError, UserError
-from simsample.fileio import atomic_write_text, check_input_file, check_output_file
+from simsample.io.files import atomic_write_text, check_input_file, check_output_file
 from simsample.plan import Plan
 
 pd = lazy.load("pandas")

@@ -20,7 +20,7 @@ from pathlib import Path
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.fileio import atomic_write_text
+from simsample.io.files import atomic_write_text
 from simsample.plan import Plan
 
 pd = lazy.load("pandas")

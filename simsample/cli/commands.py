@@ -12,7 +12,7 @@ import numpy as np
 from simsample.cli import cli
 from simsample.cli.common import echo_json, fmt_ns, join_option, parse_params, profile_options, reader_options
 from simsample.errors import FormatError, UserError
-from simsample.fileio import check_input_file, check_output_file, writable_parent
+from simsample.io.files import check_input_file, check_output_file, writable_parent
 
 pd = lazy.load("pandas")
 rich_console = lazy.load("rich.console", suppress_warning=True)
@@ -25,7 +25,7 @@ def _console() -> rich_console.Console:
 
 def display_name(name: str, width: int = 72) -> str:
     """A kernel name for a table: argument list dropped, long names cut in the middle."""
-    from simsample.names import strip_args
+    from simsample.io.names import strip_args
 
     short = strip_args(name)
     if len(short) <= width:
@@ -123,7 +123,7 @@ def profile_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def profile_info(files: tuple[Path, ...], fmt: str | None, rank: int | None, join: Path | None, top: int, as_json: bool) -> None:
     """Summarise a profile: launches, kernels, time, memcpys, and the top kernels."""
-    from simsample.loading import load_workload
+    from simsample.io.loading import load_workload
 
     wl = load_workload(files, format=fmt, options=reader_options(rank), join=join)
     summary = wl.summary()
@@ -178,7 +178,7 @@ def _info_metric(wl) -> str:
         return "launches"
 
 
-#: What ``plan`` uses without ``--sampler`` (see simsample/plugins/margin.py and the README).
+#: What ``plan`` uses without ``--sampler`` (see simsample/plugins/samplers/margin.py and the README).
 DEFAULT_SAMPLER = "margin"
 
 
@@ -192,7 +192,7 @@ DEFAULT_SAMPLER = "margin"
 @join_option
 def plan_cmd(profiles: tuple[Path, ...], sampler_name: str | None, params: tuple[str, ...], seed: int, output: Path, fmt: str | None, rank: int | None, join: Path | None) -> None:
     """Choose the launches to simulate and write a plan."""
-    from simsample.loading import load_workload
+    from simsample.io.loading import load_workload
     from simsample.manager import get_host
 
     check_output_file(output, [*profiles, join], what="plan")
@@ -290,7 +290,7 @@ def generic_estimate(plan_path: Path, values: tuple[Path, ...], confidence: floa
     (VALUES.csv: kernel_id and one or more numeric columns, one row per simulated launch.)
     """
     from simsample.adapter_support.results import check_results_belong
-    from simsample.estimate import estimate_results
+    from simsample.sampling.estimate import estimate_results
     from simsample.plan import Plan
 
     plan = Plan.read(plan_path)

@@ -66,8 +66,8 @@ def evaluate_cmd(
     \b
     simsample evaluate features.parquet --sampler root --truth full.out --sim accelsim
     """
-    from simsample.evaluate import discover_profiles, evaluate_workload, suite_summary, sweep_points, truth_by_launch
-    from simsample.loading import load_workload
+    from simsample.sampling.evaluate import discover_profiles, evaluate_workload, suite_summary, sweep_points, truth_by_launch
+    from simsample.io.loading import load_workload
     from simsample.manager import get_host
     from simsample.progress import task
 
@@ -136,7 +136,7 @@ def _truth_table(truths: tuple[Path, ...], sim: str | None, metric: str | None, 
         raise UserError("--truth and --against are two different ground truths; give one of them")
     source = ", ".join(str(t) for t in truths)
     if sim is None:
-        from simsample.evaluate import read_truth_csv
+        from simsample.sampling.evaluate import read_truth_csv
 
         if len(truths) > 1:
             raise UserError("a --truth CSV is one file; for a simulator's output give --sim NAME")

@@ -103,7 +103,7 @@ def _print_tables(runs: list, impl: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from simsample.names import base_name
+    from simsample.io.names import base_name
 
     con = Console(highlight=False, width=None if sys.stdout.isatty() else 132)
     for params, results, summary in runs:

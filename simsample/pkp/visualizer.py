@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from simsample.errors import FormatError
-from simsample.fileio import DECOMPRESSION_ERRORS, open_binary
+from simsample.io.files import DECOMPRESSION_ERRORS, open_binary
 
 _SAMPLE_KEYS = {b"ctas_completed": 0, b"globalcyclecount": 1, b"globalinsncount": 2}
 

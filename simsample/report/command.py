@@ -50,7 +50,7 @@ def report_cmd(
 
     The page needs no network to view (inline SVG and CSS) and prints.
     """
-    from simsample.fileio import atomic_write_text, check_output_file
+    from simsample.io.files import atomic_write_text, check_output_file
     from simsample.plan import Plan
     from simsample.report.inputs import read_estimate, read_evaluation
 
@@ -60,7 +60,7 @@ def report_cmd(
     evaluations = [(p.name, read_evaluation(p)) for p in evaluate_paths]
     workload = None
     if profile_paths:
-        from simsample.loading import load_workload
+        from simsample.io.loading import load_workload
 
         workload = load_workload(profile_paths, format=fmt, options=reader_options(rank))
         if workload.shape_fingerprint != plan.workload.get("shape_fingerprint"):

@@ -28,7 +28,7 @@ import pandas as pd
 
 from simsample.cli.commands import display_name
 from simsample.cli.common import fmt_ns
-from simsample.names import strip_args
+from simsample.io.names import strip_args
 from simsample.plan import Plan
 from simsample.report import plots
 

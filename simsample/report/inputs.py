@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from simsample.errors import FormatError
-from simsample.fileio import check_input_file
+from simsample.io.files import check_input_file
 
 
 def _read_json(path: Path, what: str) -> Any:

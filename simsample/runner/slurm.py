@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from simsample.errors import UserError
-from simsample.fileio import atomic_write_text
+from simsample.io.files import atomic_write_text
 from simsample.runner.daskpool import INSTALL_HINT, DaskExecutor
 
 SLURM_DIR = "slurm"

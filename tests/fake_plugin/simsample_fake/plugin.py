@@ -8,7 +8,7 @@ import numpy as np
 from simsample import hookimpl
 from simsample.api import Param, Sampler
 from simsample.plan import Plan
-from simsample.sampling import make_cluster
+from simsample.sampling.draws import make_cluster
 
 
 class EveryNth(Sampler):

@@ -25,10 +25,10 @@ import numpy as np
 
 from simsample.api import Reader
 from simsample.errors import FormatError, UserError
-from simsample.fileio import read_head
+from simsample.io.files import read_head
 from simsample.hookspecs import hookimpl
 from simsample.progress import task
-from simsample.readers_util import (
+from simsample.io.tables import (
     BINARY_BYTE_SCALE,
     TIME_SCALE,
     add_devices,

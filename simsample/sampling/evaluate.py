@@ -7,7 +7,7 @@ total as Σ weight·x over the samples, and score
 - speedup = T / Σ x over the distinct sampled launches, averaged harmonically (equal work);
 - the number of distinct sampled launches;
 - coverage, for plans with a statistical design: the fraction of repeats whose interval at the
-  plan's confidence (by :func:`simsample.estimate.estimate_total`, from the sampled launches'
+  plan's confidence (by :func:`simsample.sampling.estimate.estimate_total`, from the sampled launches'
   own values) contains T. Plans of representative samplers have no interval: coverage is None.
 
 Suite figures are the same means over workloads. Cross-hardware (``against``): plan on one
@@ -39,7 +39,7 @@ import numpy as np
 
 from simsample.api import Sampler
 from simsample.errors import UserError
-from simsample.estimate import estimate_total
+from simsample.sampling.estimate import estimate_total
 from simsample.plan import Plan
 from simsample.workload import Workload
 
@@ -162,7 +162,7 @@ def read_truth_csv(path: str | Path) -> pd.DataFrame:
     """``kernel_id, value`` per launch from a CSV with those two columns (a header row; other
     columns are ignored); every value must be a finite number and every id appear once."""
     from simsample.errors import FormatError
-    from simsample.fileio import check_input_file
+    from simsample.io.files import check_input_file
 
     p = check_input_file(path)
     try:
@@ -331,7 +331,7 @@ def discover_profiles(paths: Sequence[str | Path], *, format: str | None = None)
 
 def _reader_of(p: Path, format: str | None, host: Any) -> str | None:
     """The reader that takes ``p`` (a directory only if the reader reads directories)."""
-    from simsample.fileio import read_head
+    from simsample.io.files import read_head
 
     try:
         head = b"" if p.is_dir() else read_head(p)

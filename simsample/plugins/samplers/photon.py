@@ -2,7 +2,7 @@
 
 Official code: lchangxii/sampled-mgpu-sim, ``samples/sampledrunner/sampledanalysis.py``
 (``GPUBBV``, ``KernelInfo``, ``ExecuteEngine.find_kernel``) and ``clusterallvgg.py``. Each
-launch is described by its GPU basic-block vector (:mod:`simsample.bbv`), its warp count and its
+launch is described by its GPU basic-block vector (:mod:`simsample.sampling.bbv`), its warp count and its
 instructions. Launches are walked in order; each is compared with the representatives chosen
 so far:
 
@@ -36,13 +36,13 @@ from typing import Any
 
 import numpy as np
 
-from simsample import gpus
+from simsample.sampling import gpus
 from simsample.api import Param, Sampler
-from simsample.bbv import FEATURES_HINT, GpuBBVs, WarpFeatures, gpu_bbvs
+from simsample.sampling.bbv import FEATURES_HINT, GpuBBVs, WarpFeatures, gpu_bbvs
 from simsample.errors import UserError
 from simsample.hookspecs import hookimpl
 from simsample.plan import Plan
-from simsample.representatives import representative_plan, resolve_metric
+from simsample.sampling.representatives import representative_plan, resolve_metric
 from simsample.workload import Workload
 
 INSTRUCTION_COLUMNS = ("warp_insts", "smsp__inst_executed.sum", "instructions")

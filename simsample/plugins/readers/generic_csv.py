@@ -19,9 +19,9 @@ import numpy as np
 
 from simsample.api import Reader
 from simsample.errors import FormatError, UserError
-from simsample.fileio import read_head
+from simsample.io.files import read_head
 from simsample.hookspecs import hookimpl
-from simsample.readers_util import check_int64, csv_source, numeric_column, read_csv_table, string_column, to_ns
+from simsample.io.tables import check_int64, csv_source, numeric_column, read_csv_table, string_column, to_ns
 from simsample.workload import Workload, from_records
 
 #: nanoseconds per unit of a time column's suffix

@@ -13,11 +13,11 @@ column: a file's rank is ``distributedInfo.rank`` when present, else the number 
 are then renumbered over all files in global start order (ties by rank, then correlation id).
 ``--rank R`` keeps only rank R.
 
-Kernel events are extracted by the compiled extractor (:mod:`simsample.plugins._kineto_native`,
+Kernel events are extracted by the compiled extractor (:mod:`simsample.io.kineto_native`,
 one pass of C++ over the JSON text) when it is built; a file it does not take goes to a typed
-decoder (:mod:`simsample.plugins._kineto_decode`, with the optional ``msgspec`` package) that builds
+decoder (:mod:`simsample.io.kineto_decode`, with the optional ``msgspec`` package) that builds
 nothing for the other events' contents, then to the regex scanner
-(:mod:`simsample.plugins._kineto_scan`), and a file that defeats the scanner is parsed with
+(:mod:`simsample.io.kineto_scan`), and a file that defeats the scanner is parsed with
 ``json.loads``, which names what is wrong with it. All of them give the same launches, to the
 nanosecond.
 """
@@ -37,14 +37,14 @@ import numpy as np
 
 from simsample.api import Reader
 from simsample.errors import FormatError, UserError
-from simsample.fileio import compression_of, read_all
+from simsample.io.files import compression_of, read_all
 from simsample.hookspecs import hookimpl
-from simsample.plugins import _kineto_decode as kd
-from simsample.plugins import _kineto_native as kn
-from simsample.plugins import _kineto_scan as ks
+from simsample.io import kineto_decode as kd
+from simsample.io import kineto_native as kn
+from simsample.io import kineto_scan as ks
 from simsample.progress import task
-from simsample.readers_util import categorical, launch_table, looks_binary, narrow, source_label
-from simsample.workers import can_spawn, usable_cpus
+from simsample.io.tables import categorical, launch_table, looks_binary, narrow, source_label
+from simsample.io.workers import can_spawn, usable_cpus
 from simsample.workload import Workload
 
 pd = lazy.load("pandas")
@@ -144,7 +144,7 @@ def _rank_files(folder: Path) -> list[Path]:
 
 
 def _looks_kineto(path: Path) -> bool:
-    from simsample.fileio import read_head
+    from simsample.io.files import read_head
 
     try:
         head = read_head(path, 4096)
@@ -178,7 +178,7 @@ def expanded_rank_files(paths: Sequence[Path]) -> Iterator[tuple[list[Path], dic
     import tarfile
     import tempfile
 
-    from simsample.fileio import read_head
+    from simsample.io.files import read_head
 
     files: list[Path] = []
     labels: dict[Path, str] = {}
@@ -271,7 +271,7 @@ def _read_all(paths: Sequence[Path], orders: Sequence[int]) -> Iterator[tuple[in
 
 def _rank_from_head(path: Path) -> int | None:
     """The rank written in ``distributedInfo`` within the first 64 KiB, if it is there."""
-    from simsample.fileio import read_head
+    from simsample.io.files import read_head
 
     try:
         head = read_head(path).decode("utf-8", errors="replace")

@@ -3,7 +3,7 @@
 It keeps what the measurements on real profiles favour and sizes with a margin:
 
 1. **Clusters**: launches grouped by kernel name, each group split at the peaks of its times by
-   ROOT's exact 2-means recursion (:func:`simsample.plugins.root.root_tree`), which separates a
+   ROOT's exact 2-means recursion (:func:`simsample.plugins.samplers.root.root_tree`), which separates a
    slow tail from the body of a kernel.
 2. **One allocation for the workload**: the draws of all clusters are sized together by the KKT
    solution for ε of the workload's total (not of each kernel's), with the finite-population
@@ -13,7 +13,7 @@ It keeps what the measurements on real profiles favour and sizes with a margin:
    design, and on a workload evaluated with 20 seeds two misses are likely; the margin costs
    about 2.5 times the draws of a 95% sizing, which the joint allocation with the correction
    more than pays for (13× against ROOT's 4× on the development profiles).
-4. The estimator (:mod:`simsample.estimate`) takes each sampled cluster's spread as at least
+4. The estimator (:mod:`simsample.sampling.estimate`) takes each sampled cluster's spread as at least
    the design metric's, which is known for every launch: a sample that misses a skewed
    cluster's tail no longer gives a narrow interval that misses the truth.
 
@@ -23,14 +23,14 @@ than one draw into strata across kernels (fewer launches sampled, but not less t
 harmonic-mean speedup fell from 13.1× to 10.6×); ``max_skew`` raises draws until the
 estimator's skewness is below a bound (Cochran's rule n > 25·G1² applied to the total; 0.2
 is Cochran's), which fixed coverage where the design floor above now does, at a third of the
-speedup (see :mod:`simsample.pooling`).
+speedup (see :mod:`simsample.sampling.pooling`).
 
 **What the interval covers.** The interval of ``simsample estimate`` is for the total of the
 metric simulated, under the design: launches drawn at random within each cluster, the
 estimate's distribution near normal. It can fail where the simulated metric does not follow
 the design metric the clusters were built on (a cluster of launches with equal profiled times
 whose simulated cycles differ: single-draw clusters then borrow the pooled relative variance
-of the others, see :mod:`simsample.estimate`), where sampled launches are simulated in a
+of the others, see :mod:`simsample.sampling.estimate`), where sampled launches are simulated in a
 different context than in the full run (caches: use ``apply --warmup``), and, like every
 design-based interval, in about 1% of plans by construction.
 """
@@ -42,14 +42,14 @@ from typing import Any
 
 import numpy as np
 
-from simsample.allocation import allocate, z_value
+from simsample.sampling.allocation import allocate, z_value
 from simsample.api import Param, Sampler
-from simsample.grouping import GROUPINGS
+from simsample.sampling.grouping import GROUPINGS
 from simsample.hookspecs import hookimpl
 from simsample.plan import Plan
-from simsample.plugins.root import root_tree
-from simsample.pooling import regroup, skew_sizes, small_clusters, third_moments
-from simsample.strata import draw_plan, exact_stats, group_ranges, prepare
+from simsample.plugins.samplers.root import root_tree
+from simsample.sampling.pooling import regroup, skew_sizes, small_clusters, third_moments
+from simsample.sampling.strata import draw_plan, exact_stats, group_ranges, prepare
 from simsample.workload import Workload
 
 #: Draws of a pooled stratum: two, so that it estimates its own variance.

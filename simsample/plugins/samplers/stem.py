@@ -32,7 +32,7 @@ from typing import Any
 from simsample.api import Sampler
 from simsample.hookspecs import hookimpl
 from simsample.plan import Plan
-from simsample.strata import COMMON_PARAMS, finish, group_ranges, prepare, size_clusters
+from simsample.sampling.strata import COMMON_PARAMS, finish, group_ranges, prepare, size_clusters
 from simsample.workload import Workload
 
 

@@ -14,7 +14,7 @@ formatting and parsing text). Fastest, the compiled module ``simsample._sqlite_s
 from SQLite's C API into a numpy array, in rowid ranges on several threads for large tables;
 the other paths remain for installs without it.
 
-This module imports only numpy, sqlite3, :mod:`simsample.native` and :mod:`simsample.workers` at
+This module imports only numpy, sqlite3, :mod:`simsample.native` and :mod:`simsample.io.workers` at
 the top, so that worker processes start quickly.
 """
 
@@ -28,7 +28,7 @@ from types import ModuleType
 import numpy as np
 
 from simsample.native import import_optional
-from simsample.workers import can_spawn, usable_cpus
+from simsample.io.workers import can_spawn, usable_cpus
 
 #: below this many rows, worker processes cost more than they save
 PARALLEL_MIN_ROWS = 1_000_000

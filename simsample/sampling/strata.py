@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from simsample.allocation import allocate, design_variance, z_value
+from simsample.sampling.allocation import allocate, design_variance, z_value
 from simsample.api import Param, Sampler
 from simsample.errors import UserError
-from simsample.grouping import GROUPINGS, Grouping, group_launches
+from simsample.sampling.grouping import GROUPINGS, Grouping, group_launches
 from simsample.plan import Cluster, Plan
-from simsample.sampling import rng
+from simsample.sampling.draws import rng
 from simsample.workload import Workload
 
 
@@ -108,7 +108,7 @@ def build_strata(values: np.ndarray, grouping: Grouping, *, by_value: bool) -> S
 
 def make_range(strata: Strata, group: int, lo: int, hi: int) -> Range:
     """A :class:`Range` with the population mean and standard deviation of its values."""
-    from simsample.twomeans import centred_ss
+    from simsample.sampling.twomeans import centred_ss
 
     seg = strata.xs[lo:hi]
     mean = float(seg.mean())
@@ -124,7 +124,7 @@ def split_range(strata: Strata, r: Range, method: str, seed: int) -> tuple[Range
     With ``exact`` the halves' statistics come from the cut's own prefix sums (fast, used for
     decisions); :func:`exact_stats` recomputes them in two passes for what goes into a plan.
     """
-    from simsample.twomeans import kmeans_cut, split_stats
+    from simsample.sampling.twomeans import kmeans_cut, split_stats
 
     seg = strata.xs[r.lo : r.hi]
     if method == "exact":

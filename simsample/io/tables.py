@@ -267,7 +267,7 @@ def detect_text(head: bytes, recognise: Callable[[list[str]], bool], *, limit: i
 def csv_source(path: Path) -> Path | bytes:
     """What :func:`read_csv_table` reads: the file itself when it is not compressed (pyarrow then
     streams it, so its bytes are never all in memory), else the decompressed bytes."""
-    from simsample.fileio import compression_of, read_all
+    from simsample.io.files import compression_of, read_all
 
     return Path(path) if compression_of(path) is None else read_all(path)
 
@@ -450,7 +450,7 @@ def _scan_csv(
         for c in include_columns
     ]
     specs = [(index[c], k) for c, k in zip(include_columns, kinds)]
-    from simsample.workers import usable_cpus
+    from simsample.io.workers import usable_cpus
 
     threads = min(_CSV_MAX_THREADS, max(2, usable_cpus()))
     if isinstance(data, Path):

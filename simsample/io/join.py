@@ -3,7 +3,7 @@
 Launch ids differ between tools (ncu numbers only the launches it profiled; nsys and NVBit count
 differently, accel-sim-framework issue 223), so launches are matched by *order within a group*:
 the k-th launch of a kernel with a given name and shape in the timeline is the k-th launch of
-that kernel and shape in the metrics file. Names are compared by :func:`simsample.names.base_name`
+that kernel and shape in the metrics file. Names are compared by :func:`simsample.io.names.base_name`
 (ncu prints ``vecAdd`` where nsys prints ``void vecAdd<float>(float*, int)`` and NVBit the mangled
 name); shapes by the six grid/block dimensions, or by grid and block *sizes* when one side only
 knows totals (old ncu versions).
@@ -33,7 +33,7 @@ import lazy_loader as lazy
 import numpy as np
 
 from simsample.errors import UserError
-from simsample.names import base_name
+from simsample.io.names import base_name
 from simsample.workload import OPTIONAL_COLUMNS, REQUIRED_COLUMNS, SHAPE_COLUMNS, Workload
 
 pd = lazy.load("pandas")

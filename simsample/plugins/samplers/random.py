@@ -17,7 +17,7 @@ from simsample.api import Param, Sampler
 from simsample.errors import UserError
 from simsample.hookspecs import hookimpl
 from simsample.plan import Plan
-from simsample.sampling import draw, make_cluster, rng
+from simsample.sampling.draws import draw, make_cluster, rng
 from simsample.workload import Workload
 
 

@@ -25,9 +25,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from simsample.allocation import allocate
-from simsample.grouping import Grouping
-from simsample.strata import Range, Strata, build_strata, range_key
+from simsample.sampling.allocation import allocate
+from simsample.sampling.grouping import Grouping
+from simsample.sampling.strata import Range, Strata, build_strata, range_key
 
 
 #: Largest cluster that may be pooled (launches).

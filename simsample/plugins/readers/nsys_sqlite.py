@@ -7,7 +7,7 @@ with ``PRAGMA table_info``: the name is ``demangledName`` where it exists, else 
 registers, shared memory, stream, device and correlation id are read when present. Memcpy and
 memset activities (``CUPTI_ACTIVITY_KIND_MEMCPY`` / ``_MEMSET``) are counted.
 
-Speed: columns are fetched whole (:mod:`simsample.plugins._sqlite_columns`: by the compiled
+Speed: columns are fetched whole (:mod:`simsample.io.sqlite_columns`: by the compiled
 reader ``simsample._sqlite_scan`` where it was built, else in one scan into Arrow buffers through
 the ADBC SQLite driver when it is installed, else one ``group_concat`` text per column, parsed by
 numpy, several columns in parallel processes for large tables). Without the compiled reader the
@@ -29,11 +29,11 @@ import numpy as np
 
 from simsample.api import Reader
 from simsample.errors import FormatError
-from simsample.fileio import decompressed_copy
+from simsample.io.files import decompressed_copy
 from simsample.hookspecs import hookimpl
 from simsample.progress import task
-from simsample.plugins._sqlite_columns import fetch_many, fetch_text_ints, native_reader
-from simsample.readers_util import categorical, launch_table, make_workload, narrow
+from simsample.io.sqlite_columns import fetch_many, fetch_text_ints, native_reader
+from simsample.io.tables import categorical, launch_table, make_workload, narrow
 from simsample.workload import Workload
 
 pd = lazy.load("pandas")
@@ -167,7 +167,7 @@ def _packed_expr(fields: Sequence[tuple[str, str, int]]) -> str:
 
 
 class _ColumnFetcher:
-    """Integer columns over all rows (see :mod:`simsample.plugins._sqlite_columns`), with a
+    """Integer columns over all rows (see :mod:`simsample.io.sqlite_columns`), with a
     row-by-row fallback that names the row holding a value that is not an integer."""
 
     def __init__(self, conn: sqlite3.Connection, uri: str, table: str, n: int, path: Path) -> None:

@@ -20,10 +20,10 @@ import numpy as np
 
 from simsample.api import Param, Sampler
 from simsample.errors import FormatError, UserError
-from simsample.fileio import check_input_file
+from simsample.io.files import check_input_file
 from simsample.hookspecs import hookimpl
 from simsample.plan import Cluster, Plan
-from simsample.sampling import cluster_stats
+from simsample.sampling.draws import cluster_stats
 from simsample.workload import Workload
 
 pd = lazy.load("pandas")

@@ -1,6 +1,6 @@
 """Grouping launches before sampling: by kernel name, or by (name, grid, block).
 
-STEM groups by the kernel name without its argument list (:func:`~simsample.names.strip_args`,
+STEM groups by the kernel name without its argument list (:func:`~simsample.io.names.strip_args`,
 the trailing balanced parenthesised group, not the text before the first ``(``); Allegro by
 name, grid and block. Groups are numbered in the order of their keys (name, then shape), so the
 numbering does not depend on the order in which a reader happened to meet the names.
@@ -17,7 +17,7 @@ import lazy_loader as lazy
 import numpy as np
 
 from simsample.errors import UserError
-from simsample.names import strip_args
+from simsample.io.names import strip_args
 from simsample.workload import SHAPE_COLUMNS, Workload
 
 pd = lazy.load("pandas")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from simsample.errors import UserError
-from simsample.fileio import missing_message, read_head
+from simsample.io.files import missing_message, read_head
 from simsample.manager import PluginHost, get_host
 from simsample.workload import Workload
 
@@ -71,10 +71,10 @@ def load_workload(
 
 
 def _join(timeline: Workload, metrics_path: Path, host: PluginHost) -> Workload:
-    """Attach per-launch metrics (see :mod:`simsample.join`); a partial match warns on stderr."""
+    """Attach per-launch metrics (see :mod:`simsample.io.join`); a partial match warns on stderr."""
     import sys
 
-    from simsample.join import join_metrics
+    from simsample.io.join import join_metrics
 
     if metrics_path.is_dir():
         raise UserError(f"{metrics_path}: is a directory, expected a metrics file (--join)")

@@ -52,8 +52,8 @@ from simsample.api import Param, Sampler
 from simsample.errors import UserError
 from simsample.hookspecs import hookimpl
 from simsample.plan import Plan
-from simsample.representatives import representative_plan, resolve_metric
-from simsample.sampling import rng
+from simsample.sampling.representatives import representative_plan, resolve_metric
+from simsample.sampling.draws import rng
 from simsample.workload import Workload
 
 #: Instruction columns accepted, in order of preference.

@@ -28,10 +28,10 @@ import numpy as np
 
 from simsample.api import Reader
 from simsample.errors import FormatError, UserError
-from simsample.fileio import read_head
+from simsample.io.files import read_head
 from simsample.hookspecs import hookimpl
 from simsample.progress import task
-from simsample.readers_util import (
+from simsample.io.tables import (
     TIME_SCALE,
     add_devices,
     check_int64,

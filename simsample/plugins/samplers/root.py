@@ -25,11 +25,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from simsample.allocation import allocate, sampled_time, z_value
+from simsample.sampling.allocation import allocate, sampled_time, z_value
 from simsample.api import Param, Sampler
 from simsample.hookspecs import hookimpl
 from simsample.plan import Plan
-from simsample.strata import (
+from simsample.sampling.strata import (
     COMMON_PARAMS,
     Range,
     Strata,

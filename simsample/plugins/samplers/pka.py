@@ -45,8 +45,8 @@ from simsample.api import Param, Sampler
 from simsample.errors import UserError
 from simsample.hookspecs import hookimpl
 from simsample.plan import Plan
-from simsample.representatives import first_of_each, relabel_by_first, representative_plan, resolve_metric
-from simsample.sampling import rng
+from simsample.sampling.representatives import first_of_each, relabel_by_first, representative_plan, resolve_metric
+from simsample.sampling.draws import rng
 from simsample.workload import SHAPE_COLUMNS, Workload
 
 #: The twelve metrics of the PKA paper's Table 2, as Nsight Compute names them.

@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from simsample.allocation import z_value
+from simsample.sampling.allocation import z_value
 from simsample.api import Param, Sampler
-from simsample.grouping import GROUPINGS
+from simsample.sampling.grouping import GROUPINGS
 from simsample.hookspecs import hookimpl
 from simsample.plan import Plan
-from simsample.strata import Range, Strata, exact_stats, finish, group_ranges, prepare, split_range
+from simsample.sampling.strata import Range, Strata, exact_stats, finish, group_ranges, prepare, split_range
 from simsample.workload import Workload
 
 

@@ -18,7 +18,7 @@ in old versions) when present, else the workload is untimed; ``start_ns`` is 0. 
 ncu's ``ID``. Old versions give no ``Block Size``/``Grid Size`` columns; then ``launch__grid_size``
 and ``launch__block_size`` (totals) stand in as ``grid_x``/``block_x`` with y = z = 1, and
 ``meta["launch_shape"]`` says ``"totals"``. Such a workload can be planned on directly (PKA) or
-joined onto a timeline with ``--join`` (:mod:`simsample.join`).
+joined onto a timeline with ``--join`` (:mod:`simsample.io.join`).
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ import numpy as np
 
 from simsample.api import Reader
 from simsample.errors import FormatError, UserError
-from simsample.fileio import read_all, read_head
+from simsample.io.files import read_all, read_head
 from simsample.hookspecs import hookimpl
 from simsample.progress import task
-from simsample.readers_util import csv_source, detect_text, make_workload, narrow, parse_triples, read_csv_table
+from simsample.io.tables import csv_source, detect_text, make_workload, narrow, parse_triples, read_csv_table
 from simsample.workload import Workload  # noqa: F401  (the type read() returns)
 
 pd = lazy.load("pandas")

@@ -1,0 +1,1 @@
+"""Profile input and output shared by the readers: tables, files, names, joins, the Kineto and SQLite scanners' Python sides."""

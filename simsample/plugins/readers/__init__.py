@@ -1,0 +1,1 @@
+"""Built-in profile readers, registered exactly like third-party plugins."""

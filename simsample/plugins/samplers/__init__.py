@@ -1,0 +1,1 @@
+"""Built-in samplers, registered exactly like third-party plugins."""
