@@ -32,7 +32,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from simsample.plugins.pka import PKA_METRICS
+from simsample.plugins.samplers.pka import PKA_METRICS
 from simsample.workload import from_records
 
 N_KERNELS = 60

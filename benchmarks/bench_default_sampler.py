@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from simsample.evaluate import discover_profiles, evaluate_workload, harmonic_mean
-from simsample.loading import load_workload
+from simsample.sampling.evaluate import discover_profiles, evaluate_workload, harmonic_mean
+from simsample.io.loading import load_workload
 from simsample.manager import get_host
 
 #: name shown -> (sampler, parameters)

@@ -222,7 +222,7 @@ def _rss_bytes() -> int:
 
 
 def measure(fmt: str | None, files: list[str]) -> dict:
-    from simsample.loading import load_workload
+    from simsample.io.loading import load_workload
     from simsample.manager import get_host
 
     get_host().load()

@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="also write the rows as JSON")
     args = ap.parse_args(argv)
 
-    from simsample.estimate import estimate_results
+    from simsample.sampling.estimate import estimate_results
     from simsample_accelsim.apply import apply_plan
     from simsample_accelsim.collect import collect_logs
     from simsample_accelsim.features import compute_features

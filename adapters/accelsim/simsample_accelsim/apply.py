@@ -39,7 +39,7 @@ from simsample.adapter_support import (
     write_plan_records,
 )
 from simsample.errors import UserError
-from simsample.fileio import atomic_write_text
+from simsample.io.files import atomic_write_text
 from simsample.plan import Plan
 from simsample_accelsim.kernelslist import DEFAULT_LIST, KernelEntry, Memcpy, render, shell_unsafe
 from simsample_accelsim.notes import warn

@@ -9,7 +9,7 @@ import click
 
 from simsample.adapter_support.results import results_options
 from simsample.errors import UserError
-from simsample.fileio import check_output_file, writable_parent
+from simsample.io.files import check_output_file, writable_parent
 from simsample.plan import Plan
 from simsample.runner.options import executor_options
 
@@ -111,7 +111,7 @@ def estimate_cmd(plan_path: Path, logs: tuple[Path, ...], traces: Path | None, c
     or from results CSVs written by collect."""
     from simsample.adapter_support import results_for_estimate
     from simsample.cli.commands import print_estimates
-    from simsample.estimate import estimate_results
+    from simsample.sampling.estimate import estimate_results
     from simsample_accelsim.collect import METRICS, RATIOS, collect_logs
     from simsample_accelsim.split import expand_run_folders
 
@@ -195,7 +195,7 @@ def features_cmd(traces: Path, output: Path, jobs: int, engine: str, no_cache: b
     from simsample_accelsim.features import compute_features, default_cache_dir, total_bytes
     from simsample_accelsim.reader import scan_folder
 
-    from simsample.fileio import temporary_cache
+    from simsample.io.files import temporary_cache
     from simsample.workload import extras_path
 
     cache_dir = None if no_cache else default_cache_dir(output)

@@ -41,7 +41,7 @@ import numpy as np
 from simsample.adapter_support import USABLE_STATUSES
 from simsample.adapter_support.results import check_launch_count
 from simsample.errors import FormatError, UserError
-from simsample.fileio import check_input_file, open_text
+from simsample.io.files import check_input_file, open_text
 from simsample.plan import Plan
 from simsample_accelsim.notes import warn
 

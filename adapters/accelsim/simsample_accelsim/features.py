@@ -33,7 +33,7 @@ import lazy_loader as lazy
 import numpy as np
 
 from simsample.errors import FormatError, UserError
-from simsample.fileio import atomic_write_bytes
+from simsample.io.files import atomic_write_bytes
 from simsample.workload import Workload
 from simsample_accelsim.kernelfeatures import COLUMNS, COUNTERS, GRID_COLUMN, INST_COLUMN, RATIO_COLUMN, LaunchFeatures
 from simsample_accelsim.notes import warn

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from simsample.adapter_support import check_output_folder, link_or_copy, match_plan, staged_folder, write_plan_records
 from simsample.errors import UserError
-from simsample.fileio import atomic_write_text
+from simsample.io.files import atomic_write_text
 from simsample.plan import Plan
 from simsample_accelsim.apply import WARMUP_PREFIX, _check_out_path, choose_warmup
 from simsample_accelsim.kernelslist import DEFAULT_LIST, KernelEntry, Memcpy, render

@@ -26,7 +26,7 @@ import numpy as np
 from simsample import __version__ as simsample_version
 from simsample.adapter_support import link_or_copy, match_plan, staged_folder, write_plan_records
 from simsample.errors import UserError
-from simsample.fileio import atomic_write_text
+from simsample.io.files import atomic_write_text
 from simsample.plan import Plan
 
 from simsample_hyfiss import __version__

@@ -67,7 +67,7 @@ def features_cmd(traces: Path, output: Path) -> None:
     from simsample_hyfiss.reader import load_app
     from simsample_hyfiss.units import CLASSES
 
-    from simsample.fileio import check_output_file
+    from simsample.io.files import check_output_file
     from simsample.workload import extras_path
 
     for written in (output, extras_path(output)):
@@ -125,14 +125,14 @@ def hyfiss_group() -> None:
 def pick_sm_cmd(app: Path, device_config: Path, output: Path | None, kernels: str | None, as_json: bool) -> None:
     """Per kernel, the SM whose CTA-set should run longest (HyFiSS's SM sampling by CTA-sets)."""
     from simsample.cli.common import echo_json
-    from simsample.fileio import atomic_write_text
+    from simsample.io.files import atomic_write_text
 
     from simsample_hyfiss.app import find_app, parse_app_config, parse_instn_config, parse_issue_config, with_sampling_points
     from simsample_hyfiss.device import read_device
     from simsample_hyfiss.picksm import pick_kernel
 
     if output is not None:
-        from simsample.fileio import check_output_file
+        from simsample.io.files import check_output_file
 
         check_output_file(output, [app, device_config], what="app.config copy")
     paths = find_app(app)

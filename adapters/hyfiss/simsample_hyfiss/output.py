@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from simsample.errors import UserError
-from simsample.fileio import check_input_file
+from simsample.io.files import check_input_file
 
 SUMMARY = re.compile(r"^kernel-(\d+)-summary\.txt$")
 _ITEM = re.compile(r"^\s*\*\s*(.+?):\s*(\S*)\s*$")

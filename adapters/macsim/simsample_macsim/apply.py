@@ -22,7 +22,7 @@ import numpy as np
 
 from simsample.adapter_support import link_or_copy, match_plan, staged_folder, write_plan_records
 from simsample.errors import PlanMismatchError, UserError
-from simsample.fileio import atomic_write_text
+from simsample.io.files import atomic_write_text
 from simsample.plan import Plan
 
 from simsample_macsim.params import patch_params, required_knobs

@@ -65,7 +65,7 @@ def features_cmd(traces: Path, output: Path) -> None:
 
     from simsample_macsim.reader import load_trace_folder
 
-    from simsample.fileio import check_output_file
+    from simsample.io.files import check_output_file
     from simsample.workload import extras_path
 
     for written in (output, extras_path(output)):
@@ -93,7 +93,7 @@ def run_cmd(sampled: Path, binary: Path, output: Path | None, force: bool, dry_r
             raise UserError(f"{sampled}: no {need}; run 'simsample apply --sim macsim --traces ... --params ...' first")
     exe = binary.resolve()
     target = (output if output is not None else sampled / "macsim.out").resolve()
-    from simsample.fileio import check_output_file
+    from simsample.io.files import check_output_file
 
     read = [f for f in sampled.iterdir() if f.name in ("params.in", "trace_file_list") or f.name.startswith(("kernel", "simsample-", "Kernel"))]
     check_output_file(target, [binary, *read], what="simulator log")

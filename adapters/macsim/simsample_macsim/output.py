@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from simsample.errors import FormatError, UserError
-from simsample.fileio import check_input_file, open_text
+from simsample.io.files import check_input_file, open_text
 
 LOG_NAME = "macsim.out"
 STATS_NAME = "general.stat.out"

@@ -20,7 +20,7 @@ import lazy_loader as lazy
 import numpy as np
 
 from simsample.api import Reader
-from simsample.fileio import read_head
+from simsample.io.files import read_head
 from simsample.workload import Workload, from_records
 
 from simsample_macsim.traces import (
