@@ -1,6 +1,6 @@
 // pybind11 module simsample._csv_columns: the compiled CSV column scanner of the profile readers.
 //
-// simsample.readers_util.read_csv_table finds the header and the first data row, then asks
+// simsample.io.tables.read_csv_table finds the header and the first data row, then asks
 // scan_file (an uncompressed file, read in blocks with plain reads) or scan_buffer (decompressed
 // bytes) for the columns it needs. The GIL is released while the body is scanned by several
 // threads. The result is a dict of numpy arrays, or a str saying why the scanner does not take
