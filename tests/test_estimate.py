@@ -102,8 +102,9 @@ def test_single_sample_cluster_borrows_the_profile_cov():
     plan = plan_from(wl, values, members, {0: [1], 1: [4, 5, 6]}, replace=False)
     e = estimate_total(plan, by_id(values))
     cov = POP[0].std() / POP[0].mean()
-    # N²·(CoV·y)² scaled to the ddof-1 variance, times the finite-population correction
-    expected = 16 * (cov * 7.0) ** 2 * (4 / 3) * (1 - 1 / 4)
+    # N²·(CoV·level)² scaled to the ddof-1 variance, times the finite-population correction; the
+    # cluster's level is its design mean times the draw's ratio y/x (here 1): 9.5, not the draw's 7
+    expected = 16 * (cov * POP[0].mean()) ** 2 * (4 / 3) * (1 - 1 / 4)
     assert e.estimate == pytest.approx(4 * 7.0 + POP[1].sum())
     assert e.std_error**2 == pytest.approx(expected)
     assert e.ci_low == pytest.approx(e.estimate - 1.959964 * e.std_error, rel=1e-6)
@@ -205,7 +206,9 @@ def test_collapsed_strata_when_no_cluster_has_two_draws():
     b, a = np.polyfit(mu, ys, 1)
     rel = np.sum((ys - a - b * mu) ** 2) / 2 / ys.mean() ** 2
     cov2 = (np.std([10.0, 20.0, 30.0, 40.0]) / 25.0) ** 2 * 4 / 3
-    expected = sum(n * n * max(rel, c) * y[k] ** 2 * (1 - 1 / n) for n, k, c in ((4, 0, 0), (6, 4, 0), (5, 10, 0), (4, 15, cov2)))
+    # each cluster's level: its design mean times the draw's y/x (the draw itself where x has no spread)
+    level = {0: y[0], 4: y[4], 10: y[10], 15: y[15] * 25.0 / x[15]}
+    expected = sum(n * n * max(rel, c) * level[k] ** 2 * (1 - 1 / n) for n, k, c in ((4, 0, 0), (6, 4, 0), (5, 10, 0), (4, 15, cov2)))
     assert e.std_error**2 == pytest.approx(expected)
 
 
@@ -271,3 +274,17 @@ def test_estimates_are_finite_and_the_interval_holds_the_estimate(ys, a, b):
     for e in (estimate_total(plan, by_id(np.array(ys))), estimate_ratio_total(plan, by_id(np.array(ys)))):
         assert np.isfinite(e.estimate)
         assert e.ci_low is None or (np.isfinite(e.std_error) and e.ci_low <= e.estimate <= e.ci_high)
+
+
+def test_single_draw_from_the_low_end_of_a_spread_cluster_keeps_its_interval():
+    """The level a relative spread is scaled by is the cluster's design mean times the draw's
+    y/x, not the draw itself: a draw from the low end of a cluster spread over three orders of
+    magnitude used to give an interval a hundred times too narrow (Rodinia lud, one draw per
+    cluster at ε = 2%: 4 of 10 intervals missed)."""
+    x = np.array([1.0, 10.0, 100.0, 1000.0, 5.0, 5.0, 6.0])
+    wl = from_records({"name": ["a"] * 4 + ["b"] * 3, "grid_x": [1] * 7, "block_x": [1] * 7, "duration_ns": x})
+    members = {0: np.arange(4), 1: np.arange(4, 7)}
+    low = estimate_total(plan_from(wl, x, members, {0: [0], 1: [4, 5, 6]}, replace=False), by_id(x))
+    high = estimate_total(plan_from(wl, x, members, {0: [3], 1: [4, 5, 6]}, replace=False), by_id(x))
+    exact = 16 * x[:4].var(ddof=1) * (1 - 1 / 4)  # the design variance of one draw from cluster 0
+    assert low.std_error**2 == pytest.approx(exact) and high.std_error**2 == pytest.approx(exact)

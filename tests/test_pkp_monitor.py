@@ -205,10 +205,10 @@ def test_restart_starts_over(Monitor):
 
 
 def test_config_round_trips(Monitor):
-    m = Monitor(period=7, window=50, threshold=0.5, total_ctas=3, wave_size=9, wave_rule="artifact", projection="artifact", small_grid_fraction=0.2)
+    m = Monitor(period=7, window=50, threshold=0.5, total_ctas=3, wave_size=9, wave_rule="artifact", projection="artifact", small_grid_fraction=0.2, launch_latency=11)
     assert m.config == {
         "period": 7, "window": 50, "threshold": 0.5, "total_ctas": 3, "wave_size": 9,
-        "wave_rule": "artifact", "projection": "artifact", "small_grid_fraction": 0.2,
+        "wave_rule": "artifact", "projection": "artifact", "small_grid_fraction": 0.2, "launch_latency": 11,
     }  # fmt: skip
     assert m.window_samples == 7
 
@@ -275,6 +275,7 @@ configs = st.fixed_dictionaries(
         "wave_rule": st.sampled_from(["paper", "artifact"]),
         "projection": st.sampled_from(["paper", "artifact"]),
         "small_grid_fraction": st.floats(0.01, 1.0),
+        "launch_latency": st.one_of(st.just(0), st.integers(0, 3000)),
     }
 )
 steps = st.lists(
@@ -296,6 +297,9 @@ def test_native_and_python_agree_bit_for_bit(cfg, signal):
         assert _state(a) == _state(b)
         assert a.project(insns, ctas) == b.project(insns, ctas) or (math.isnan(a.project(insns, ctas)) and math.isnan(b.project(insns, ctas)))
         assert a.wave_ok(ctas) == b.wave_ok(ctas)
+        assert a.project_cycles(cycle, ctas).hex() == b.project_cycles(cycle, ctas).hex() or (
+            math.isnan(a.project_cycles(cycle, ctas)) and math.isnan(b.project_cycles(cycle, ctas))
+        )
 
 
 @pytest.mark.skipif(NATIVE is None, reason="C++ extension simsample._pkp is not built")
@@ -370,3 +374,40 @@ def test_stop_matches_independent_reference(data, n, s, total, wave, impl):
     assert got == _reference_stop(cycles, insns, done, n=n, s=s, total=total, wave=wave)
     if got is not None:
         assert m.projected_cycles == pytest.approx(cycles[got] * total / done[got], rel=1e-15)
+
+
+# --- launch latency apart ----------------------------------------------------------------------
+def test_launch_latency_apart_samples_and_projects_after_it(Monitor):
+    """L fixed cycles, then constant IPC 10: the signal is exact from the first sample on, and
+    only the cycles after L are scaled."""
+    m = Monitor(period=100, window=300, threshold=1.0, total_ctas=40, wave_size=8, launch_latency=1000)
+    ctas = lambda c: max(0, (c - 1400) // 100 * 4)  # noqa: E731
+    for c in range(100, 3001, 100):
+        if m.update(c, 10 * max(0, c - 1000), ctas(c)):
+            break
+    # No sample up to cycle 1000; three samples (1100..1300) make the window, CoV 0.
+    assert m.stable_since == 1300 and m.last_ipc == 10.0 and m.last_cov == 0.0
+    assert m.stop_cycle == 1600 and m.stop_ctas == 8 and m.samples == 6
+    assert m.projected_cycles == 1000 + 600 * 40 / 8 == 4000.0
+    assert m.projected_insns == 6000 * 40 / 8
+    assert m.config["launch_latency"] == 1000
+
+
+def test_paper_formula_scales_the_latency(Monitor):
+    """Same kernel, L = 0 (the paper's formula): the cumulative IPC drifts with the latency and
+    the projection scales it: 1600 x 40 / 8 = 8000, twice the truth."""
+    m = Monitor(period=100, window=300, threshold=50.0, total_ctas=40, wave_size=8)
+    for c in range(100, 3001, 100):
+        if m.update(c, 10 * max(0, c - 1000), max(0, (c - 1400) // 100 * 4)):
+            break
+    assert m.stop_cycle == 1600 and m.projected_cycles == 8000.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(cycle=st.integers(1, 1 << 40), done=st.integers(1, 1 << 20), total=st.integers(1, 1 << 20))
+def test_zero_latency_is_the_paper_formula_bit_for_bit(cycle, done, total):
+    for impl in IMPLS:
+        m = monitor_class(impl)(total_ctas=total, wave_size=1)
+        assert m.project_cycles(cycle, done).hex() == m.project(cycle, done).hex()
+        m = monitor_class(impl)(total_ctas=total, wave_size=1, launch_latency=cycle)
+        assert m.project_cycles(cycle, done) == float(cycle)

@@ -13,7 +13,7 @@ import pytest
 from simsample.cli import run as cli_run
 from simsample.errors import FormatError, UserError
 from simsample.pkp import monitor as twin
-from simsample.pkp.replay import ReplayParams, replay_run, summarize, sweep_params
+from simsample.pkp.replay import ReplayParams, make_monitor, replay_run, summarize, sweep_params
 from simsample.pkp.visualizer import read_accelsim_stdout, read_visualizer_log
 from tests.helpers import shared_path
 
@@ -135,13 +135,18 @@ def test_replay_matches_kernels_and_projects(two_kernel_run, monitor_cls):
     assert a.stopped and a.stable_since == 300 and a.stop_cycle == 700 and a.stop_ctas == 72
     assert a.projected_cycles == 700 * 200 / 72
     assert a.cycles_error_pct == pytest.approx((700 * 200 / 72 - 2050) / 2050 * 100)
-    assert a.saved_share == pytest.approx((2050 - 700) / 2050)
+    # 72 + 64 = 136 CTAs issued at the stop; the drain ends where 136 have completed in the full
+    # run: 12 x (k - 1) >= 136 -> k = 13, cycle 1300. Savings count the drain as simulated.
+    assert a.drain_end == 1300 and a.simulated_cycles == 1300
+    assert a.saved_share == pytest.approx((2050 - 1300) / 2050)
     assert not b.stopped and b.samples == 0 and b.estimated_cycles == 50 and b.cycles_error_pct == 0.0
-    # C: 16 CTAs, wave 8: completed 2 per interval (first zeroed) -> 8 at cycle 500.
-    assert c.stop_cycle == 500 and c.stop_ctas == 8 and c.projected_cycles == 500 * 16 / 8
+    # C: 16 CTAs, wave 8: stable, 8 completed at cycle 500, but 8 + 8 >= 16: every CTA is
+    # issued, so the simulator's hook has nothing to cut and the kernel runs to completion.
+    assert not c.stopped and c.all_issued_at == 500 and c.projected_cycles is None
+    assert c.simulated_cycles == 1000 and c.saved_share == 0.0 and "already issued" in c.notes[0]
     s = summarize(res)
-    assert s.kernels == 3 and s.stopped == 2
-    assert s.actual_cycles == 2050 + 50 + 1000 and s.simulated_cycles == 700 + 50 + 500
+    assert s.kernels == 3 and s.stopped == 1
+    assert s.actual_cycles == 2050 + 50 + 1000 and s.simulated_cycles == 1300 + 50 + 1000
     assert s.estimated_cycles == pytest.approx(700 * 200 / 72 + 50 + 1000)
 
 
@@ -231,7 +236,7 @@ def test_k10_never_stable_at_paper_thresholds(k10, monitor_cls, s):
     """The 5000-cycle launch latency keeps the cumulative IPC drifting: CoV stays above 1%."""
     log, out, d = k10
     assert independent_k10(d, s) is None
-    (r,) = replay_run(log, out, ReplayParams(threshold=s), monitor_cls=monitor_cls)
+    (r,) = replay_run(log, out, ReplayParams(threshold=s, launch_latency=0), monitor_cls=monitor_cls)
     assert not r.stopped and r.estimated_cycles == 20851 and r.saved_share == 0.0
     df = pd.read_csv(d / "ipc_intervals.csv")
     ipc = (df.globalinsncount / df.globalcyclecount).to_numpy()[-6:]
@@ -243,28 +248,64 @@ def test_k10_never_stable_at_paper_thresholds(k10, monitor_cls, s):
 def test_k10_stops_at_looser_thresholds(k10, monitor_cls, s, projection):
     log, out, d = k10
     cyc, done, proj_c, proj_i = independent_k10(d, s, artifact=projection == "artifact")
-    (r,) = replay_run(log, out, ReplayParams(threshold=s, projection=projection), monitor_cls=monitor_cls)
+    params = ReplayParams(threshold=s, projection=projection, launch_latency=0)
+    (r,) = replay_run(log, out, params, monitor_cls=monitor_cls)
     assert r.stopped and (r.stop_cycle, r.stop_ctas) == (cyc, done)
     assert r.projected_cycles == pytest.approx(proj_c, rel=1e-12)
     assert r.projected_insns == pytest.approx(proj_i, rel=1e-12)
     assert r.cycles_error_pct == pytest.approx((proj_c - 20851) / 20851 * 100, rel=1e-12)
     assert r.insns_error_pct == pytest.approx((proj_i - 5575680) / 5575680 * 100, rel=1e-12)
-    assert r.saved_share == pytest.approx(1 - cyc / 20851)
+    assert r.drain_end is not None and r.drain_end > cyc
+    assert r.saved_share == pytest.approx(1 - r.drain_end / 20851)
 
 
 def test_k10_figures(k10):
-    """The numbers quoted in the documentation (s = 5%: stop at 17,000 cycles, +10.38%)."""
+    """The numbers quoted in the documentation (s = 5%, paper formula: stop at 17,000 cycles,
+    +10.38%; the drain of the 80 resident CTAs is simulated until about 19,500)."""
     log, out, _ = k10
-    (r,) = replay_run(log, out, ReplayParams(threshold=5.0))
+    (r,) = replay_run(log, out, ReplayParams(threshold=5.0, launch_latency=0))
     assert (r.stop_cycle, r.stop_ctas) == (17000, 325)
     assert round(r.projected_cycles) == 23015 and round(r.cycles_error_pct, 2) == 10.38
-    assert round(r.saved_share * 100, 1) == 18.5
+    assert r.drain_end == 19500 and round(r.saved_share * 100, 1) == 6.5
+
+
+def test_k10_no_stop_once_every_cta_is_issued(k10, monitor_cls):
+    """s = 2%: the monitor fires at 20,000 cycles with 428 of 440 CTAs done; the simulator runs
+    the kernel to completion there (no projection, nothing saved), and so must the replay."""
+    log, out, _ = k10
+    (r,) = replay_run(log, out, ReplayParams(threshold=2.0, launch_latency=0), monitor_cls=monitor_cls)
+    assert not r.stopped and r.all_issued_at == 20000
+    assert r.estimated_cycles == 20851 and r.saved_share == 0.0
+
+
+def test_k10_launch_latency_apart(k10, monitor_cls):
+    """Default: the run's 5,000-cycle launch latency is read from its stdout and kept apart."""
+    log, out, d = k10
+    df = pd.read_csv(d / "ipc_intervals.csv")
+    ipc = (df.globalinsncount / (df.globalcyclecount - 5000)).where(df.globalcyclecount > 5000)
+    cov = ipc.rolling(6).std() / ipc.rolling(6).mean() * 100
+    done = df.ctas_completed_in_interval.copy()
+    done.iloc[0] = 0
+    done = done.cumsum()
+    k = max(np.flatnonzero((cov < 5.0).to_numpy())[0], np.flatnonzero((done >= 80).to_numpy())[0])
+    cyc, dn = int(df.globalcyclecount[k]), int(done[k])
+    (r,) = replay_run(log, out, ReplayParams(threshold=5.0), monitor_cls=monitor_cls)
+    assert r.launch_latency == 5000
+    assert r.stopped and (r.stop_cycle, r.stop_ctas) == (cyc, dn)
+    assert r.projected_cycles == pytest.approx(5000 + (cyc - 5000) * 440 / dn, rel=1e-12)
+    # At the paper's stop point (17,000 cycles, 325 CTAs) the formula with the latency apart
+    # projects 21,246 cycles (+1.9%) where the paper's gives 23,015 (+10.4%).
+    mon = make_monitor(ReplayParams(), 500, 440, 80, monitor_cls, 5000)
+    assert round(mon.project_cycles(17000, 325)) == 21246
+    # The default threshold never stops this 5.5-wave kernel: nothing to get wrong.
+    (r,) = replay_run(log, out, ReplayParams(), monitor_cls=monitor_cls)
+    assert not r.stopped and r.cycles_error_pct == 0.0
 
 
 # --- command line ------------------------------------------------------------------------------
 def test_cli_replay_json_sweep(k10, capsys):
     log, out, _ = k10
-    rc = cli_run(["pkp", "replay", str(log), "--stdout", str(out), "--sweep", "s=0.1,0.25,0.5,1,5", "--json"])
+    rc = cli_run(["pkp", "replay", str(log), "--stdout", str(out), "--sweep", "s=0.1,0.25,0.5,1,5", "--launch-latency", "0", "--json"])
     assert rc == 0
     doc = json.loads(capsys.readouterr().out)
     assert [r["params"]["threshold"] for r in doc["runs"]] == [0.1, 0.25, 0.5, 1.0, 5.0]
@@ -278,7 +319,7 @@ def test_cli_replay_table(two_kernel_run, capsys):
     rc = cli_run(["pkp", "replay", str(log), "--stdout", str(out), "--window", "300", "-s", "1", "--sweep", "s=1,2"])
     assert rc == 0
     text = capsys.readouterr().out
-    assert "PKP replay: s=1%" in text and "Sweep" in text and "2/3 kernels stopped" in text
+    assert "PKP replay: s=1%" in text and "Sweep" in text and "1/3 kernels stopped" in text
     assert "monitor:" in text
 
 

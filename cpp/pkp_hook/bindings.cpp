@@ -33,7 +33,8 @@ const char* name(Projection p) { return p == Projection::Paper ? "paper" : "arti
 
 Monitor make_monitor(std::uint64_t period, std::uint64_t window, double threshold,
                      std::uint64_t total_ctas, std::uint64_t wave_size, const std::string& wave_rule,
-                     const std::string& projection, double small_grid_fraction) {
+                     const std::string& projection, double small_grid_fraction,
+                     std::uint64_t launch_latency) {
   Config c;
   c.period = period;
   c.window = window;
@@ -43,6 +44,7 @@ Monitor make_monitor(std::uint64_t period, std::uint64_t window, double threshol
   c.wave_rule = parse_wave_rule(wave_rule);
   c.projection = parse_projection(projection);
   c.small_grid_fraction = small_grid_fraction;
+  c.launch_latency = launch_latency;
   if (const char* err = simsample::pkp::validate(c)) throw py::value_error(err);
   return Monitor(c);
 }
@@ -65,7 +67,7 @@ PYBIND11_MODULE(_pkp, mod) {
       .def(py::init(&make_monitor), py::kw_only(), py::arg("period") = 500, py::arg("window") = 3000,
            py::arg("threshold") = 0.25, py::arg("total_ctas") = 1, py::arg("wave_size") = 1,
            py::arg("wave_rule") = "paper", py::arg("projection") = "paper",
-           py::arg("small_grid_fraction") = 0.3)
+           py::arg("small_grid_fraction") = 0.3, py::arg("launch_latency") = 0)
       .def("update", &Monitor::update, py::arg("cycle"), py::arg("insns"), py::arg("completed_ctas"),
            "Feed the kernel's cycle, cumulative instructions and completed CTAs; True once it may stop.")
       .def(
@@ -78,6 +80,7 @@ PYBIND11_MODULE(_pkp, mod) {
           py::arg("total_ctas"), py::arg("wave_size"), "Start over for a new kernel.")
       .def("wave_ok", &Monitor::wave_ok, py::arg("completed_ctas"))
       .def("project", &Monitor::project, py::arg("value"), py::arg("completed_ctas"))
+      .def("project_cycles", &Monitor::project_cycles, py::arg("cycle"), py::arg("completed_ctas"))
       .def_property_readonly("stopped", &Monitor::stopped)
       .def_property_readonly("stable_seen", &Monitor::stable_seen)
       .def_property_readonly("stable_since",
@@ -111,6 +114,7 @@ PYBIND11_MODULE(_pkp, mod) {
         d["wave_rule"] = name(c.wave_rule);
         d["projection"] = name(c.projection);
         d["small_grid_fraction"] = c.small_grid_fraction;
+        d["launch_latency"] = c.launch_latency;
         return d;
       });
 

@@ -21,6 +21,11 @@
 //    completed, otherwise no projection is defined.
 //  * Projection at the stop: total = value_at_stop * total_ctas / completed (paper) or
 //    / (completed + 1) (artifact), for cycles and instructions alike.
+//  * Launch latency apart (`launch_latency` L > 0 cycles): the simulator spends a fixed L
+//    cycles after each launch before the first CTA runs. That part does not grow with the
+//    grid, so it is kept out of both the signal and the scaling: samples start after L,
+//    IPC = instructions / (cycle - L), and projected cycles = L + (cycle - L) * total / denom.
+//    L = 0 gives the paper's formula exactly (same doubles).
 //
 // No allocation after construction; no exceptions from update() or the getters.
 #ifndef SIMSAMPLE_PKP_MONITOR_HPP
@@ -59,6 +64,7 @@ struct Config {
   WaveRule wave_rule = WaveRule::Paper;
   Projection projection = Projection::Paper;
   double small_grid_fraction = 0.3;  // artifact rule for grids smaller than one wave
+  std::uint64_t launch_latency = 0;  // fixed cycles before the first CTA (0: paper's formula)
 };
 
 // nullptr when `c` is valid, else a message saying what is wrong (used before construction,
@@ -163,6 +169,14 @@ class Monitor {
     return project_value(value, cfg_.total_ctas, denom);
   }
 
+  // Projected cycles of a kernel stopped at `cycle`: the launch latency is added once, only
+  // the cycles after it are scaled (L = 0: project(cycle, completed)).
+  double project_cycles(std::uint64_t cycle, std::uint64_t completed) const noexcept {
+    const std::uint64_t l = cfg_.launch_latency;
+    const std::uint64_t run = cycle > l ? cycle - l : 0;
+    return add_fixed(l, project(run, completed));
+  }
+
  private:
   SIMSAMPLE_PKP_STRICT_FP static double project_value(std::uint64_t value, std::uint64_t total,
                                                       std::uint64_t denom) noexcept {
@@ -170,11 +184,18 @@ class Monitor {
     return static_cast<double>(value) * static_cast<double>(total) / static_cast<double>(denom);
   }
 
+  static double add_fixed(std::uint64_t fixed, double x) noexcept {
+    return static_cast<double>(fixed) + x;
+  }
+
   SIMSAMPLE_PKP_STRICT_FP bool sample(std::uint64_t cycle, std::uint64_t insns,
                                       std::uint64_t completed) noexcept {
     next_due_ = (cycle / cfg_.period + 1) * cfg_.period;
+    // With the launch latency apart, nothing is sampled until the first CTA can run.
+    if (cycle <= cfg_.launch_latency) return false;
     ++samples_;
-    const double ipc = static_cast<double>(insns) / static_cast<double>(cycle);
+    const double ipc =
+        static_cast<double>(insns) / static_cast<double>(cycle - cfg_.launch_latency);
     last_ipc_ = ipc;
     ring_[head_] = ipc;
     head_ = head_ + 1 == n_ ? 0 : head_ + 1;
@@ -206,7 +227,7 @@ class Monitor {
       stop_cycle_ = cycle;
       stop_insns_ = insns;
       stop_ctas_ = completed;
-      projected_cycles_ = project(cycle, completed);
+      projected_cycles_ = project_cycles(cycle, completed);
       projected_insns_ = project(insns, completed);
     }
     return stopped_;

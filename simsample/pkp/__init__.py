@@ -14,7 +14,10 @@ Rules (PKA, MICRO'21, section 3.2, and where the public artifact differs):
   (max resident CTAs per SM x SMs); grids smaller than one wave need no wave (``paper``) or
   ``small_grid_fraction`` of the grid (``artifact``); at least one CTA must have completed;
 * projected total = value at the stop x total CTAs / completed CTAs (``paper``) or
-  / (completed + 1) (``artifact``), for cycles and instructions alike.
+  / (completed + 1) (``artifact``), for cycles and instructions alike;
+* ``launch_latency`` L > 0 keeps the simulator's fixed launch latency apart: no sample before
+  cycle L, IPC = instructions / (cycle - L), projected cycles = L + (cycle - L) x total /
+  completed (L = 0 is the paper's formula).
 
 Choices where neither source is explicit: the standard deviation is the sample one (n - 1, as
 the artifact's pandas ``rolling().std()``); stability is latched, so the stop is the later of

@@ -32,6 +32,8 @@ def pkp_group() -> None:
 @click.option("--projection", type=click.Choice(["paper", "artifact"]), default="paper", show_default=True,
               help="total = value x CTAs / completed (paper) or / (completed + 1) (artifact).")
 @click.option("--small-grid-fraction", default=0.3, show_default=True, type=float, help="Artifact wave rule: share of a small grid that must complete.")
+@click.option("--launch-latency", type=click.IntRange(min=0), default=None,
+              help="Fixed cycles kept apart from the projection (default: the run's -gpgpu_kernel_launch_latency; 0: the paper's formula).")
 @click.option("--total-ctas", type=click.IntRange(min=1), default=None, help="Override the grid size (needed without --stdout).")
 @click.option("--wave-size", type=click.IntRange(min=1), default=None, help="Override the CTAs of one wave (needed without --stdout).")
 @click.option("--sweep", "sweeps", multiple=True, metavar="KEY=V1,V2,...", help="Replay for each value: s (threshold), window or period.")
@@ -45,6 +47,7 @@ def replay_cmd(
     wave_rule: str,
     projection: str,
     small_grid_fraction: float,
+    launch_latency: int | None,
     total_ctas: int | None,
     wave_size: int | None,
     sweeps: tuple[str, ...],
@@ -53,7 +56,7 @@ def replay_cmd(
     """Replay PKP offline on Accel-Sim visualizer LOGs (-visualizer_enabled 1 -gpgpu_runtime_stat 500).
 
     For each kernel: where PKP would have stopped, projected vs actual cycles and instructions,
-    and the share of simulated cycles saved.
+    and the share of simulated cycles saved (the drain of resident CTAs counted as simulated).
     """
     from simsample.pkp import implementation
     from simsample.pkp.replay import ReplayParams, replay_run, summarize, sweep_params
@@ -63,7 +66,7 @@ def replay_cmd(
         raise UserError(f"give one --stdout per LOG ({len(logs)} logs, {len(stdouts)} --stdout)")
     base = ReplayParams(
         window=window, threshold=threshold, period=period, wave_rule=wave_rule,
-        projection=projection, small_grid_fraction=small_grid_fraction,
+        projection=projection, small_grid_fraction=small_grid_fraction, launch_latency=launch_latency,
     )  # fmt: skip
     combos = sweep_params(base, list(sweeps))
     parsed = []
@@ -109,7 +112,8 @@ def _print_tables(runs: list, impl: str) -> None:
     for params, results, summary in runs:
         title = (
             f"PKP replay: s={params.threshold:g}%, window={params.window}, period={params.period or 'log'}, "
-            f"wave rule={params.wave_rule}, projection={params.projection}"
+            f"wave rule={params.wave_rule}, projection={params.projection}, launch latency="
+            f"{'from the run' if params.launch_latency is None else params.launch_latency}"
         )
         table = Table(title=title, title_justify="left", caption="id: trace kernel id; stop: cycle where PKP stops (- = runs to completion); "
                       "done: CTAs completed then; projected: the PKP estimate of the kernel's cycles", caption_justify="left")

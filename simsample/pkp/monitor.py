@@ -75,7 +75,7 @@ class Monitor:
         "_period", "_window", "_threshold", "_total", "_wave", "_wave_rule", "_projection", "_fraction",
         "_n", "_ring", "_head", "_count", "_next_due", "_samples", "_stable_seen", "_stable_since",
         "_stopped", "_last_ipc", "_last_cov", "_stop_cycle", "_stop_insns", "_stop_ctas",
-        "_proj_cycles", "_proj_insns",
+        "_proj_cycles", "_proj_insns", "_latency",
     )  # fmt: skip
 
     def __init__(
@@ -89,7 +89,9 @@ class Monitor:
         wave_rule: str = "paper",
         projection: str = "paper",
         small_grid_fraction: float = 0.3,
+        launch_latency: int = 0,
     ) -> None:
+        self._latency = _u64("launch_latency", launch_latency)
         period, window = _u64("period", period), _u64("window", window)
         total_ctas, wave_size = _u64("total_ctas", total_ctas), _u64("wave_size", wave_size)
         threshold, small_grid_fraction = float(threshold), float(small_grid_fraction)
@@ -149,8 +151,10 @@ class Monitor:
         n = self._n
         ring = self._ring
         self._next_due = (cycle // self._period + 1) * self._period
+        if cycle <= self._latency:  # launch latency apart: no sample before the first CTA can run
+            return False
         self._samples += 1
-        ipc = float(insns) / float(cycle)
+        ipc = float(insns) / float(cycle - self._latency)
         self._last_ipc = ipc
         ring[self._head] = ipc
         self._head = 0 if self._head + 1 == n else self._head + 1
@@ -180,7 +184,7 @@ class Monitor:
             self._stop_cycle = cycle
             self._stop_insns = insns
             self._stop_ctas = completed
-            self._proj_cycles = self.project(cycle, completed)
+            self._proj_cycles = self.project_cycles(cycle, completed)
             self._proj_insns = self.project(insns, completed)
         return self._stopped
 
@@ -202,6 +206,17 @@ class Monitor:
         if denom == 0:
             return math.nan
         return float(value) * float(self._total) / float(denom)
+
+    def project_cycles(self, cycle: int, completed_ctas: int) -> float:
+        """Projected cycles of a kernel stopped at ``cycle``.
+
+        The launch latency is a fixed cost of every launch, not work that grows with the grid:
+        it is added once and only the cycles after it are scaled (``launch_latency=0``: the
+        paper's ``cycle * total / completed``, the same double).
+        """
+        cycle = _u64("cycle", cycle)
+        run = cycle - self._latency if cycle > self._latency else 0
+        return float(self._latency) + self.project(run, completed_ctas)
 
     # --- read-only state -----------------------------------------------------------------------
     @property
@@ -263,4 +278,5 @@ class Monitor:
             "wave_rule": self._wave_rule,
             "projection": self._projection,
             "small_grid_fraction": self._fraction,
+            "launch_latency": self._latency,
         }

@@ -29,6 +29,9 @@ class ReplayParams:
     wave_rule: str = "paper"
     projection: str = "paper"
     small_grid_fraction: float = 0.3
+    # Fixed cycles kept apart from the projection; None: the run's -gpgpu_kernel_launch_latency
+    # (0 when the run's configuration is unknown), 0: the paper's formula.
+    launch_latency: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -56,6 +59,9 @@ class KernelReplay:
     actual_cycles: int | None = None
     actual_insns: int | None = None
     last_cov: float | None = None
+    all_issued_at: int | None = None  # cycle where the monitor fired with every CTA issued (no stop)
+    drain_end: int | None = None  # cycle where the stopped kernel's resident CTAs are done
+    launch_latency: int = 0
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -69,8 +75,10 @@ class KernelReplay:
 
     @property
     def simulated_cycles(self) -> int | None:
-        """Cycles a PKP run simulates for this kernel (up to the stop; the drain is ignored)."""
-        return self.stop_cycle if self.stopped else self.actual_cycles
+        """Cycles a PKP run simulates for this kernel: up to the end of the drain if stopped."""
+        if not self.stopped:
+            return self.actual_cycles
+        return self.drain_end if self.drain_end is not None else self.stop_cycle
 
     @property
     def cycles_error_pct(self) -> float | None:
@@ -141,7 +149,9 @@ def summarize(results: list[KernelReplay]) -> ReplaySummary:
     )
 
 
-def make_monitor(params: ReplayParams, period: int, total_ctas: int, wave_size: int, monitor_cls: Any = None) -> Any:
+def make_monitor(
+    params: ReplayParams, period: int, total_ctas: int, wave_size: int, monitor_cls: Any = None, launch_latency: int = 0
+) -> Any:
     """A monitor (active implementation unless ``monitor_cls`` is given) for these settings."""
     if monitor_cls is None:
         from simsample.pkp import Monitor as monitor_cls  # noqa: N813
@@ -155,6 +165,7 @@ def make_monitor(params: ReplayParams, period: int, total_ctas: int, wave_size: 
             wave_rule=params.wave_rule,
             projection=params.projection,
             small_grid_fraction=params.small_grid_fraction,
+            launch_latency=launch_latency,
         )
     except ValueError as exc:
         raise UserError(f"PKP settings: {exc}") from None
@@ -175,30 +186,59 @@ def replay_series(
     actual_cycles: int | None = None,
     actual_insns: int | None = None,
     monitor_cls: Any = None,
+    launch_latency: int | None = None,
 ) -> KernelReplay:
-    """Feed one kernel's samples to a monitor and record where it stops."""
-    mon = make_monitor(params, period, total_ctas, wave_size, monitor_cls)
+    """Feed one kernel's samples to a monitor and record where the simulator would stop."""
+    latency = params.launch_latency if params.launch_latency is not None else (launch_latency or 0)
+    if latency < 0:
+        raise UserError(f"PKP settings: launch latency must be at least 0 cycles, not {latency}")
+    mon = make_monitor(params, period, total_ctas, wave_size, monitor_cls, latency)
     out = KernelReplay(
         run=run, kernel=kernel, uid=uid, kernel_id=kernel_id, name=name, total_ctas=total_ctas,
         wave_size=wave_size, samples=0 if series is None else len(series),
         actual_cycles=actual_cycles, actual_insns=actual_insns,
+        launch_latency=latency,
     )  # fmt: skip
     if series is None or len(series) == 0:
         out.notes.append("no visualizer samples (kernel shorter than one sampling period)")
         return out
-    completed = series.completed
-    for cyc, ins, done in zip(series.cycles.tolist(), series.insns.tolist(), completed.tolist()):
+    cycles, completed = series.cycles.tolist(), series.completed.tolist()
+    for cyc, ins, done in zip(cycles, series.insns.tolist(), completed):
         if mon.update(cyc, ins, done):
             break
     out.last_cov = mon.last_cov
     out.stable_since = mon.stable_since
-    if mon.stopped:
+    if mon.stopped and all_issued(mon.stop_ctas, total_ctas, wave_size):
+        # The hook sees no CTA left to cut: it lets the kernel run and reports nothing.
+        out.all_issued_at = mon.stop_cycle
+        out.notes.append(f"stable at cycle {mon.stop_cycle}, but every CTA is already issued; runs to completion")
+    elif mon.stopped:
         out.stopped = True
         out.stop_cycle, out.stop_insns, out.stop_ctas = mon.stop_cycle, mon.stop_insns, mon.stop_ctas
         out.projected_cycles, out.projected_insns = mon.projected_cycles, mon.projected_insns
+        out.drain_end = drain_end(cycles, completed, mon.stop_ctas, total_ctas, wave_size, actual_cycles)
     elif mon.stable_seen:
         out.notes.append("stable, but the wave condition was never met")
     return out
+
+
+def all_issued(completed: int, total_ctas: int, wave_size: int) -> bool:
+    """Whether every CTA is issued once ``completed`` are done (freed slots refill at once)."""
+    return completed + wave_size >= total_ctas
+
+
+def drain_end(
+    cycles: list[int], completed: list[int], stop_ctas: int, total_ctas: int, wave_size: int, actual_cycles: int | None
+) -> int | None:
+    """First logged cycle of the full run where the CTAs issued at the stop have all completed.
+
+    ``None`` when the log ends before (the kernel's own end, ``actual_cycles``, is then used).
+    """
+    issued = min(total_ctas, stop_ctas + wave_size)
+    for cyc, done in zip(cycles, completed):
+        if done >= issued:
+            return cyc
+    return actual_cycles
 
 
 def replay_run(
@@ -249,6 +289,7 @@ def replay_run(
             replay_series(
                 s, params=params, period=period, total_ctas=total, wave_size=wave, run=run, kernel=i, uid=k.uid,
                 kernel_id=k.kernel_id, name=k.name, actual_cycles=k.cycles, actual_insns=k.insns, monitor_cls=monitor_cls,
+                launch_latency=info.option_int("gpgpu_kernel_launch_latency"),
             )  # fmt: skip
         )
     return out

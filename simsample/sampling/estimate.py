@@ -179,6 +179,24 @@ def _ratio_residuals(d: _Design, y: np.ndarray, x: np.ndarray | None) -> np.ndar
     return np.where(sx[d.pos] != 0, y - r[d.pos] * x, y - ybar[d.pos])
 
 
+def _cluster_level(d: _Design, v: np.ndarray) -> np.ndarray:
+    """Each cluster's mean of ``v`` estimated by the ratio to the design metric, μ_x·Σv/Σx, where
+    the plan records the samples' design values; the plain sample mean elsewhere.
+
+    A relative spread (a CoV) becomes an absolute one through the cluster's mean; a draw from the
+    low end of a widely spread cluster gives a plain mean far below it (and an interval far too
+    narrow), while its ratio to its own design value does not depend on where in the cluster it
+    fell."""
+    used = d.m > 0
+    sv = _by_cluster(d, v)
+    level = np.divide(sv, d.m, out=np.zeros(d.k), where=used)
+    if d.x is not None:
+        sx = _by_cluster(d, d.x)
+        ok = used & (sx > 0) & np.isfinite(d.mean)
+        level = np.where(ok, np.divide(sv * np.nan_to_num(d.mean), sx, out=np.zeros(d.k), where=ok), level)
+    return level
+
+
 def _sample_var(d: _Design, v: np.ndarray) -> np.ndarray:
     """Within-cluster sample variance (ddof 1) of ``v``; 0 where a cluster has fewer than 2 draws."""
     s = _by_cluster(d, v)
@@ -282,7 +300,7 @@ def _variance(
     pool_dof = np.inf
     pool_share = np.zeros(d.k)  # the part of each single-draw cluster's s² that is estimated
     if np.any(single):
-        sbar = np.divide(_by_cluster(d, scale), d.m, out=np.zeros(d.k), where=used)
+        sbar = _cluster_level(d, scale)
         pool = _pooled(d, pooled, scale)
         cov2 = np.nan_to_num(d.cov) ** 2 * d.ddof1
         have_cov = design_cov and not np.any(np.isnan(d.cov[single]))
@@ -299,16 +317,10 @@ def _variance(
     if design_cov:
         # a sample of a skewed cluster usually misses its tail and underestimates its spread: the
         # design metric's spread is known exactly, and the simulated metric's is taken as at least that
-        # (S_x² of the cluster, in y's units by the sample's ratio ȳ/x̄, which a missed tail
-        # lowers in both; by ȳ alone where the plan does not record the samples' design values)
+        # (S_x² of the cluster, in y's units: see _cluster_level)
         multi = used & (d.m >= 2) & (d.fpc > 0) & ~np.isnan(d.cov) & ~np.isnan(d.mean)
         if np.any(multi):
-            sy = _by_cluster(d, own)
-            scale = np.divide(sy, d.m, out=np.zeros(d.k), where=used)
-            if d.x is not None:
-                sx = _by_cluster(d, d.x)
-                scale = np.divide(sy * d.mean, sx, out=scale, where=sx > 0)
-            floor = np.nan_to_num(d.cov) ** 2 * d.ddof1 * scale**2
+            floor = np.nan_to_num(d.cov) ** 2 * d.ddof1 * _cluster_level(d, own) ** 2
             s2 = np.where(multi, np.maximum(s2, floor), s2)
     terms = np.divide(d.size * d.size * s2 * d.fpc, d.m, out=np.zeros(d.k), where=used)
     var = float(terms.sum())

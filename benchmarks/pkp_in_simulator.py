@@ -1,0 +1,120 @@
+"""PKP measured inside Accel-Sim: the same workload simulated without and with the PKP hook.
+
+Needs an Accel-Sim build with ``adapters/accelsim/patches/accel-sim-pkp.patch`` and a run
+script with the convention ``RUNNER KERNELSLIST OUT [simulator flags...]`` (stdout and stderr of
+the simulator written to OUT). The full run also writes a visualizer log so that the offline
+replay (``simsample pkp replay``) can be checked against the simulator's own stop.
+
+For each kernel it prints: actual cycles (full run), PKP projected cycles and their error,
+cycles the PKP run simulated (including the drain of resident CTAs) and the share saved,
+wall-clock of both runs, and whether the replay's stop and projection equal the simulator's.
+
+    python benchmarks/pkp_in_simulator.py RUNNER WORKLOAD_DIR [--out DIR] [--pkp-flag=-pkp_threshold=0.25 ...]
+    python benchmarks/pkp_in_simulator.py --long-kernel DIR --waves 75   # writes the long-kernel workload
+
+The long-kernel workload is written by the adapter's trace writer: one kernel, 80 CTAs a wave
+on SM7_QV100 (64 KiB of shared memory per CTA: one CTA per SM), ``--waves`` waves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def write_long_kernel(out: Path, waves: int, seed: int = 7) -> None:
+    """The long-kernel workload: ``waves`` x 80 CTAs of 2 warps, one CTA per SM (shared memory)."""
+    from simsample_accelsim.synth import KernelSpec, write_workload
+
+    spec = KernelSpec(
+        "_Z4longPfS_", grid=(80 * waves, 1, 1), block=(64, 1, 1), shmem=65536, nregs=32,
+        body=("LDG.E", "FFMA", "FFMA", "FFMA", "FFMA", "STG.E"), iters=2,
+    )  # fmt: skip
+    write_workload(out, [spec], seed=seed)
+
+
+def simulate(runner: Path, kernelslist: Path, out: Path, flags: list[str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run([str(runner), str(kernelslist), str(out), *flags], check=True)
+    return time.perf_counter() - t0
+
+
+def _s(v: float | None) -> str:
+    return "-" if v is None else f"{v:.0f} s"
+
+
+def _share(full: float | None, pkp: float | None) -> str:
+    return "-" if not full or pkp is None else f"{1 - pkp / full:.1%}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("runner", nargs="?", type=Path)
+    ap.add_argument("workload", nargs="?", type=Path, help="folder with kernelslist.g")
+    ap.add_argument("--out", type=Path, default=None, help="where the runs' outputs go (default: the workload folder)")
+    ap.add_argument("--pkp-flag", action="append", default=[], help="extra simulator flag for the PKP run, NAME=VALUE")
+    ap.add_argument("--reuse", action="store_true", help="reuse full.out/pkp.out already in --out")
+    ap.add_argument("--long-kernel", type=Path, default=None, help="write the long-kernel workload here and exit")
+    ap.add_argument("--waves", type=int, default=75)
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    if a.long_kernel is not None:
+        write_long_kernel(a.long_kernel, a.waves)
+        return 0
+    if a.runner is None or a.workload is None:
+        ap.error("RUNNER and WORKLOAD_DIR are required")
+
+    from simsample_accelsim.collect import parse_log
+
+    from simsample.pkp.replay import ReplayParams, replay_run
+
+    out = a.out or a.workload
+    out.mkdir(parents=True, exist_ok=True)
+    klist = a.workload / "kernelslist.g"
+    full, pkp = out / "full.out", out / "pkp.out"
+    flags = [f for item in a.pkp_flag for f in item.split("=", 1)]
+    times = {}
+    if not a.reuse:
+        times["full"] = simulate(a.runner, klist, full, ["-visualizer_enabled", "1", "-gpgpu_runtime_stat", "500", "-visualizer_outputfile", str((out / "full_vis").resolve())])
+        times["pkp"] = simulate(a.runner, klist, pkp, ["-pkp_enable", "1", *flags])
+    fs, ps = parse_log(full), parse_log(pkp)
+    logs = sorted(glob.glob(str(out / "gpgpusim_visualizer__*.log.gz")) + glob.glob(str(out / "full_vis*")))
+    replay = replay_run(logs[-1], full, ReplayParams()) if logs and not flags else []
+    rows = []
+    for i, (f, p) in enumerate(zip(fs.runs, ps.runs)):
+        actual, sim = f.stats.get("cycles"), p.stats.get("cycles")
+        proj = p.stats.get("pkp_projected_cycle")
+        stop = p.stats.get("pkp_stop_cycle")
+        r = replay[i] if i < len(replay) else None
+        rows.append({
+            "uid": f.uid, "ctas": f.grid_size, "actual_cycles": actual, "stop_cycle": stop,
+            "projected_cycles": proj if proj is not None else actual,
+            "error_pct": (proj - actual) / actual * 100 if proj is not None else 0.0,
+            "simulated_cycles": sim, "cycles_saved": 1 - sim / actual if actual else None,
+            "wall_full_s": f.stats.get("sim_seconds"), "wall_pkp_s": p.stats.get("sim_seconds"),
+            "replay_stop": None if r is None else r.stop_cycle,
+            "replay_projected": None if r is None or r.projected_cycles is None else round(r.projected_cycles),
+            "replay_equals_simulator": None if r is None else (r.stop_cycle == (int(stop) if stop is not None else None)
+                                                               and (proj is None or round(r.projected_cycles) == int(proj))),
+        })  # fmt: skip
+    doc = {"process_wall_s": times, "kernels": rows}
+    if a.json:
+        print(json.dumps(doc, indent=1))
+        return 0
+    if times:
+        print(f"wall-clock: full {times['full']:.1f} s, PKP {times['pkp']:.1f} s, saved {1 - times['pkp'] / times['full']:.1%}")
+    print(f"{'uid':>4} {'CTAs':>6} {'actual':>8} {'stop':>8} {'projected':>9} {'err %':>7} {'simulated':>9} {'saved':>6} {'wall full':>9} {'wall PKP':>8} {'saved':>6} {'replay=sim':>10}")
+    for r in rows:
+        print(f"{r['uid']:>4} {r['ctas'] or 0:>6} {r['actual_cycles']:>8.0f} {r['stop_cycle'] or 0:>8.0f} {r['projected_cycles']:>9.0f} "
+              f"{r['error_pct']:>+7.2f} {r['simulated_cycles']:>9.0f} {r['cycles_saved']:>6.1%} "
+              f"{_s(r['wall_full_s']):>9} {_s(r['wall_pkp_s']):>8} {_share(r['wall_full_s'], r['wall_pkp_s']):>6} {str(r['replay_equals_simulator']):>10}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
