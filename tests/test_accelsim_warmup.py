@@ -21,9 +21,9 @@ from simsample_accelsim import opcodes as oc
 from simsample_accelsim.apply import WEIGHTS_FILE, apply_plan
 from simsample_accelsim.collect import collect_logs
 from simsample_accelsim.kernelslist import KernelEntry, Memcpy, parse_kernelslist
-from simsample_accelsim.scan_numpy import scan_lines
+from simsample_accelsim.scan_numpy import scan_footprint, scan_lines
 from simsample_accelsim.synth import KernelSpec, write_kernel, write_workload
-from simsample_accelsim.warmup import CostModel, WarmupSpec, parse_warmup, preceding, targeted, warmup_steps
+from simsample_accelsim.warmup import CostModel, Footprint, WarmupSpec, parse_warmup, preceding, targeted, warmup_steps
 from tests.helpers import shared_path
 from tests.test_accelsim_apply import make_plan
 
@@ -99,6 +99,21 @@ def test_targeted_budget_goes_to_the_producers_of_heavy_samples():
     assert targeted([3, 6], {3: 1.0, 6: 10.0}, _fp(table), coverage=1.0, budget=0.0) == {3: [], 6: []}
 
 
+def test_lines_many_warps_read_outweigh_lines_read_once():
+    # sample 5 reads 10 lines of 4 once each and 4 lines of 3 that every CTA re-reads (50 accesses
+    # each): with one producer affordable, the re-read lines' producer is the one worth running
+    once, reread = np.arange(10, dtype=np.uint64), np.arange(100, 104, dtype=np.uint64)
+    reads = np.concatenate([once, reread])
+    counts = np.concatenate([np.ones(10, np.int64), np.full(4, 50, np.int64)])
+    table = {5: Footprint(reads, np.zeros(0, np.uint64), 10, counts), 4: Footprint(np.zeros(0, np.uint64), once, 10),
+             3: Footprint(np.zeros(0, np.uint64), reread, 10)}
+    fp = lambda row: table.get(row, Footprint(np.zeros(0, np.uint64), np.zeros(0, np.uint64), 10))  # noqa: E731
+    assert targeted([5], {5: 1.0}, fp, coverage=0.5, budget=None, cost=float) == {5: [3]}
+    # without the counts every line weighs the same, and the producer of more lines wins
+    plain = lambda row: tuple(fp(row))[:3]  # noqa: E731
+    assert targeted([5], {5: 1.0}, plain, coverage=0.5, budget=None, cost=float) == {5: [4]}
+
+
 def test_budget_counts_predicted_cycles_so_small_producers_are_not_free():
     # one heavy sample (100k warp instructions) whose lines three small producers (1k each) wrote;
     # in instructions the three fit in a quarter of the sample, in cycles each pays the launch latency
@@ -157,8 +172,9 @@ def test_warmup_steps_keep_real_order_with_every_preceding_memcpy():
 
 
 # --- the footprint scanner ---------------------------------------------------------------------
-def _reference_lines(path: Path) -> tuple[set[int], set[int]]:
-    """Global load/store lines of a trace, decoded line by line (independent of the numpy scanner)."""
+def _reference_lines(path: Path, counts: dict[int, int] | None = None) -> tuple[set[int], set[int]]:
+    """Global load/store lines of a trace, decoded line by line (independent of the numpy scanner);
+    ``counts`` receives, for each read line, how many load instructions touch it."""
     reads: set[int] = set()
     writes: set[int] = set()
     for line in path.read_text().splitlines():
@@ -184,8 +200,13 @@ def _reference_lines(path: Path) -> tuple[set[int], set[int]]:
             for d in t[k + 3 : k + 2 + lanes]:
                 addrs.append(addrs[-1] + int(d))
         target = reads if cls == oc.GLOBAL_LD else writes
+        mine: set[int] = set()
         for a in addrs:
-            target.update(range(a >> 7, ((a + width - 1) >> 7) + 1))
+            mine.update(range(a >> 7, ((a + width - 1) >> 7) + 1))
+        target.update(mine)
+        if counts is not None and cls == oc.GLOBAL_LD:
+            for line in mine:
+                counts[line] = counts.get(line, 0) + 1
     return reads, writes
 
 
@@ -203,10 +224,14 @@ def test_scan_lines_equals_a_line_by_line_decoding(tmp_path, pattern, mode, stri
     path = tmp_path / f"k-{pattern}-{mode}-{stride}-{len(body)}-{divergence}.traceg"
     man = write_kernel(path, spec, 1, seed=stride & 7)
     reads, writes, insts = scan_lines(path)
-    want_r, want_w = _reference_lines(path)
+    want_counts: dict[int, int] = {}
+    want_r, want_w = _reference_lines(path, want_counts)
     assert set(reads.tolist()) == want_r
     assert set(writes.tolist()) == want_w
     assert insts == man.warp_insts
+    fp = scan_footprint(path)
+    assert np.array_equal(fp.reads, reads) and np.array_equal(fp.writes, writes) and fp.warp_insts == insts
+    assert dict(zip(fp.reads.tolist(), fp.read_counts.tolist())) == want_counts
 
 
 # --- apply ------------------------------------------------------------------------------------

@@ -89,13 +89,34 @@ def choose_warmup(tf: TraceFolder, plan: Plan, rows: Sequence[int], spec: Warmup
         if short:
             warn(f"--warmup {spec.k}: {short} sampled launch(es) have fewer than {spec.k} launches before them; they get those there are")
         return warm
-    from simsample_accelsim.scan_numpy import scan_lines
+    from simsample_accelsim.scan_numpy import scan_footprint
 
     weight_of_row: dict[int, float] = {}
     for r, w in zip(rows, plan.samples["weight"]):
         weight_of_row[int(r)] = weight_of_row.get(int(r), 0.0) + float(w)
-    return targeted(samples, weight_of_row, lambda i: scan_lines(tf.files[i]), horizon=spec.horizon, coverage=spec.coverage, budget=spec.budget,
+    return targeted(samples, weight_of_row, lambda i: scan_footprint(tf.files[i]), horizon=spec.horizon, coverage=spec.coverage, budget=spec.budget,
                     cost=spec.cost.cycles, shared=shared)
+
+
+def open_for_plan(
+    plan: Plan, traces: str | Path, out: str | Path, *, force: bool
+) -> tuple[Path, TraceFolder, Sequence[int], bool, list[int]]:
+    """What writing ``plan``'s launches from ``traces`` into ``out`` starts with (here and in
+    :mod:`.split`): the output checked before the traces are scanned (a wrong OUT fails fast),
+    the folder's notes, the plan matched to the folder's launches and the sampled traces present.
+    Returns the absolute output path, the folder, the plan's rows, whether they were matched by
+    position, and the sorted distinct sampled rows."""
+    out_abs = _check_out_path(Path(out))
+    check_output_folder(Path(out), force=force, inputs=[resolve_list(traces).parent])
+    tf = scan_folder(traces)
+    for message in folder_notes(tf):
+        warn(message)
+    rows, by_position = match_plan(plan, workload_of(tf), what="trace folder")
+    kept = sorted(set(int(r) for r in rows))  # match_plan checked that they are rows of this folder
+    for i in kept:
+        if not tf.files[i].exists():
+            raise UserError(f"{tf.files[i]}: sampled trace is missing")
+    return out_abs, tf, rows, by_position, kept
 
 
 def apply_plan(
@@ -109,17 +130,7 @@ def apply_plan(
     functional: bool = False,
 ) -> ApplyResult:
     """Write the sampled trace folder ``out`` for ``plan`` from ``traces`` (see the module docstring)."""
-    out_abs = _check_out_path(Path(out))
-    inputs = [resolve_list(traces).parent]
-    check_output_folder(Path(out), force=force, inputs=inputs)  # before scanning: a wrong OUT fails fast
-    tf = scan_folder(traces)
-    for message in folder_notes(tf):
-        warn(message)
-    rows, by_position = match_plan(plan, workload_of(tf), what="trace folder")
-    kept = sorted(set(int(r) for r in rows))  # match_plan checked that they are rows of this folder
-    for i in kept:
-        if not tf.files[i].exists():
-            raise UserError(f"{tf.files[i]}: sampled trace is missing")
+    out_abs, tf, rows, by_position, kept = open_for_plan(plan, traces, out, force=force)
     warm = choose_warmup(tf, plan, rows, warmup or WarmupSpec())
     keep = set(kept)
     steps = warmup_steps(tf.kernels_list.commands, kept, warm)  # what runs before each sample, in order
@@ -148,7 +159,7 @@ def apply_plan(
             f"warm-up launch {tf.entry_name(warm_rows[clash[0]][0])} has kernel id {clash[0]}, which the plan gives to a sampled launch "
             "(the plan was made on another source); make the plan on this trace folder, or pass --warmup none"
         )
-    with staged_folder(Path(out), force=force, inputs=inputs) as tmp:
+    with staged_folder(Path(out), force=force, inputs=[resolve_list(traces).parent]) as tmp:
         for i in sorted(run):
             link_or_copy(tf.files[i], tmp / tf.entry_name(i), copy=copy)
         atomic_write_text(tmp / DEFAULT_LIST, render(commands))

@@ -28,14 +28,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from simsample.adapter_support import check_output_folder, link_or_copy, match_plan, staged_folder, write_plan_records
+from simsample.adapter_support import link_or_copy, staged_folder, write_plan_records
 from simsample.errors import UserError
 from simsample.io.files import atomic_write_text
 from simsample.plan import Plan
-from simsample_accelsim.apply import WARMUP_PREFIX, _check_out_path, choose_warmup
+from simsample_accelsim.apply import WARMUP_PREFIX, choose_warmup, open_for_plan
 from simsample_accelsim.kernelslist import DEFAULT_LIST, KernelEntry, Memcpy, render
 from simsample_accelsim.notes import warn
-from simsample_accelsim.reader import folder_notes, resolve_list, scan_folder, workload_of
+from simsample_accelsim.reader import resolve_list, workload_of
 from simsample_accelsim.warmup import WarmupSpec, warmup_steps
 
 JOBS_FILE = "simsample-jobs.json"
@@ -82,17 +82,7 @@ def split_plan(
     functional: bool = False,
 ) -> SplitResult:
     """Write the run folder ``out`` (see the module docstring)."""
-    out_abs = _check_out_path(Path(out))
-    inputs = [resolve_list(traces).parent]
-    check_output_folder(Path(out), force=force, inputs=inputs)
-    tf = scan_folder(traces)
-    for message in folder_notes(tf):
-        warn(message)
-    rows, _by_position = match_plan(plan, workload_of(tf), what="trace folder")
-    kept = sorted(set(int(r) for r in rows))
-    for i in kept:
-        if not tf.files[i].exists():
-            raise UserError(f"{tf.files[i]}: sampled trace is missing")
+    out_abs, tf, rows, _by_position, kept = open_for_plan(plan, traces, out, force=force)
     warm = choose_warmup(tf, plan, rows, warmup or WarmupSpec(), shared=False)
     steps = warmup_steps(tf.kernels_list.commands, kept, warm)
     entries = {i: c for i, c in enumerate(tf.kernels_list.kernels)}
@@ -113,7 +103,7 @@ def split_plan(
     width = len(str(max(id_of_row.values(), default=0)))
     jobs: list[JobEntry] = []
     memcpys = 0
-    with staged_folder(Path(out), force=force, inputs=inputs) as tmp:
+    with staged_folder(Path(out), force=force, inputs=[resolve_list(traces).parent]) as tmp:
         for s in kept:
             kid = id_of_row[s]
             name = f"k{kid:0{width}d}"

@@ -40,11 +40,23 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from simsample.errors import UserError
 from simsample_accelsim.kernelslist import KernelEntry, Memcpy
+
+class Footprint(NamedTuple):
+    """The cache lines a launch's global loads read and its stores write (sorted 128-byte line
+    numbers), its warp instructions, and optionally how many warp-level loads read each read line
+    (aligned with ``reads``; without them every line counts once)."""
+
+    reads: np.ndarray
+    writes: np.ndarray
+    warp_insts: int
+    read_counts: np.ndarray | None = None
+
 
 #: Defaults of the targeted choice (see the module docstring and the README's measurements).
 DEFAULT_HORIZON = 5
@@ -168,7 +180,7 @@ def preceding(samples: Sequence[int], k: int) -> tuple[dict[int, list[int]], int
 def targeted(
     samples: Sequence[int],
     weights: Mapping[int, float],
-    footprint: Callable[[int], tuple[np.ndarray, np.ndarray, int]],
+    footprint: Callable[[int], Footprint | tuple[np.ndarray, np.ndarray, int]],
     *,
     horizon: int = DEFAULT_HORIZON,
     coverage: float = DEFAULT_COVERAGE,
@@ -178,48 +190,49 @@ def targeted(
 ) -> dict[int, list[int]]:
     """The footprint-targeted warm-up rows of each sampled row (see the module docstring).
 
-    ``footprint(row)`` gives the sorted line arrays (reads, writes) of a launch and its warp
-    instructions; ``cost`` turns the warp instructions into the launch's simulation cost (default:
-    :meth:`CostModel.cycles` of the default model). Each sampled launch's read lines are
-    attributed to their last toucher within ``horizon`` launches before it. Producers are then
-    added greedily by benefit per cost, the benefit of a producer being the sum over the samples
-    it serves (and that are still under ``coverage``) of sample weight x lines attributed to it:
-    a producer of a heavy sample (one standing for many launches) is worth more than one of a
-    single launch. Sampled launches are free (they run anyway). With ``budget``, the producers'
-    summed cost stays within ``budget`` x the sampled launches' cost; a producer that does not
-    fit is skipped. With ``shared=False`` (one job per sampled launch, ``apply --split``) the
-    other sampled launches do not run in a sample's job, so they are producers like any other
-    launch.
+    ``footprint(row)`` gives a launch's :class:`Footprint` (or its first three fields); ``cost``
+    turns its warp instructions into its simulation cost (default: :meth:`CostModel.cycles` of
+    the default model). Each sampled launch's read lines are attributed to their last toucher
+    within ``horizon`` launches before it, each line counting the warp-level loads that read it
+    (once where the footprint has no counts). Producers are then added greedily by benefit per
+    cost, the benefit of a producer being the sum over the samples it serves (and that are still
+    under ``coverage``) of sample weight x loads attributed to it: a producer of a heavy sample
+    (one standing for many launches), or of lines that many warps wait on, is worth more. Sampled
+    launches are free (they run anyway). With ``budget``, the producers' summed cost stays within
+    ``budget`` x the sampled launches' cost; a producer that does not fit is skipped. With
+    ``shared=False`` (one job per sampled launch, ``apply --split``) the other sampled launches
+    do not run in a sample's job, so they are producers like any other launch.
     """
     kept = sorted(set(int(s) for s in samples))
-    cache: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
+    cache: dict[int, Footprint] = {}
     price = cost or CostModel().cycles
 
-    def fp(row: int) -> tuple[np.ndarray, np.ndarray, int]:
+    def fp(row: int) -> Footprint:
         if row not in cache:
-            cache[row] = footprint(row)
+            cache[row] = Footprint(*footprint(row))
         return cache[row]
 
     def cost_of(row: int) -> float:
-        return max(1.0, float(price(fp(row)[2])))
+        return max(1.0, float(price(fp(row).warp_insts)))
 
-    attributed: dict[int, dict[int, int]] = {}
+    attributed: dict[int, dict[int, float]] = {}
     for s in kept:
-        need = fp(s)[0]
-        mine: dict[int, int] = {}
+        need = fp(s).reads
+        counts = fp(s).read_counts
+        loads = np.ones(len(need)) if counts is None else np.asarray(counts, np.float64)
+        mine: dict[int, float] = {}
         for j in range(s - 1, max(-1, s - 1 - horizon), -1):
             if len(need) == 0:
                 break
-            reads, writes, _ = fp(j)
-            hit = np.isin(need, reads, assume_unique=True) | np.isin(need, writes, assume_unique=True)
-            n = int(hit.sum())
-            if n:
-                mine[j] = n
-                need = need[~hit]  # the line's last toucher is j: earlier launches do not matter for it
+            f = fp(j)
+            hit = np.isin(need, f.reads, assume_unique=True) | np.isin(need, f.writes, assume_unique=True)
+            if hit.any():
+                mine[j] = float(loads[hit].sum())
+                need, loads = need[~hit], loads[~hit]  # the line's last toucher is j: earlier launches do not matter for it
         attributed[s] = mine
     keep = set(kept) if shared else set()
     goal = {s: coverage * sum(a.values()) for s, a in attributed.items()}
-    covered = {s: float(sum(n for j, n in a.items() if j in keep)) for s, a in attributed.items()}
+    covered = {s: sum(n for j, n in a.items() if j in keep) for s, a in attributed.items()}
     allowed = float("inf") if budget is None else budget * sum(cost_of(s) for s in kept)
     spent = 0.0
     chosen: set[int] = set()
