@@ -11,12 +11,15 @@ Two choices are offered:
 * ``K`` (an int): the K launches immediately before each sampled launch. Simple and
   workload-agnostic, but it pays for K launches per sample, most of which warm nothing.
 * ``targeted``: the footprint choice. From the trace bodies (the cache lines each launch's
-  global loads read and its global stores write, :func:`.scan_numpy.scan_lines`), for each
-  sampled launch, the lines it reads are attributed to the earlier launch within ``horizon``
-  launches that last touched them (what the full run's L2 would hold). Producers are added by
-  weighted lines per unit of cost (a launch already in the run costs nothing) until each sample
-  has ``coverage`` of its attributed lines covered or the warm-up cost would pass ``budget`` x
-  the sampled launches' cost. Producers outside the horizon are assumed
+  global loads read, with how many warp-level loads read each, and the lines its global stores
+  write, :func:`.scan_numpy.scan_footprint`), for each sampled launch, the lines it reads are
+  attributed to the earlier launch within ``horizon`` launches that last touched them (what the
+  full run's L2 would hold). Producers are added by weighted loads of those lines per unit of
+  cost (a launch already in the run costs nothing) until each sample has ``coverage`` of its
+  attributed loads covered or the warm-up cost would pass ``budget`` x the sampled launches'
+  cost. Loads, not lines: a line that many warps of many CTAs re-read stalls them all when it is
+  cold (a hetero sgemm reading 480 lines of a relu's output loses 3,000 cycles cold, a relu
+  reading 2,560 lines of a sgemm's output 400). Producers outside the horizon are assumed
   evicted or irrelevant; the horizon and coverage are parameters because the right values
   depend on the L2 size relative to the footprints.
 
