@@ -511,6 +511,11 @@ def test_ctrl_c_is_one_line_and_exit_130(delay: float, tmp_path: Path) -> None:
     if p.returncode == 0:  # finished before the signal: nothing to check but the output
         assert (out / "p.json").exists()
         return
+    if p.returncode == -signal.SIGINT:
+        # the signal came before the interpreter had installed its handler (a loaded machine can
+        # take over a second to start Python): the program never ran, so it left nothing and said nothing
+        assert text == "" and not any(out.iterdir())
+        return
     assert p.returncode == 130, text
     assert "Traceback" not in text
     assert [line for line in text.splitlines() if line.strip()] == ["interrupted"]
