@@ -13,12 +13,18 @@ $(STAMP): pyproject.toml $(wildcard CMakeLists.txt) $(ADAPTERS)
 	$(BIN)/python -m pip install --quiet -e '.[test,cluster]' $(foreach a,$(ADAPTERS),-e $(dir $(a)))
 	touch $@
 
+# The tests exercise the optional GCL-Sampler too: torch and torch-geometric (the gcl extra).
+GCL_STAMP := $(VENV)/.installed-gcl
+$(GCL_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,cluster,gcl]' $(foreach a,$(ADAPTERS),-e $(dir $(a)))
+	touch $@
+
 setup: $(STAMP)
 
 demo: setup
 	PATH="$(abspath $(BIN)):$$PATH" bash examples/demo.sh
 
-test: setup
+test: setup $(GCL_STAMP)
 	$(BIN)/python -m pytest
 
 clean:

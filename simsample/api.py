@@ -18,6 +18,8 @@ from simsample.errors import UserError
 
 if TYPE_CHECKING:
     import click
+
+    from simsample.gcl.streams import InstructionTraces
     import pandas as pd
 
     from simsample.plan import Plan
@@ -119,8 +121,16 @@ class Sampler(ABC):
         """Columns needed with these parameters (override when they depend on parameters)."""
         return self.requires
 
+    def unavailable(self) -> str | None:
+        """Why the sampler cannot run here (an optional dependency missing, and how to install
+        it), or None. ``simsample samplers`` shows it; planning refuses with it."""
+        return None
+
     def check_workload(self, workload: Workload, params: Mapping[str, Any]) -> None:
         """Refuse, naming missing columns and how to get them, before planning."""
+        note = self.unavailable()
+        if note:
+            raise UserError(f"sampler {self.name} cannot run: {note}")
         workload.require(self.required_columns(params), who=f"sampler {self.name}", hint=self.requires_hint)
 
     @abstractmethod
@@ -166,6 +176,11 @@ class Adapter(ABC):
     @abstractmethod
     def commands(self) -> Mapping[str, click.Command]:
         """Click commands by verb: any of ``apply``, ``collect``, ``estimate``, ``run``, ``features``."""
+
+    def instruction_traces(self, workload: Workload) -> InstructionTraces:
+        """The trace file of every launch of ``workload`` and the function that reads chosen warps
+        of one (GCL-Sampler's graphs). Adapters whose traces hold instruction streams override this."""
+        raise UserError(f"adapter {self.name} cannot read per-warp instruction streams, which GCL-Sampler needs; plan on an Accel-Sim trace folder")
 
     def full_run_results(self, outputs: Sequence[Path]) -> pd.DataFrame:
         """Per-launch results of a run of the whole workload (``simsample evaluate --truth``):

@@ -8,6 +8,7 @@ also exit 1; anything unexpected is a bug: exit code 2, with the traceback only 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import traceback
 
@@ -81,6 +82,9 @@ def main(argv: list[str] | None = None) -> None:
         code = run(argv)
     except KeyboardInterrupt:
         code = _interrupted()
+    # The command is over and its outputs are complete: a Ctrl-C during the interpreter's
+    # teardown (freeing large tables can take a moment) must not turn it into a killed process.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     sys.exit(code)
 
 

@@ -85,6 +85,7 @@ def samplers_cmd(as_json: bool) -> None:
                 "description": s.description,
                 "bounded": s.bounded,
                 "requires": list(s.requires),
+                "unavailable": s.unavailable(),
                 "params": [
                     {
                         "name": p.name,
@@ -103,6 +104,8 @@ def samplers_cmd(as_json: bool) -> None:
     con = _console()
     for s in doc:
         con.print(f"[bold]{s['name']}[/bold] (v{s['version']}): {s['description']}")
+        if s["unavailable"]:
+            con.print(f"  [yellow]unavailable here[/yellow]: {s['unavailable']}")
         if s["requires"]:
             con.print(f"  requires: {', '.join(s['requires'])}")
         for p in s["params"]:

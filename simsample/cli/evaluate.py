@@ -87,7 +87,7 @@ def evaluate_cmd(
         for path, in_folder in paths:
             try:
                 wl = load_workload([path], format=fmt, options=options)
-                if len(wl) >= min_launches:
+                if len(wl) >= min_launches and truth_table is None:
                     wl.values(wl.default_metric())  # untimed traces fail here, with their reason
             except UserError as exc:
                 if not in_folder:
