@@ -27,13 +27,14 @@ import time
 from pathlib import Path
 
 
-def write_long_kernel(out: Path, waves: int, seed: int = 7) -> None:
-    """The long-kernel workload: ``waves`` x 80 CTAs of 2 warps, one CTA per SM (shared memory)."""
+def write_long_kernel(out: Path, waves: int, seed: int = 7, iters: int = 2) -> None:
+    """The long-kernel workload: ``waves`` x 80 CTAs of 2 warps, one CTA per SM (shared memory);
+    ``iters`` loop trips per warp set how long a CTA runs (2: about 680 cycles a wave)."""
     from simsample_accelsim.synth import KernelSpec, write_workload
 
     spec = KernelSpec(
         "_Z4longPfS_", grid=(80 * waves, 1, 1), block=(64, 1, 1), shmem=65536, nregs=32,
-        body=("LDG.E", "FFMA", "FFMA", "FFMA", "FFMA", "STG.E"), iters=2,
+        body=("LDG.E", "FFMA", "FFMA", "FFMA", "FFMA", "STG.E"), iters=iters,
     )  # fmt: skip
     write_workload(out, [spec], seed=seed)
 
@@ -61,10 +62,13 @@ def main() -> int:
     ap.add_argument("--reuse", action="store_true", help="reuse full.out/pkp.out already in --out")
     ap.add_argument("--long-kernel", type=Path, default=None, help="write the long-kernel workload here and exit")
     ap.add_argument("--waves", type=int, default=75)
+    ap.add_argument("--iters", type=int, default=2, help="long kernel: loop trips per warp (CTA length)")
+    ap.add_argument("--no-insn-file", action="store_true",
+                    help="run PKP without -pkp_insn_file (the projection by completed CTAs)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     if a.long_kernel is not None:
-        write_long_kernel(a.long_kernel, a.waves)
+        write_long_kernel(a.long_kernel, a.waves, iters=a.iters)
         return 0
     if a.runner is None or a.workload is None:
         ap.error("RUNNER and WORKLOAD_DIR are required")
@@ -78,13 +82,25 @@ def main() -> int:
     klist = a.workload / "kernelslist.g"
     full, pkp = out / "full.out", out / "pkp.out"
     flags = [f for item in a.pkp_flag for f in item.split("=", 1)]
+    insns = None
+    if not a.no_insn_file:
+        # each kernel's thread instructions, counted from its trace: the instruction projection
+        from simsample_accelsim.features import compute_features
+
+        from simsample.pkp.replay import insn_file_text
+
+        k = compute_features(a.workload, quiet=True).kernels
+        insns = dict(zip(k["kernel_id"].astype("int64").tolist(), k["thread_insts"].astype("int64").tolist()))
+        (out / "pkp_insns.txt").write_text(insn_file_text(list(insns), list(insns.values()), a.workload.name))
+        flags = ["-pkp_insn_file", str((out / "pkp_insns.txt").resolve()), *flags]
     times = {}
     if not a.reuse:
         times["full"] = simulate(a.runner, klist, full, ["-visualizer_enabled", "1", "-gpgpu_runtime_stat", "500", "-visualizer_outputfile", str((out / "full_vis").resolve())])
         times["pkp"] = simulate(a.runner, klist, pkp, ["-pkp_enable", "1", *flags])
     fs, ps = parse_log(full), parse_log(pkp)
-    logs = sorted(glob.glob(str(out / "gpgpusim_visualizer__*.log.gz")) + glob.glob(str(out / "full_vis*")))
-    replay = replay_run(logs[-1], full, ReplayParams()) if logs and not flags else []
+    # the simulator writes the log in its working folder (the workload's), named by the time
+    logs = sorted(glob.glob(str(out / "gpgpusim_visualizer__*.log.gz")) + glob.glob(str(a.workload / "gpgpusim_visualizer__*.log.gz")), key=lambda p: Path(p).stat().st_mtime)
+    replay = replay_run(logs[-1], full, ReplayParams(projection="instructions" if insns else "paper"), insns=insns) if logs and not a.pkp_flag else []
     rows = []
     for i, (f, p) in enumerate(zip(fs.runs, ps.runs)):
         actual, sim = f.stats.get("cycles"), p.stats.get("cycles")

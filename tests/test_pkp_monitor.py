@@ -209,7 +209,10 @@ def test_config_round_trips(Monitor):
     assert m.config == {
         "period": 7, "window": 50, "threshold": 0.5, "total_ctas": 3, "wave_size": 9,
         "wave_rule": "artifact", "projection": "artifact", "small_grid_fraction": 0.2, "launch_latency": 11,
+        "total_insns": 0, "min_remaining": 0.0,
     }  # fmt: skip
+    m.restart(5, 2, total_insns=123)
+    assert (m.config["total_ctas"], m.config["total_insns"]) == (5, 123)
     assert m.window_samples == 7
 
 
@@ -220,6 +223,7 @@ def test_config_round_trips(Monitor):
         ({"period": 500, "window": 999}, "window must span at least 2 sample periods"),
         ({"period": 1, "window": (1 << 20) + 1}, "window spans too many samples (at most 1048576)"),
         ({"threshold": 0.0}, "threshold must be a positive number (percent)"),
+        ({"min_remaining": 1.0}, "min_remaining must be in [0, 1)"),
         ({"threshold": math.nan}, "threshold must be a positive number (percent)"),
         ({"threshold": math.inf}, "threshold must be a positive number (percent)"),
         ({"total_ctas": 0}, "total_ctas must be at least 1"),
@@ -227,7 +231,7 @@ def test_config_round_trips(Monitor):
         ({"small_grid_fraction": 0.0}, "small_grid_fraction must be in (0, 1]"),
         ({"small_grid_fraction": 1.5}, "small_grid_fraction must be in (0, 1]"),
         ({"wave_rule": "both"}, "wave_rule must be 'paper' or 'artifact', not 'both'"),
-        ({"projection": "x"}, "projection must be 'paper' or 'artifact', not 'x'"),
+        ({"projection": "x"}, "projection must be 'paper', 'artifact' or 'instructions', not 'x'"),
     ],
 )
 def test_invalid_settings_same_message(Monitor, kwargs, message):
@@ -273,9 +277,11 @@ configs = st.fixed_dictionaries(
         "total_ctas": st.integers(1, 5000),
         "wave_size": st.integers(1, 3000),
         "wave_rule": st.sampled_from(["paper", "artifact"]),
-        "projection": st.sampled_from(["paper", "artifact"]),
+        "projection": st.sampled_from(["paper", "artifact", "instructions"]),
         "small_grid_fraction": st.floats(0.01, 1.0),
         "launch_latency": st.one_of(st.just(0), st.integers(0, 3000)),
+        "total_insns": st.one_of(st.just(0), st.integers(1, 1 << 50)),
+        "min_remaining": st.one_of(st.just(0.0), st.floats(0.0, 0.99)),
     }
 )
 steps = st.lists(
@@ -297,9 +303,14 @@ def test_native_and_python_agree_bit_for_bit(cfg, signal):
         assert _state(a) == _state(b)
         assert a.project(insns, ctas) == b.project(insns, ctas) or (math.isnan(a.project(insns, ctas)) and math.isnan(b.project(insns, ctas)))
         assert a.wave_ok(ctas) == b.wave_ok(ctas)
+        assert a.remaining_ok(ctas) == b.remaining_ok(ctas)
         assert a.project_cycles(cycle, ctas).hex() == b.project_cycles(cycle, ctas).hex() or (
             math.isnan(a.project_cycles(cycle, ctas)) and math.isnan(b.project_cycles(cycle, ctas))
         )
+        pa, pb = a.project_cycles(cycle, ctas, insns), b.project_cycles(cycle, ctas, insns)
+        assert pa.hex() == pb.hex() or (math.isnan(pa) and math.isnan(pb))
+        ia, ib = a.project_insns(insns, ctas), b.project_insns(insns, ctas)
+        assert ia.hex() == ib.hex() or (math.isnan(ia) and math.isnan(ib))
 
 
 @pytest.mark.skipif(NATIVE is None, reason="C++ extension simsample._pkp is not built")
@@ -411,3 +422,46 @@ def test_zero_latency_is_the_paper_formula_bit_for_bit(cycle, done, total):
         assert m.project_cycles(cycle, done).hex() == m.project(cycle, done).hex()
         m = monitor_class(impl)(total_ctas=total, wave_size=1, launch_latency=cycle)
         assert m.project_cycles(cycle, done) == float(cycle)
+
+
+def test_instruction_projection_ignores_where_in_a_wave_the_stop_falls(Monitor):
+    """CTAs finishing in synchronised waves: the completed count is a staircase, instructions
+    grow steadily. Projecting by instructions gives the true end although the stop falls after
+    a wave's end (the next sample); by CTAs it is off by the lag."""
+    latency, wave, waves, per_wave, rate = 100, 8, 20, 405, 10  # a wave every 405 cycles, 10 insns/cycle
+    total_insns = waves * per_wave * rate
+    end = latency + waves * per_wave
+    kw = {"period": 10, "window": 20, "threshold": 50.0, "total_ctas": wave * waves, "wave_size": wave, "launch_latency": latency}
+    by_insns = Monitor(**kw, projection="instructions", total_insns=total_insns)
+    by_ctas = Monitor(**kw)
+    for m in (by_insns, by_ctas):
+        for cycle in range(10, end, 10):
+            done = wave * ((cycle - latency) // per_wave) if cycle > latency else 0
+            if m.update(cycle, max(0, cycle - latency) * rate, done):
+                break
+        assert m.stopped and m.stop_cycle == 510  # first sample after the first wave (505)
+    assert by_insns.projected_cycles == pytest.approx(end, rel=1e-12)
+    assert by_insns.projected_insns == total_insns
+    assert by_ctas.projected_cycles == pytest.approx(latency + 410 * waves, rel=1e-12)  # 5 cycles late, x20
+    # without a known total it is the CTA projection
+    m = Monitor(period=10, window=20, threshold=50.0, total_ctas=16, wave_size=8, projection="instructions")
+    for cycle in range(10, 200, 10):
+        if m.update(cycle, cycle * 3, 8):
+            break
+    assert m.projected_cycles == m.project_cycles(m.stop_cycle, 8) and m.projected_insns == m.project(m.stop_insns, 8)
+
+
+def test_no_stop_without_enough_left_to_issue(Monitor):
+    """min_remaining = 0.25 of 100 CTAs, waves of 10: a stop needs completed + 10 <= 75."""
+    m = Monitor(period=10, window=20, threshold=50.0, total_ctas=100, wave_size=10, min_remaining=0.25)
+    assert m.remaining_ok(65) and not m.remaining_ok(66)
+    for cycle in range(10, 500, 10):  # stable at once, but the first full wave only at 66 done
+        if m.update(cycle, cycle * 5, 66 if cycle >= 100 else 0):
+            break
+    assert not m.stopped and m.stable_seen
+    m = Monitor(period=10, window=20, threshold=50.0, total_ctas=100, wave_size=10, min_remaining=0.25)
+    for cycle in range(10, 500, 10):
+        if m.update(cycle, cycle * 5, 30 if cycle >= 100 else 0):
+            break
+    assert m.stopped and m.stop_cycle == 100
+    assert Monitor(total_ctas=10, wave_size=1).remaining_ok(10)  # 0: off

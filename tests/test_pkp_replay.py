@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 from pathlib import Path
@@ -13,9 +14,13 @@ import pytest
 from simsample.cli import run as cli_run
 from simsample.errors import FormatError, UserError
 from simsample.pkp import monitor as twin
-from simsample.pkp.replay import ReplayParams, make_monitor, replay_run, summarize, sweep_params
+from simsample.pkp.replay import ReplayParams, make_monitor, read_insn_file, replay_run, summarize, sweep_params
 from simsample.pkp.visualizer import read_accelsim_stdout, read_visualizer_log
 from tests.helpers import shared_path
+
+#: The paper's settings (threshold 0.25%, stops at any time, projection by CTAs), which most of
+#: these tests study; a test's own keywords override them.
+PaperParams = functools.partial(ReplayParams, threshold=0.25, min_remaining=0.0, projection="paper")
 
 try:
     from simsample import _pkp as NATIVE
@@ -127,7 +132,7 @@ def test_stdout_reader(two_kernel_run):
 
 def test_replay_matches_kernels_and_projects(two_kernel_run, monitor_cls):
     log, out = two_kernel_run
-    params = ReplayParams(window=300, threshold=1.0)
+    params = PaperParams(window=300, threshold=1.0, projection="paper")
     res = replay_run(log, out, params, monitor_cls=monitor_cls)
     a, b, c = res
     # A: constant IPC -> stable at the third sample (cycle 300); one wave (64 CTAs) needs
@@ -153,8 +158,8 @@ def test_replay_matches_kernels_and_projects(two_kernel_run, monitor_cls):
 def test_period_must_be_a_multiple_of_the_log(two_kernel_run):
     log, out = two_kernel_run
     with pytest.raises(UserError, match="multiple of the log's sampling period"):
-        replay_run(log, out, ReplayParams(window=3000, period=150))
-    res = replay_run(log, out, ReplayParams(window=600, period=200, threshold=1.0))
+        replay_run(log, out, PaperParams(window=3000, period=150))
+    res = replay_run(log, out, PaperParams(window=600, period=200, threshold=1.0))
     assert res[0].stop_cycle == 800  # samples at 200, 400, 600 (stable), 800 (72 + 12 CTAs)
 
 
@@ -163,14 +168,14 @@ def test_mismatched_stdout_is_a_user_error(tmp_path, two_kernel_run):
     out = tmp_path / "other.out"
     out.write_text(OPTIONS + kernel_text(1, 1, (200, 1, 1), 256, 0, 32, 900, 90000))
     with pytest.raises(UserError, match="same run"):
-        replay_run(log, out, ReplayParams())
+        replay_run(log, out, PaperParams())
 
 
 def test_without_stdout_needs_sizes(two_kernel_run):
     log, _ = two_kernel_run
     with pytest.raises(UserError, match="--total-ctas and --wave-size"):
-        replay_run(log, None, ReplayParams())
-    res = replay_run(log, None, ReplayParams(window=300, threshold=1.0), total_ctas=200, wave_size=64)
+        replay_run(log, None, PaperParams())
+    res = replay_run(log, None, PaperParams(window=300, threshold=1.0), total_ctas=200, wave_size=64)
     assert res[0].stop_cycle == 700 and res[0].actual_cycles is None and res[0].cycles_error_pct is None
 
 
@@ -184,12 +189,12 @@ def test_not_a_visualizer_log(tmp_path):
 
 
 def test_sweep_params():
-    combos = sweep_params(ReplayParams(), ["s=0.1,0.25", "window=2000,3000"])
+    combos = sweep_params(PaperParams(), ["s=0.1,0.25", "window=2000,3000"])
     assert [(c.threshold, c.window) for c in combos] == [(0.1, 2000), (0.1, 3000), (0.25, 2000), (0.25, 3000)]
     with pytest.raises(UserError, match="unknown key"):
-        sweep_params(ReplayParams(), ["x=1"])
+        sweep_params(PaperParams(), ["x=1"])
     with pytest.raises(UserError, match="KEY=V1"):
-        sweep_params(ReplayParams(), ["s"])
+        sweep_params(PaperParams(), ["s"])
 
 
 # --- real data: kernel 10 of the hetero workload, 440 CTAs = 5.5 waves ----------------------------
@@ -236,7 +241,7 @@ def test_k10_never_stable_at_paper_thresholds(k10, monitor_cls, s):
     """The 5000-cycle launch latency keeps the cumulative IPC drifting: CoV stays above 1%."""
     log, out, d = k10
     assert independent_k10(d, s) is None
-    (r,) = replay_run(log, out, ReplayParams(threshold=s, launch_latency=0), monitor_cls=monitor_cls)
+    (r,) = replay_run(log, out, PaperParams(threshold=s, launch_latency=0), monitor_cls=monitor_cls)
     assert not r.stopped and r.estimated_cycles == 20851 and r.saved_share == 0.0
     df = pd.read_csv(d / "ipc_intervals.csv")
     ipc = (df.globalinsncount / df.globalcyclecount).to_numpy()[-6:]
@@ -248,7 +253,7 @@ def test_k10_never_stable_at_paper_thresholds(k10, monitor_cls, s):
 def test_k10_stops_at_looser_thresholds(k10, monitor_cls, s, projection):
     log, out, d = k10
     cyc, done, proj_c, proj_i = independent_k10(d, s, artifact=projection == "artifact")
-    params = ReplayParams(threshold=s, projection=projection, launch_latency=0)
+    params = PaperParams(threshold=s, projection=projection, launch_latency=0)
     (r,) = replay_run(log, out, params, monitor_cls=monitor_cls)
     assert r.stopped and (r.stop_cycle, r.stop_ctas) == (cyc, done)
     assert r.projected_cycles == pytest.approx(proj_c, rel=1e-12)
@@ -263,7 +268,7 @@ def test_k10_figures(k10):
     """The numbers quoted in the documentation (s = 5%, paper formula: stop at 17,000 cycles,
     +10.38%; the drain of the 80 resident CTAs is simulated until about 19,500)."""
     log, out, _ = k10
-    (r,) = replay_run(log, out, ReplayParams(threshold=5.0, launch_latency=0))
+    (r,) = replay_run(log, out, PaperParams(threshold=5.0, launch_latency=0, projection="paper"))
     assert (r.stop_cycle, r.stop_ctas) == (17000, 325)
     assert round(r.projected_cycles) == 23015 and round(r.cycles_error_pct, 2) == 10.38
     assert r.drain_end == 19500 and round(r.saved_share * 100, 1) == 6.5
@@ -273,7 +278,7 @@ def test_k10_no_stop_once_every_cta_is_issued(k10, monitor_cls):
     """s = 2%: the monitor fires at 20,000 cycles with 428 of 440 CTAs done; the simulator runs
     the kernel to completion there (no projection, nothing saved), and so must the replay."""
     log, out, _ = k10
-    (r,) = replay_run(log, out, ReplayParams(threshold=2.0, launch_latency=0), monitor_cls=monitor_cls)
+    (r,) = replay_run(log, out, PaperParams(threshold=2.0, launch_latency=0), monitor_cls=monitor_cls)
     assert not r.stopped and r.all_issued_at == 20000
     assert r.estimated_cycles == 20851 and r.saved_share == 0.0
 
@@ -289,15 +294,24 @@ def test_k10_launch_latency_apart(k10, monitor_cls):
     done = done.cumsum()
     k = max(np.flatnonzero((cov < 5.0).to_numpy())[0], np.flatnonzero((done >= 80).to_numpy())[0])
     cyc, dn = int(df.globalcyclecount[k]), int(done[k])
-    (r,) = replay_run(log, out, ReplayParams(threshold=5.0), monitor_cls=monitor_cls)
+    (r,) = replay_run(log, out, PaperParams(threshold=5.0, projection="paper"), monitor_cls=monitor_cls)
     assert r.launch_latency == 5000
     assert r.stopped and (r.stop_cycle, r.stop_ctas) == (cyc, dn)
     assert r.projected_cycles == pytest.approx(5000 + (cyc - 5000) * 440 / dn, rel=1e-12)
+    # Projecting by instructions (totals from the stdout): same stop, the cycles
+    # scaled by the kernel's instructions over those done.
+    (i,) = replay_run(log, out, PaperParams(threshold=5.0, projection="instructions"), monitor_cls=monitor_cls)
+    assert (i.stop_cycle, i.stop_ctas) == (cyc, dn)
+    assert i.projected_cycles == pytest.approx(5000 + (cyc - 5000) * 5575680 / int(df.globalinsncount[k]), rel=1e-12)
+    assert i.projected_insns == 5575680
     # At the paper's stop point (17,000 cycles, 325 CTAs) the formula with the latency apart
     # projects 21,246 cycles (+1.9%) where the paper's gives 23,015 (+10.4%).
-    mon = make_monitor(ReplayParams(), 500, 440, 80, monitor_cls, 5000)
+    mon = make_monitor(PaperParams(), 500, 440, 80, monitor_cls, 5000)
     assert round(mon.project_cycles(17000, 325)) == 21246
-    # The default threshold never stops this 5.5-wave kernel: nothing to get wrong.
+    # Neither the paper's threshold nor the defaults (2%, a quarter of the grid left to issue)
+    # stop this 5.5-wave kernel: nothing to get wrong.
+    (r,) = replay_run(log, out, PaperParams(), monitor_cls=monitor_cls)
+    assert not r.stopped and r.cycles_error_pct == 0.0
     (r,) = replay_run(log, out, ReplayParams(), monitor_cls=monitor_cls)
     assert not r.stopped and r.cycles_error_pct == 0.0
 
@@ -305,7 +319,7 @@ def test_k10_launch_latency_apart(k10, monitor_cls):
 # --- command line ------------------------------------------------------------------------------
 def test_cli_replay_json_sweep(k10, capsys):
     log, out, _ = k10
-    rc = cli_run(["pkp", "replay", str(log), "--stdout", str(out), "--sweep", "s=0.1,0.25,0.5,1,5", "--launch-latency", "0", "--json"])
+    rc = cli_run(["pkp", "replay", str(log), "--stdout", str(out), "--sweep", "s=0.1,0.25,0.5,1,5", "--launch-latency", "0", "--projection", "paper", "--min-remaining", "0", "--json"])
     assert rc == 0
     doc = json.loads(capsys.readouterr().out)
     assert [r["params"]["threshold"] for r in doc["runs"]] == [0.1, 0.25, 0.5, 1.0, 5.0]
@@ -316,7 +330,7 @@ def test_cli_replay_json_sweep(k10, capsys):
 
 def test_cli_replay_table(two_kernel_run, capsys):
     log, out = two_kernel_run
-    rc = cli_run(["pkp", "replay", str(log), "--stdout", str(out), "--window", "300", "-s", "1", "--sweep", "s=1,2"])
+    rc = cli_run(["pkp", "replay", str(log), "--stdout", str(out), "--window", "300", "-s", "1", "--min-remaining", "0", "--sweep", "s=1,2"])
     assert rc == 0
     text = capsys.readouterr().out
     assert "PKP replay: s=1%" in text and "Sweep" in text and "1/3 kernels stopped" in text
@@ -339,3 +353,37 @@ def test_plugins_lists_pkp(capsys):
     assert doc["implementations"]["pkp monitor"].startswith(("native", "pure Python"))
     pk = [p for p in doc["plugins"] if p["name"] == "pkp_commands"]
     assert pk and pk[0]["error"] is None and "pkp" in pk[0]["registers"].get("commands", [])
+
+
+def test_insn_file_gives_the_totals(tmp_path, k10, capsys):
+    """--insn-file is what the simulator reads with -pkp_insn_file; a kernel missing from it is
+    projected by CTAs; a malformed line is a one-line error naming the line."""
+    log, out, _ = k10
+    good = tmp_path / "insns.txt"
+    good.write_text("# kernel_id instructions\n10 5575680\n\n3 99  # another kernel\n")
+    assert read_insn_file(good) == {10: 5575680, 3: 99}
+    (a,) = replay_run(log, out, ReplayParams(threshold=5.0, min_remaining=0.0), insns=read_insn_file(good))
+    (b,) = replay_run(log, out, ReplayParams(threshold=5.0, min_remaining=0.0))
+    assert a.projected_cycles == b.projected_cycles and a.projected_insns == 5575680
+    (c,) = replay_run(log, out, ReplayParams(threshold=5.0, min_remaining=0.0), insns={3: 99})
+    (d,) = replay_run(log, out, ReplayParams(threshold=5.0, projection="paper", min_remaining=0.0))
+    assert c.projected_cycles == d.projected_cycles
+    bad = tmp_path / "bad.txt"
+    bad.write_text("10 5575680\n11 lots\n")
+    assert cli_run(["pkp", "replay", str(log), "--stdout", str(out), "--insn-file", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "bad.txt" in err and "line 2" in err and err.count("\n") == 1
+
+
+def test_totals_command_writes_the_simulators_insn_file(tmp_path, capsys):
+    hetero = shared_path("simulators", "accelsim", "hetero")
+    feats = tmp_path / "f.parquet"
+    assert cli_run(["profile", "features", "--sim", "accelsim", str(hetero), "-o", str(feats)]) == 0
+    out = tmp_path / "insns.txt"
+    assert cli_run(["pkp", "totals", str(feats), "-o", str(out)]) == 0
+    totals = read_insn_file(out)
+    stats = json.loads((hetero / "full_stats.json").read_text())["kernels"]
+    assert totals == {k["kernel_id"]: k["gpu_sim_insn"] for k in stats}  # what the simulator counts
+    capsys.readouterr()
+    assert cli_run(["pkp", "totals", str(hetero), "-o", str(tmp_path / "x.txt")]) == 1
+    assert "profile features" in capsys.readouterr().err and not (tmp_path / "x.txt").exists()

@@ -25,16 +25,19 @@ WaveRule parse_wave_rule(const std::string& s) {
 Projection parse_projection(const std::string& s) {
   if (s == "paper") return Projection::Paper;
   if (s == "artifact") return Projection::Artifact;
-  throw py::value_error("projection must be 'paper' or 'artifact', not '" + s + "'");
+  if (s == "instructions") return Projection::Instructions;
+  throw py::value_error("projection must be 'paper', 'artifact' or 'instructions', not '" + s + "'");
 }
 
 const char* name(WaveRule r) { return r == WaveRule::Paper ? "paper" : "artifact"; }
-const char* name(Projection p) { return p == Projection::Paper ? "paper" : "artifact"; }
+const char* name(Projection p) {
+  return p == Projection::Paper ? "paper" : p == Projection::Artifact ? "artifact" : "instructions";
+}
 
 Monitor make_monitor(std::uint64_t period, std::uint64_t window, double threshold,
                      std::uint64_t total_ctas, std::uint64_t wave_size, const std::string& wave_rule,
                      const std::string& projection, double small_grid_fraction,
-                     std::uint64_t launch_latency) {
+                     std::uint64_t launch_latency, std::uint64_t total_insns, double min_remaining) {
   Config c;
   c.period = period;
   c.window = window;
@@ -45,6 +48,8 @@ Monitor make_monitor(std::uint64_t period, std::uint64_t window, double threshol
   c.projection = parse_projection(projection);
   c.small_grid_fraction = small_grid_fraction;
   c.launch_latency = launch_latency;
+  c.total_insns = total_insns;
+  c.min_remaining = min_remaining;
   if (const char* err = simsample::pkp::validate(c)) throw py::value_error(err);
   return Monitor(c);
 }
@@ -67,20 +72,25 @@ PYBIND11_MODULE(_pkp, mod) {
       .def(py::init(&make_monitor), py::kw_only(), py::arg("period") = 500, py::arg("window") = 3000,
            py::arg("threshold") = 0.25, py::arg("total_ctas") = 1, py::arg("wave_size") = 1,
            py::arg("wave_rule") = "paper", py::arg("projection") = "paper",
-           py::arg("small_grid_fraction") = 0.3, py::arg("launch_latency") = 0)
+           py::arg("small_grid_fraction") = 0.3, py::arg("launch_latency") = 0,
+           py::arg("total_insns") = 0, py::arg("min_remaining") = 0.0)
       .def("update", &Monitor::update, py::arg("cycle"), py::arg("insns"), py::arg("completed_ctas"),
            "Feed the kernel's cycle, cumulative instructions and completed CTAs; True once it may stop.")
       .def(
           "restart",
-          [](Monitor& m, std::uint64_t total_ctas, std::uint64_t wave_size) {
+          [](Monitor& m, std::uint64_t total_ctas, std::uint64_t wave_size, std::uint64_t total_insns) {
             if (total_ctas == 0) throw py::value_error("total_ctas must be at least 1");
             if (wave_size == 0) throw py::value_error("wave_size must be at least 1");
-            m.restart(total_ctas, wave_size);
+            m.restart(total_ctas, wave_size, total_insns);
           },
-          py::arg("total_ctas"), py::arg("wave_size"), "Start over for a new kernel.")
+          py::arg("total_ctas"), py::arg("wave_size"), py::arg("total_insns") = 0,
+          "Start over for a new kernel (total_insns: its instructions if known, else 0).")
       .def("wave_ok", &Monitor::wave_ok, py::arg("completed_ctas"))
+      .def("remaining_ok", &Monitor::remaining_ok, py::arg("completed_ctas"))
       .def("project", &Monitor::project, py::arg("value"), py::arg("completed_ctas"))
-      .def("project_cycles", &Monitor::project_cycles, py::arg("cycle"), py::arg("completed_ctas"))
+      .def("project_cycles", &Monitor::project_cycles, py::arg("cycle"), py::arg("completed_ctas"),
+           py::arg("insns") = 0)
+      .def("project_insns", &Monitor::project_insns, py::arg("insns"), py::arg("completed_ctas"))
       .def_property_readonly("stopped", &Monitor::stopped)
       .def_property_readonly("stable_seen", &Monitor::stable_seen)
       .def_property_readonly("stable_since",
@@ -115,6 +125,8 @@ PYBIND11_MODULE(_pkp, mod) {
         d["projection"] = name(c.projection);
         d["small_grid_fraction"] = c.small_grid_fraction;
         d["launch_latency"] = c.launch_latency;
+        d["total_insns"] = c.total_insns;
+        d["min_remaining"] = c.min_remaining;
         return d;
       });
 

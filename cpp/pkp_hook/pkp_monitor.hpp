@@ -19,8 +19,21 @@
 //    Grids smaller than one wave: the paper ignores the condition, the artifact requires
 //    `small_grid_fraction` (0.3) of the grid. In every case at least one CTA must have
 //    completed, otherwise no projection is defined.
+//  * Enough left to cut (`min_remaining`, a share of the grid, 0 = off): a stop needs at least
+//    that share of the CTAs still to be issued, counting one wave as resident (completed +
+//    wave_size <= (1 - min_remaining) * total_ctas). Late in a kernel a stop saves little, and
+//    the projection would stand for a tail it cannot see (the last CTAs running alone); such a
+//    kernel runs to completion and its counts are exact. The count only grows, so once this
+//    fails it fails for good.
 //  * Projection at the stop: total = value_at_stop * total_ctas / completed (paper) or
 //    / (completed + 1) (artifact), for cycles and instructions alike.
+//  * Projection by instructions (`Projection::Instructions`, when the kernel's total
+//    instructions are known ahead, `total_insns` > 0, e.g. counted from its trace): the IPC is
+//    stable, so the cycles still to come are those the remaining instructions take at the rate
+//    so far: projected cycles = L + (cycle - L) * total_insns / insns, projected instructions =
+//    total_insns. Completed CTAs move in steps when CTAs run in synchronised waves, instructions
+//    do not, so this projection does not depend on where in a wave the stop falls. Without a
+//    total (0) it falls back to the paper's CTA projection.
 //  * Launch latency apart (`launch_latency` L > 0 cycles): the simulator spends a fixed L
 //    cycles after each launch before the first CTA runs. That part does not grow with the
 //    grid, so it is kept out of both the signal and the scaling: samples start after L,
@@ -53,7 +66,7 @@ namespace simsample {
 namespace pkp {
 
 enum class WaveRule : int { Paper = 0, Artifact = 1 };
-enum class Projection : int { Paper = 0, Artifact = 1 };
+enum class Projection : int { Paper = 0, Artifact = 1, Instructions = 2 };
 
 struct Config {
   std::uint64_t period = 500;        // cycles between samples
@@ -65,6 +78,8 @@ struct Config {
   Projection projection = Projection::Paper;
   double small_grid_fraction = 0.3;  // artifact rule for grids smaller than one wave
   std::uint64_t launch_latency = 0;  // fixed cycles before the first CTA (0: paper's formula)
+  std::uint64_t total_insns = 0;     // the kernel's instructions if known (Projection::Instructions)
+  double min_remaining = 0.0;        // share of the grid that must remain to be issued at a stop
 };
 
 // nullptr when `c` is valid, else a message saying what is wrong (used before construction,
@@ -77,9 +92,12 @@ inline const char* validate(const Config& c) noexcept {
   if (c.total_ctas == 0) return "total_ctas must be at least 1";
   if (c.wave_size == 0) return "wave_size must be at least 1";
   if (c.wave_rule != WaveRule::Paper && c.wave_rule != WaveRule::Artifact) return "unknown wave rule";
-  if (c.projection != Projection::Paper && c.projection != Projection::Artifact) return "unknown projection";
+  if (c.projection != Projection::Paper && c.projection != Projection::Artifact &&
+      c.projection != Projection::Instructions)
+    return "unknown projection";
   if (!(c.small_grid_fraction > 0.0) || !(c.small_grid_fraction <= 1.0))
     return "small_grid_fraction must be in (0, 1]";
+  if (!(c.min_remaining >= 0.0) || !(c.min_remaining < 1.0)) return "min_remaining must be in [0, 1)";
   return nullptr;
 }
 
@@ -97,7 +115,7 @@ class Monitor {
   explicit Monitor(const Config& c)
       : cfg_(c), n_(window_length(c)), ring_(new double[n_]) {
     if (cfg_.period == 0) cfg_.period = 1;
-    restart(c.total_ctas, c.wave_size);
+    restart(c.total_ctas, c.wave_size, c.total_insns);
   }
 
   // Samples in the window: window / period, clamped to [2, 2^20].
@@ -113,10 +131,12 @@ class Monitor {
   Monitor(Monitor&&) noexcept = default;
   Monitor& operator=(Monitor&&) noexcept = default;
 
-  // Start over for a new kernel (same period, window, threshold and rules).
-  void restart(std::uint64_t total_ctas, std::uint64_t wave_size) noexcept {
+  // Start over for a new kernel (same period, window, threshold and rules); `total_insns` is
+  // the new kernel's instruction count if known (0: unknown).
+  void restart(std::uint64_t total_ctas, std::uint64_t wave_size, std::uint64_t total_insns = 0) noexcept {
     cfg_.total_ctas = total_ctas ? total_ctas : 1;
     cfg_.wave_size = wave_size ? wave_size : 1;
+    cfg_.total_insns = total_insns;
     next_due_ = cfg_.period;
     head_ = 0;
     count_ = 0;
@@ -163,18 +183,39 @@ class Monitor {
     return completed >= cfg_.wave_size;
   }
 
-  // value * total / completed (paper) or / (completed + 1) (artifact).
+  // Whether enough of the grid remains to be issued for a stop with `completed` CTAs done.
+  SIMSAMPLE_PKP_STRICT_FP bool remaining_ok(std::uint64_t completed) const noexcept {
+    if (!(cfg_.min_remaining > 0.0)) return true;
+    const double issued = static_cast<double>(completed) + static_cast<double>(cfg_.wave_size);
+    const double limit = (1.0 - cfg_.min_remaining) * static_cast<double>(cfg_.total_ctas);
+    return issued <= limit;
+  }
+
+  // value * total / completed (paper and instructions) or / (completed + 1) (artifact).
   double project(std::uint64_t value, std::uint64_t completed) const noexcept {
     const std::uint64_t denom = cfg_.projection == Projection::Artifact ? completed + 1 : completed;
     return project_value(value, cfg_.total_ctas, denom);
   }
 
+  // Whether a stop projects by instructions: that projection, a known total, some progress.
+  bool by_instructions(std::uint64_t insns) const noexcept {
+    return cfg_.projection == Projection::Instructions && cfg_.total_insns > 0 && insns > 0;
+  }
+
   // Projected cycles of a kernel stopped at `cycle`: the launch latency is added once, only
-  // the cycles after it are scaled (L = 0: project(cycle, completed)).
-  double project_cycles(std::uint64_t cycle, std::uint64_t completed) const noexcept {
+  // the cycles after it are scaled, by CTAs (L = 0: project(cycle, completed)) or by
+  // instructions (see by_instructions()).
+  double project_cycles(std::uint64_t cycle, std::uint64_t completed, std::uint64_t insns = 0) const noexcept {
     const std::uint64_t l = cfg_.launch_latency;
     const std::uint64_t run = cycle > l ? cycle - l : 0;
+    if (by_instructions(insns)) return add_fixed(l, project_value(run, cfg_.total_insns, insns));
     return add_fixed(l, project(run, completed));
+  }
+
+  // Projected instructions of a kernel stopped with `insns` done and `completed` CTAs.
+  double project_insns(std::uint64_t insns, std::uint64_t completed) const noexcept {
+    if (by_instructions(insns)) return static_cast<double>(cfg_.total_insns);
+    return project(insns, completed);
   }
 
  private:
@@ -222,13 +263,13 @@ class Monitor {
         stable_since_ = cycle;
       }
     }
-    if (stable_seen_ && wave_ok(completed)) {
+    if (stable_seen_ && wave_ok(completed) && remaining_ok(completed)) {
       stopped_ = true;
       stop_cycle_ = cycle;
       stop_insns_ = insns;
       stop_ctas_ = completed;
-      projected_cycles_ = project_cycles(cycle, completed);
-      projected_insns_ = project(insns, completed);
+      projected_cycles_ = project_cycles(cycle, completed, insns);
+      projected_insns_ = project_insns(insns, completed);
     }
     return stopped_;
   }

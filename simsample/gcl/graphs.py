@@ -194,10 +194,10 @@ def build_graph(s: KernelStream) -> KernelGraph:
 
     # memory references (pseudo nodes)
     mem_rows = np.flatnonzero(s.mem > 0)
-    ref_names = [f"MEMREF.{s.spaces[sp]}.{MEM_KINDS[k]}" for sp, k in zip(s.space[mem_rows].tolist(), s.mem[mem_rows].tolist())]
-    ref = add_nodes(PSEUDO, tok(ref_names), s.warp[mem_rows])
-    ref_of = np.full(n, -1, np.int64)
-    ref_of[mem_rows] = ref
+    combo = s.space[mem_rows].astype(np.int64) * len(MEM_KINDS) + s.mem[mem_rows]
+    uniq, which = np.unique(combo, return_inverse=True)
+    ref_tok = tok([f"MEMREF.{s.spaces[c // len(MEM_KINDS)]}.{MEM_KINDS[c % len(MEM_KINDS)]}" for c in uniq.tolist()])
+    ref = add_nodes(PSEUDO, ref_tok[which.ravel()] if len(uniq) else np.zeros(0, np.int32), s.warp[mem_rows])
     kind = s.mem[mem_rows]
     loads = (kind == MEM_LOAD) | (kind == MEM_ATOMIC)
     stores = (kind == MEM_STORE) | (kind == MEM_ATOMIC)

@@ -13,11 +13,18 @@ Rules (PKA, MICRO'21, section 3.2, and where the public artifact differs):
 * stop at the first sample, at or after stability, where the completed CTAs make one wave
   (max resident CTAs per SM x SMs); grids smaller than one wave need no wave (``paper``) or
   ``small_grid_fraction`` of the grid (``artifact``); at least one CTA must have completed;
+* ``min_remaining`` (0 = off): a stop also needs that share of the grid still to be issued,
+  counting one wave as resident (a late stop saves little and cannot see the kernel's tail);
 * projected total = value at the stop x total CTAs / completed CTAs (``paper``) or
   / (completed + 1) (``artifact``), for cycles and instructions alike;
 * ``launch_latency`` L > 0 keeps the simulator's fixed launch latency apart: no sample before
   cycle L, IPC = instructions / (cycle - L), projected cycles = L + (cycle - L) x total /
-  completed (L = 0 is the paper's formula).
+  completed (L = 0 is the paper's formula);
+* ``instructions`` projection, when the kernel's instructions are known ahead (``total_insns``,
+  counted from its trace: ``simsample pkp totals``): projected cycles = L + (cycle - L) x
+  total_insns / instructions so far, projected instructions = total_insns. With CTAs running in
+  synchronised waves the completed count moves in steps and the CTA projection depends on where
+  in a wave the stop falls; instructions grow smoothly. Without a total it projects by CTAs.
 
 Choices where neither source is explicit: the standard deviation is the sample one (n - 1, as
 the artifact's pandas ``rolling().std()``); stability is latched, so the stop is the later of

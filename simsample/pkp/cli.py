@@ -17,6 +17,7 @@ def pkp_group() -> None:
     \b
     simsample pkp replay gpgpusim_visualizer__*.log.gz --stdout sim.out
     simsample pkp replay LOG --stdout sim.out --sweep s=0.1,0.25,0.5,1 --json
+    simsample pkp totals features.parquet -o insns.txt    # then: accel-sim.out ... -pkp_insn_file insns.txt
     """
 
 
@@ -25,18 +26,23 @@ def pkp_group() -> None:
 @click.option("--stdout", "stdouts", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The simulator's stdout of the same run (actual cycles, grid and wave sizes); one per LOG, in order.")
 @click.option("--window", default=3000, show_default=True, type=click.IntRange(min=1), help="Window in cycles (window / period samples).")
-@click.option("--threshold", "-s", default=0.25, show_default=True, type=float, help="Stable when the window's CoV (percent) is below this.")
+@click.option("--threshold", "-s", default=2.0, show_default=True, type=float, help="Stable when the window's CoV (percent) is below this (the paper's: 0.25).")
 @click.option("--period", default=None, type=click.IntRange(min=1), help="Sample period in cycles; a multiple of the log's (default: the log's).")
 @click.option("--wave-rule", type=click.Choice(["paper", "artifact"]), default="paper", show_default=True,
               help="Grids smaller than one wave: no wave condition (paper) or a fraction of the grid (artifact).")
-@click.option("--projection", type=click.Choice(["paper", "artifact"]), default="paper", show_default=True,
-              help="total = value x CTAs / completed (paper) or / (completed + 1) (artifact).")
+@click.option("--projection", type=click.Choice(["instructions", "paper", "artifact"]), default="instructions", show_default=True,
+              help="instructions: cycles x the kernel's instructions / instructions so far (totals from --insn-file, else the "
+                   "stdout's); paper: total = value x CTAs / completed; artifact: / (completed + 1).")
+@click.option("--insn-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The -pkp_insn_file given to the simulator (kernel_id instructions per line).")
+@click.option("--min-remaining", default=0.5, show_default=True, type=click.FloatRange(0.0, 1.0, max_open=True),
+              help="Stop only while at least this share of the grid is still to be issued.")
 @click.option("--small-grid-fraction", default=0.3, show_default=True, type=float, help="Artifact wave rule: share of a small grid that must complete.")
 @click.option("--launch-latency", type=click.IntRange(min=0), default=None,
               help="Fixed cycles kept apart from the projection (default: the run's -gpgpu_kernel_launch_latency; 0: the paper's formula).")
 @click.option("--total-ctas", type=click.IntRange(min=1), default=None, help="Override the grid size (needed without --stdout).")
 @click.option("--wave-size", type=click.IntRange(min=1), default=None, help="Override the CTAs of one wave (needed without --stdout).")
-@click.option("--sweep", "sweeps", multiple=True, metavar="KEY=V1,V2,...", help="Replay for each value: s (threshold), window or period.")
+@click.option("--sweep", "sweeps", multiple=True, metavar="KEY=V1,V2,...", help="Replay for each value: s (threshold), window, period or r (min-remaining).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def replay_cmd(
     logs: tuple[Path, ...],
@@ -46,6 +52,8 @@ def replay_cmd(
     period: int | None,
     wave_rule: str,
     projection: str,
+    insn_file: Path | None,
+    min_remaining: float,
     small_grid_fraction: float,
     launch_latency: int | None,
     total_ctas: int | None,
@@ -59,16 +67,17 @@ def replay_cmd(
     and the share of simulated cycles saved (the drain of resident CTAs counted as simulated).
     """
     from simsample.pkp import implementation
-    from simsample.pkp.replay import ReplayParams, replay_run, summarize, sweep_params
+    from simsample.pkp.replay import ReplayParams, read_insn_file, replay_run, summarize, sweep_params
     from simsample.pkp.visualizer import read_accelsim_stdout, read_visualizer_log
 
     if stdouts and len(stdouts) != len(logs):
         raise UserError(f"give one --stdout per LOG ({len(logs)} logs, {len(stdouts)} --stdout)")
     base = ReplayParams(
         window=window, threshold=threshold, period=period, wave_rule=wave_rule,
-        projection=projection, small_grid_fraction=small_grid_fraction, launch_latency=launch_latency,
+        projection=projection, small_grid_fraction=small_grid_fraction, min_remaining=min_remaining, launch_latency=launch_latency,
     )  # fmt: skip
     combos = sweep_params(base, list(sweeps))
+    insns = read_insn_file(insn_file) if insn_file is not None else None
     parsed = []
     for i, log in enumerate(logs):
         out = stdouts[i] if stdouts else None
@@ -77,7 +86,7 @@ def replay_cmd(
     for params in combos:
         results = []
         for log, out, series, info in parsed:
-            results.extend(replay_run(log, out, params, total_ctas=total_ctas, wave_size=wave_size, series=series, info=info))
+            results.extend(replay_run(log, out, params, total_ctas=total_ctas, wave_size=wave_size, series=series, info=info, insns=insns))
         runs.append((params, results, summarize(results)))
 
     if as_json:
@@ -145,3 +154,29 @@ def _print_tables(runs: list, impl: str) -> None:
             )  # fmt: skip
         con.print(table)
     con.print(f"monitor: {impl}")
+
+
+@pkp_group.command("totals")
+@click.argument("profile", type=click.Path(path_type=Path))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The -pkp_insn_file to write.")
+def totals_cmd(profile: Path, output: Path) -> None:
+    """Write each kernel's thread instructions for Accel-Sim's -pkp_insn_file.
+
+    PROFILE holds kernel ids and thread instructions: the output of
+    `simsample profile features --sim accelsim TRACES -o features.parquet`. With the file the
+    simulator projects a stopped kernel by instructions, not by completed CTAs.
+    """
+    from simsample.io.files import atomic_write_bytes, check_output_file, writable_parent
+    from simsample.io.loading import load_workload
+    from simsample.pkp.replay import insn_file_text
+
+    check_output_file(output, [profile], what="instruction file")
+    writable_parent(output)
+    wl = load_workload([profile])
+    wl.require(["thread_insts"], who="pkp totals", hint="run `simsample profile features --sim accelsim TRACES -o features.parquet` and give that")
+    k = wl.kernels
+    if k["thread_insts"].isna().any():
+        raise UserError(f"{profile}: thread_insts is missing for some kernels; recompute the features")
+    text = insn_file_text(k["kernel_id"].astype("int64").tolist(), k["thread_insts"].astype("int64").tolist(), Path(profile).name)
+    atomic_write_bytes(output, text.encode())
+    click.echo(f"{output}: instruction counts of {len(k):,} kernels")

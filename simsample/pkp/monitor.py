@@ -16,7 +16,7 @@ from operator import index
 from typing import Any
 
 WAVE_RULES = ("paper", "artifact")
-PROJECTIONS = ("paper", "artifact")
+PROJECTIONS = ("paper", "artifact", "instructions")
 _MAX_WINDOW_SAMPLES = 1 << 20
 _U64_MAX = (1 << 64) - 1
 
@@ -33,6 +33,7 @@ def validate(
     wave_rule: str,
     projection: str,
     small_grid_fraction: float,
+    min_remaining: float = 0.0,
 ) -> str | None:
     """``None`` when the configuration is valid, else what is wrong (same texts as C++)."""
     if period == 0:
@@ -49,6 +50,8 @@ def validate(
         return "wave_size must be at least 1"
     if not (small_grid_fraction > 0.0) or not (small_grid_fraction <= 1.0):
         return "small_grid_fraction must be in (0, 1]"
+    if not (min_remaining >= 0.0) or not (min_remaining < 1.0):
+        return "min_remaining must be in [0, 1)"
     return None
 
 
@@ -75,7 +78,7 @@ class Monitor:
         "_period", "_window", "_threshold", "_total", "_wave", "_wave_rule", "_projection", "_fraction",
         "_n", "_ring", "_head", "_count", "_next_due", "_samples", "_stable_seen", "_stable_since",
         "_stopped", "_last_ipc", "_last_cov", "_stop_cycle", "_stop_insns", "_stop_ctas",
-        "_proj_cycles", "_proj_insns", "_latency",
+        "_proj_cycles", "_proj_insns", "_latency", "_total_insns", "_min_remaining",
     )  # fmt: skip
 
     def __init__(
@@ -90,18 +93,21 @@ class Monitor:
         projection: str = "paper",
         small_grid_fraction: float = 0.3,
         launch_latency: int = 0,
+        total_insns: int = 0,
+        min_remaining: float = 0.0,
     ) -> None:
         self._latency = _u64("launch_latency", launch_latency)
         period, window = _u64("period", period), _u64("window", window)
         total_ctas, wave_size = _u64("total_ctas", total_ctas), _u64("wave_size", wave_size)
-        threshold, small_grid_fraction = float(threshold), float(small_grid_fraction)
+        threshold, small_grid_fraction, min_remaining = float(threshold), float(small_grid_fraction), float(min_remaining)
         if wave_rule not in WAVE_RULES:
             raise ValueError(f"wave_rule must be 'paper' or 'artifact', not '{wave_rule}'")
         if projection not in PROJECTIONS:
-            raise ValueError(f"projection must be 'paper' or 'artifact', not '{projection}'")
+            raise ValueError(f"projection must be 'paper', 'artifact' or 'instructions', not '{projection}'")
         err = validate(
             period=period, window=window, threshold=threshold, total_ctas=total_ctas, wave_size=wave_size,
             wave_rule=wave_rule, projection=projection, small_grid_fraction=small_grid_fraction,
+            min_remaining=min_remaining,
         )  # fmt: skip
         if err is not None:
             raise ValueError(err)
@@ -111,13 +117,16 @@ class Monitor:
         self._wave_rule = wave_rule
         self._projection = projection
         self._fraction = small_grid_fraction
+        self._min_remaining = min_remaining
         self._n = window // period
         self._ring = [0.0] * self._n
-        self.restart(total_ctas, wave_size)
+        self.restart(total_ctas, wave_size, total_insns)
 
-    def restart(self, total_ctas: int, wave_size: int) -> None:
-        """Start over for a new kernel (same period, window, threshold and rules)."""
+    def restart(self, total_ctas: int, wave_size: int, total_insns: int = 0) -> None:
+        """Start over for a new kernel (same period, window, threshold and rules); ``total_insns``
+        is the new kernel's instruction count if known (0: unknown)."""
         total_ctas, wave_size = _u64("total_ctas", total_ctas), _u64("wave_size", wave_size)
+        self._total_insns = _u64("total_insns", total_insns)
         if total_ctas == 0:
             raise ValueError("total_ctas must be at least 1")
         if wave_size == 0:
@@ -179,13 +188,13 @@ class Monitor:
             if not self._stable_seen and mean > 0.0 and self._last_cov < self._threshold:
                 self._stable_seen = True
                 self._stable_since = cycle
-        if self._stable_seen and self.wave_ok(completed):
+        if self._stable_seen and self.wave_ok(completed) and self.remaining_ok(completed):
             self._stopped = True
             self._stop_cycle = cycle
             self._stop_insns = insns
             self._stop_ctas = completed
-            self._proj_cycles = self.project_cycles(cycle, completed)
-            self._proj_insns = self.project(insns, completed)
+            self._proj_cycles = self.project_cycles(cycle, completed, insns)
+            self._proj_insns = self.project_insns(insns, completed)
         return self._stopped
 
     def wave_ok(self, completed_ctas: int) -> bool:
@@ -199,24 +208,47 @@ class Monitor:
             return float(completed) >= self._fraction * float(self._total)
         return completed >= self._wave
 
+    def remaining_ok(self, completed_ctas: int) -> bool:
+        """Whether at least ``min_remaining`` of the grid is still to be issued with
+        ``completed_ctas`` done and one wave resident (always, when ``min_remaining`` is 0)."""
+        completed = _u64("completed_ctas", completed_ctas)
+        if not self._min_remaining > 0.0:
+            return True
+        issued = float(completed) + float(self._wave)
+        return issued <= (1.0 - self._min_remaining) * float(self._total)
+
     def project(self, value: int, completed_ctas: int) -> float:
-        """value * total / completed (paper) or / (completed + 1) (artifact); NaN for 0."""
+        """value * total / completed (paper, instructions) or / (completed + 1) (artifact); NaN for 0."""
         value, completed = _u64("value", value), _u64("completed_ctas", completed_ctas)
         denom = completed + 1 if self._projection == "artifact" else completed
         if denom == 0:
             return math.nan
         return float(value) * float(self._total) / float(denom)
 
-    def project_cycles(self, cycle: int, completed_ctas: int) -> float:
+    def by_instructions(self, insns: int) -> bool:
+        """Whether a stop with ``insns`` done projects by instructions (that projection, a known
+        total and some progress); otherwise it projects by CTAs."""
+        return self._projection == "instructions" and self._total_insns > 0 and _u64("insns", insns) > 0
+
+    def project_cycles(self, cycle: int, completed_ctas: int, insns: int = 0) -> float:
         """Projected cycles of a kernel stopped at ``cycle``.
 
         The launch latency is a fixed cost of every launch, not work that grows with the grid:
-        it is added once and only the cycles after it are scaled (``launch_latency=0``: the
-        paper's ``cycle * total / completed``, the same double).
+        it is added once and only the cycles after it are scaled, by CTAs (``launch_latency=0``:
+        the paper's ``cycle * total / completed``, the same double) or, projecting by
+        instructions, by ``total_insns / insns``.
         """
         cycle = _u64("cycle", cycle)
         run = cycle - self._latency if cycle > self._latency else 0
+        if self.by_instructions(insns):
+            return float(self._latency) + float(run) * float(self._total_insns) / float(insns)
         return float(self._latency) + self.project(run, completed_ctas)
+
+    def project_insns(self, insns: int, completed_ctas: int) -> float:
+        """Projected instructions: the known total when projecting by instructions, else by CTAs."""
+        if self.by_instructions(insns):
+            return float(self._total_insns)
+        return self.project(insns, completed_ctas)
 
     # --- read-only state -----------------------------------------------------------------------
     @property
@@ -279,4 +311,6 @@ class Monitor:
             "projection": self._projection,
             "small_grid_fraction": self._fraction,
             "launch_latency": self._latency,
+            "total_insns": self._total_insns,
+            "min_remaining": self._min_remaining,
         }

@@ -21,14 +21,20 @@ from simsample.pkp.visualizer import KernelRun, KernelSeries, RunInfo, read_acce
 
 @dataclass(frozen=True)
 class ReplayParams:
-    """Monitor settings for one replay (``period=None``: the log's own sampling period)."""
+    """Monitor settings for one replay (``period=None``: the log's own sampling period).
+
+    The defaults are the simulator patch's: threshold 2%, a stop only while half of the
+    grid is still to be issued, the projection by instructions (see
+    adapters/accelsim/patches/README.md for the measurements behind them; the paper's
+    threshold is 0.25%, its projection ``paper`` and no ``min_remaining``)."""
 
     window: int = 3000
-    threshold: float = 0.25
+    threshold: float = 2.0
     period: int | None = None
     wave_rule: str = "paper"
-    projection: str = "paper"
+    projection: str = "instructions"
     small_grid_fraction: float = 0.3
+    min_remaining: float = 0.5
     # Fixed cycles kept apart from the projection; None: the run's -gpgpu_kernel_launch_latency
     # (0 when the run's configuration is unknown), 0: the paper's formula.
     launch_latency: int | None = None
@@ -150,7 +156,8 @@ def summarize(results: list[KernelReplay]) -> ReplaySummary:
 
 
 def make_monitor(
-    params: ReplayParams, period: int, total_ctas: int, wave_size: int, monitor_cls: Any = None, launch_latency: int = 0
+    params: ReplayParams, period: int, total_ctas: int, wave_size: int, monitor_cls: Any = None, launch_latency: int = 0,
+    total_insns: int = 0,
 ) -> Any:
     """A monitor (active implementation unless ``monitor_cls`` is given) for these settings."""
     if monitor_cls is None:
@@ -165,7 +172,9 @@ def make_monitor(
             wave_rule=params.wave_rule,
             projection=params.projection,
             small_grid_fraction=params.small_grid_fraction,
+            min_remaining=params.min_remaining,
             launch_latency=launch_latency,
+            total_insns=total_insns,
         )
     except ValueError as exc:
         raise UserError(f"PKP settings: {exc}") from None
@@ -187,12 +196,16 @@ def replay_series(
     actual_insns: int | None = None,
     monitor_cls: Any = None,
     launch_latency: int | None = None,
+    total_insns: int | None = None,
 ) -> KernelReplay:
-    """Feed one kernel's samples to a monitor and record where the simulator would stop."""
+    """Feed one kernel's samples to a monitor and record where the simulator would stop.
+
+    ``total_insns``: the kernel's instructions known ahead (the instruction projection's total);
+    None or 0 projects by CTAs."""
     latency = params.launch_latency if params.launch_latency is not None else (launch_latency or 0)
     if latency < 0:
         raise UserError(f"PKP settings: launch latency must be at least 0 cycles, not {latency}")
-    mon = make_monitor(params, period, total_ctas, wave_size, monitor_cls, latency)
+    mon = make_monitor(params, period, total_ctas, wave_size, monitor_cls, latency, total_insns or 0)
     out = KernelReplay(
         run=run, kernel=kernel, uid=uid, kernel_id=kernel_id, name=name, total_ctas=total_ctas,
         wave_size=wave_size, samples=0 if series is None else len(series),
@@ -251,11 +264,16 @@ def replay_run(
     monitor_cls: Any = None,
     series: list[KernelSeries] | None = None,
     info: RunInfo | None = None,
+    insns: dict[int, int] | None = None,
 ) -> list[KernelReplay]:
     """Replay every kernel of one run: the visualizer ``log`` and, if given, its ``stdout``.
 
     Without stdout, ``total_ctas`` and ``wave_size`` apply to every kernel of the log and the
     actual totals are unknown. ``series``/``info`` may be passed pre-parsed (sweeps).
+
+    The instruction projection needs each kernel's instructions: ``insns`` (kernel id →
+    instructions, as ``-pkp_insn_file`` gives the simulator) or else the stdout's own counts
+    (a full run's are the kernels' totals); without either it projects by CTAs.
     """
     log = Path(log)
     series = read_visualizer_log(log) if series is None else series
@@ -290,6 +308,7 @@ def replay_run(
                 s, params=params, period=period, total_ctas=total, wave_size=wave, run=run, kernel=i, uid=k.uid,
                 kernel_id=k.kernel_id, name=k.name, actual_cycles=k.cycles, actual_insns=k.insns, monitor_cls=monitor_cls,
                 launch_latency=info.option_int("gpgpu_kernel_launch_latency"),
+                total_insns=(insns.get(k.kernel_id) if k.kernel_id is not None else None) if insns is not None else k.insns,
             )  # fmt: skip
         )
     return out
@@ -330,7 +349,8 @@ def match_series(
 
 def sweep_params(base: ReplayParams, sweeps: list[str]) -> list[ReplayParams]:
     """``["s=0.1,0.25", "window=2000,3000"]`` → every combination, in the given order."""
-    keys = {"s": "threshold", "threshold": "threshold", "window": "window", "w": "window", "period": "period", "p": "period"}
+    keys = {"s": "threshold", "threshold": "threshold", "window": "window", "w": "window", "period": "period", "p": "period",
+            "min_remaining": "min_remaining", "r": "min_remaining"}
     combos = [base]
     for item in sweeps:
         if "=" not in item:
@@ -340,10 +360,35 @@ def sweep_params(base: ReplayParams, sweeps: list[str]) -> list[ReplayParams]:
         if attr is None:
             raise UserError(f"--sweep {item!r}: unknown key {key.strip()!r} (use s, window or period)")
         try:
-            values = [float(v) if attr == "threshold" else int(v) for v in vals.split(",") if v.strip()]
+            values = [float(v) if attr in ("threshold", "min_remaining") else int(v) for v in vals.split(",") if v.strip()]
         except ValueError:
             raise UserError(f"--sweep {item!r}: values must be numbers") from None
         if not values:
             raise UserError(f"--sweep {item!r}: no values")
         combos = [replace(c, **{attr: v}) for c in combos for v in values]
     return combos
+
+
+def read_insn_file(path: str | Path) -> dict[int, int]:
+    """A ``-pkp_insn_file``: ``kernel_id instructions`` per line, ``#`` starts a comment."""
+    from simsample.errors import FormatError
+    from simsample.io.files import check_input_file
+
+    p = Path(path)
+    check_input_file(p)
+    out: dict[int, int] = {}
+    for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1):
+        text = line.split("#", 1)[0].split()
+        if not text:
+            continue
+        if len(text) != 2 or not all(t.isdigit() for t in text):
+            raise FormatError(p, f"expected 'kernel_id instructions', got {line.strip()[:60]!r}", line=n)
+        out[int(text[0])] = int(text[1])
+    return out
+
+
+def insn_file_text(kernel_ids: list[int], insns: list[int], source: str) -> str:
+    """The ``-pkp_insn_file`` for these kernels."""
+    lines = [f"# thread instructions per kernel id, for Accel-Sim -pkp_insn_file (from {source})"]
+    lines += [f"{k} {v}" for k, v in zip(kernel_ids, insns)]
+    return "\n".join(lines) + "\n"
