@@ -89,20 +89,21 @@ class GclSampler(Sampler):
         super().check_workload(workload, params)
         if params.get("sm", 0) >= params.get("sms", 80):
             raise UserError(f"parameter sm: {params['sm']} is not an SM of {params['sms']} (sm counts from 0)")
-        self._traces(workload)
+        self._adapter(workload)
 
     @staticmethod
-    def _traces(workload: Workload):
+    def _adapter(workload: Workload):
+        """The adapter of the simulator whose traces the workload was read from (cheap: the
+        traces themselves are scanned once, by :meth:`plan`)."""
         from simsample.manager import get_host
 
-        adapters = get_host().adapters()
-        adapter = adapters.get(workload.format or "")
+        adapter = get_host().adapters().get(workload.format or "")
         if adapter is None:
             raise UserError(
                 f"{workload.source or 'the workload'} is a {workload.format} profile; GCL-Sampler reads instruction "
                 "streams: plan on an Accel-Sim trace folder (kernelslist.g with kernel-N.traceg[.xz])"
             )
-        return adapter.instruction_traces(workload)
+        return adapter
 
     def plan(self, workload: Workload, params: Mapping[str, Any], seed: int) -> Plan:
         from simsample.gcl.build import default_cache, launch_graphs
@@ -112,7 +113,7 @@ class GclSampler(Sampler):
         from simsample.progress import task
 
         self.check_workload(workload, params)
-        traces = self._traces(workload)
+        traces = self._adapter(workload).instruction_traces(workload)
         selection = WarpSelection(sms=params["sms"], sm=params["sm"], warps=params["warps"], max_insts=params["max_insts"], seed=seed)
         cache_param = params["cache"]
         cache = None if cache_param.lower() == "none" else default_cache() if cache_param == "auto" else Path(cache_param)
