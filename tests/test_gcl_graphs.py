@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from simsample.errors import UserError
 from simsample.gcl.build import launch_graphs
 from simsample.gcl.cluster import choose_k
 from simsample.gcl.graphs import CONTROL, DEF, INSTRUCTION, MEM, PSEUDO, USE, VARIABLE, KernelGraph, _group_stats, _versions, build_graph
@@ -174,10 +175,11 @@ def test_graphs_are_cached_per_file_and_a_bad_entry_is_rebuilt(tmp_path):
     assert hits == 0 and len(first) == 3 and len(list(tmp_path.glob("*.npz"))) == 2
     again, hits = launch_graphs(traces, sel, cache=tmp_path, jobs=2)
     assert hits == 2 and [g.n_nodes for g in again] == [g.n_nodes for g in first]
-    victim = sorted(tmp_path.glob("*.npz"))[0]
-    victim.write_bytes(b"not an npz")
+    victims = sorted(tmp_path.glob("*.npz"))
+    victims[0].write_bytes(b"not an npz")
+    victims[1].write_bytes(victims[1].read_bytes()[:40])  # a truncated zip
     rebuilt, hits = launch_graphs(traces, sel, cache=tmp_path, jobs=1)
-    assert hits == 1 and [g.n_nodes for g in rebuilt] == [g.n_nodes for g in first]
+    assert hits == 0 and [g.n_nodes for g in rebuilt] == [g.n_nodes for g in first]
     _, hits = launch_graphs(traces, WarpSelection(warps=3), cache=tmp_path, jobs=1)
     assert hits == 0  # another selection is another graph
 
@@ -191,3 +193,24 @@ def test_k_is_chosen_by_silhouette_preferring_the_smaller():
     assert all(len(np.unique(c.labels[i * 20 : (i + 1) * 20])) == 1 for i in range(3))
     assert choose_k(np.ones((5, 4))).k == 1  # all alike: one cluster
     assert choose_k(np.array([[0.0], [0.0], [1.0]])).k == 2
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_malformed_trace_is_one_error_naming_it(tmp_path, jobs):
+    """Also from worker processes: the reader's error reaches the user as its own text."""
+    hetero = shared_path("simulators", "accelsim", "hetero")
+    bad = tmp_path / "kernel-2.traceg"
+    lines = lzma_text(hetero / "kernel-2.traceg.xz").splitlines(keepends=True)
+    i = next(n for n, ln in enumerate(lines) if ln[:1] in "0123456789abcdef" and len(ln.split()) > 4)
+    lines[i] = "00zz ffffffff 1 R1 MOV\n"  # cut short: no source count
+    bad.write_text("".join(lines))
+    traces = InstructionTraces([hetero / "kernel-1.traceg.xz", bad], read_warps, "test")
+    with pytest.raises(UserError) as info:
+        launch_graphs(traces, ALL, cache=None, jobs=jobs)
+    assert str(bad) in str(info.value) and "malformed instruction line" in str(info.value)
+
+
+def lzma_text(path) -> str:
+    import lzma
+
+    return lzma.decompress(path.read_bytes()).decode()

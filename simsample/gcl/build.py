@@ -17,6 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from simsample.errors import UserError
 from simsample.gcl.graphs import GRAPH_VERSION, KernelGraph, build_graph
 from simsample.gcl.streams import InstructionTraces, KernelStream, WarpSelection
 from simsample.io.files import atomic_write_bytes
@@ -46,8 +47,13 @@ def cache_key(path: Path, fmt: str, selection: WarpSelection) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32]
 
 
-def _build(read: Callable[[Path, WarpSelection], KernelStream], path: Path, selection: WarpSelection) -> bytes:
-    return build_graph(read(path, selection)).to_bytes()
+def _build(read: Callable[[Path, WarpSelection], KernelStream], path: Path, selection: WarpSelection) -> bytes | str:
+    """Worker: the graph's bytes, or the error's text (errors cross processes as text, as the
+    trace features' workers do: the project's exceptions do not survive pickling)."""
+    try:
+        return build_graph(read(path, selection)).to_bytes()
+    except UserError as exc:
+        return str(exc)
 
 
 def launch_graphs(
@@ -73,12 +79,14 @@ def launch_graphs(
                 if progress:
                     progress(1)
                 continue
-            except (OSError, ValueError, KeyError):
-                pass  # unreadable entry: rebuilt below
+            except Exception:  # a damaged entry (truncated, not an npz, missing arrays) is rebuilt
+                pass
         todo.append(f)
     hits = len(unique) - len(todo)
 
-    def done(f: Path, data: bytes) -> None:
+    def done(f: Path, data: bytes | str) -> None:
+        if isinstance(data, str):
+            raise UserError(data)
         graphs[f] = KernelGraph.from_bytes(data)
         if cache is not None:
             try:
