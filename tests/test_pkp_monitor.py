@@ -205,11 +205,11 @@ def test_restart_starts_over(Monitor):
 
 
 def test_config_round_trips(Monitor):
-    m = Monitor(period=7, window=50, threshold=0.5, total_ctas=3, wave_size=9, wave_rule="artifact", projection="artifact", small_grid_fraction=0.2, launch_latency=11)
+    m = Monitor(period=7, window=50, threshold=0.5, total_ctas=3, wave_size=9, wave_rule="artifact", projection="artifact", small_grid_fraction=0.2, launch_latency=11, drain_tail=True)
     assert m.config == {
         "period": 7, "window": 50, "threshold": 0.5, "total_ctas": 3, "wave_size": 9,
         "wave_rule": "artifact", "projection": "artifact", "small_grid_fraction": 0.2, "launch_latency": 11,
-        "total_insns": 0, "min_remaining": 0.0,
+        "total_insns": 0, "min_remaining": 0.0, "drain_tail": True, "settle": 0.0,
     }  # fmt: skip
     m.restart(5, 2, total_insns=123)
     assert (m.config["total_ctas"], m.config["total_insns"]) == (5, 123)
@@ -224,6 +224,8 @@ def test_config_round_trips(Monitor):
         ({"period": 1, "window": (1 << 20) + 1}, "window spans too many samples (at most 1048576)"),
         ({"threshold": 0.0}, "threshold must be a positive number (percent)"),
         ({"min_remaining": 1.0}, "min_remaining must be in [0, 1)"),
+        ({"settle": 1.0}, "settle must be in [0, 1)"),
+        ({"settle": -0.1}, "settle must be in [0, 1)"),
         ({"threshold": math.nan}, "threshold must be a positive number (percent)"),
         ({"threshold": math.inf}, "threshold must be a positive number (percent)"),
         ({"total_ctas": 0}, "total_ctas must be at least 1"),
@@ -265,7 +267,7 @@ def _state(m) -> tuple:
 
     return (
         m.stopped, m.stable_seen, m.stable_since, m.samples, bits(m.last_ipc), bits(m.last_cov), m.stop_cycle,
-        m.stop_insns, m.stop_ctas, bits(m.projected_cycles), bits(m.projected_insns),
+        m.stop_insns, m.stop_ctas, bits(m.projected_cycles), bits(m.projected_insns), bits(m.last_settle_cov),
     )  # fmt: skip
 
 
@@ -282,6 +284,8 @@ configs = st.fixed_dictionaries(
         "launch_latency": st.one_of(st.just(0), st.integers(0, 3000)),
         "total_insns": st.one_of(st.just(0), st.integers(1, 1 << 50)),
         "min_remaining": st.one_of(st.just(0.0), st.floats(0.0, 0.99)),
+        "drain_tail": st.booleans(),
+        "settle": st.one_of(st.just(0.0), st.floats(0.0, 0.99)),
     }
 )
 steps = st.lists(
@@ -291,8 +295,8 @@ steps = st.lists(
 
 @pytest.mark.skipif(NATIVE is None, reason="C++ extension simsample._pkp is not built")
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cfg=configs, signal=steps)
-def test_native_and_python_agree_bit_for_bit(cfg, signal):
+@given(cfg=configs, signal=steps, end=st.tuples(st.integers(0, 5000), st.integers(0, 1 << 40), st.integers(0, 3000)))
+def test_native_and_python_agree_bit_for_bit(cfg, signal, end):
     cfg = dict(cfg)
     cfg["window"] = cfg["period"] * cfg.pop("samples") + cfg["period"] // 3
     a, b = NATIVE.Monitor(**cfg), twin.Monitor(**cfg)
@@ -311,6 +315,11 @@ def test_native_and_python_agree_bit_for_bit(cfg, signal):
         assert pa.hex() == pb.hex() or (math.isnan(pa) and math.isnan(pb))
         ia, ib = a.project_insns(insns, ctas), b.project_insns(insns, ctas)
         assert ia.hex() == ib.hex() or (math.isnan(ia) and math.isnan(ib))
+    # The kernel ends (drained or not): the final projections agree to the bit as well.
+    assert a.finish(cycle + end[0], insns + end[1], ctas + end[2]) == b.finish(cycle + end[0], insns + end[1], ctas + end[2])
+    assert a.finished == b.finished == a.stopped
+    for fa, fb in ((a.final_cycles, b.final_cycles), (a.final_insns, b.final_insns)):
+        assert (fa is None and fb is None) or fa.hex() == fb.hex() or (math.isnan(fa) and math.isnan(fb))
 
 
 @pytest.mark.skipif(NATIVE is None, reason="C++ extension simsample._pkp is not built")
@@ -465,3 +474,139 @@ def test_no_stop_without_enough_left_to_issue(Monitor):
             break
     assert m.stopped and m.stop_cycle == 100
     assert Monitor(total_ctas=10, wave_size=1).remaining_ok(10)  # 0: off
+
+
+# --- the drain as the kernel's tail -----------------------------------------------------------
+def _stopped(Monitor, **kw):
+    """A monitor stopped at cycle 1,100: IPC 10 after a 100-cycle latency, 40 of 400 CTAs done."""
+    m = Monitor(period=100, window=300, threshold=50.0, total_ctas=400, wave_size=40, launch_latency=100, **kw)
+    for cycle in range(100, 2000, 100):
+        if m.update(cycle, (cycle - 100) * 10, 40 if cycle >= 1100 else 0):
+            break
+    assert m.stopped and (m.stop_cycle, m.stop_insns, m.stop_ctas) == (1100, 10000, 40)
+    return m
+
+
+def test_finish_counts_the_drain_as_the_tail(Monitor):
+    """The drain (here 300 cycles, 1,500 instructions, 40 CTAs) stands for the kernel's tail:
+    only the rest is projected at the stop's rate, and the drain is added as measured."""
+    m = _stopped(Monitor, projection="instructions", total_insns=100000, drain_tail=True)
+    assert m.projected_cycles == 100 + 1000 * 100000 / 10000 == 10100.0
+    assert m.final_cycles is None and not m.finished
+    assert m.finish(1400, 11500, 80)
+    assert m.finished and m.final_cycles == 100 + 1000 * (100000 - 1500) / 10000 + 300 == 10250.0
+    assert m.final_insns == 100000.0
+    assert not m.finish(9999, 99999, 99) and m.final_cycles == 10250.0  # once only
+    # By CTAs: the 40 CTAs the drain completed are the tail; 360 are projected at the stop's rate.
+    c = _stopped(Monitor, projection="paper", drain_tail=True)
+    assert c.finish(1400, 11500, 80)
+    assert c.final_cycles == 100 + 1000 * 360 / 40 + 300 == 9400.0
+    assert c.final_insns == 10000 * 360 / 40 + 1500 == 91500.0
+    a = _stopped(Monitor, projection="artifact", drain_tail=True)
+    a.finish(1400, 11500, 80)
+    assert a.final_cycles == 100 + 1000 * 360 / 41 + 300
+
+
+def test_finish_without_drain_tail_keeps_the_stop_projection(Monitor):
+    m = _stopped(Monitor, projection="instructions", total_insns=100000)
+    assert m.config["drain_tail"] is False  # the paper's behaviour unless asked
+    assert m.finish(1400, 11500, 80)
+    assert (m.final_cycles, m.final_insns) == (m.projected_cycles, m.projected_insns)
+
+
+def test_finish_needs_a_stop_and_survives_odd_counts(Monitor):
+    m = Monitor(period=100, window=300, threshold=0.1, total_ctas=400, wave_size=40, drain_tail=True)
+    assert not m.finish(500, 10, 1) and not m.finished and m.final_cycles is None
+    # Counts below the stop's (no drain at all) are the stop itself: the stop's projection.
+    s = _stopped(Monitor, projection="instructions", total_insns=100000, drain_tail=True)
+    s.finish(900, 5, 0)
+    assert s.final_cycles == s.projected_cycles
+    # A drain that ran more instructions than the stated total: nothing left to project.
+    t = _stopped(Monitor, projection="instructions", total_insns=10500, drain_tail=True)
+    t.finish(1400, 21000, 80)
+    assert t.final_cycles == 100.0 + 0.0 + 300.0
+
+
+@given(
+    rate=st.integers(1, 64), waves=st.integers(4, 40), wave_cycles=st.integers(50, 2000),
+    tail=st.integers(0, 3000), latency=st.integers(0, 5000),
+)
+def test_finish_recovers_a_steady_kernel_with_a_slow_tail(rate, waves, wave_cycles, tail, latency):
+    """A kernel at a steady rate whose last wave runs ``tail`` cycles longer than the others
+    (its CTAs alone on the machine): the stop's projection misses the tail, the drain (a wave
+    run the same way) brings it back exactly."""
+    wave_insns = rate * wave_cycles
+    total_insns = waves * wave_insns
+    actual = latency + waves * wave_cycles + tail
+    m = twin.Monitor(period=wave_cycles, window=2 * wave_cycles, threshold=50.0, total_ctas=waves, wave_size=1,
+                     launch_latency=latency, projection="instructions", total_insns=total_insns, drain_tail=True)
+    cycle = latency
+    while not m.stopped:
+        cycle += wave_cycles
+        m.update(cycle, (cycle - latency) * rate, (cycle - latency) // wave_cycles)
+    assert m.projected_cycles == pytest.approx(actual - tail, rel=1e-12)
+    m.finish(cycle + wave_cycles + tail, m.stop_insns + wave_insns, m.stop_ctas + 1)
+    assert m.final_cycles == pytest.approx(actual, rel=1e-12)
+
+
+# --- settled: the IPC must have held over a share of the run -------------------------------
+def _drifting(k: int) -> int:
+    """Cumulative instructions at the k-th 500-cycle sample after the launch latency of a
+    kernel whose cumulative IPC falls 3% a sample for 20 samples, then 0.15% a sample for good
+    (an L2 filling with dirty lines): any 6-sample window of the slow part varies by 0.3%."""
+    ipc = 300.0 * 0.97 ** min(k, 20) * 0.9985 ** max(0, k - 20)
+    return int(ipc * 500 * k)
+
+
+def test_settle_keeps_a_drifting_kernel_running(Monitor):
+    kw = {"period": 500, "window": 3000, "threshold": 0.5, "total_ctas": 100_000, "wave_size": 10, "launch_latency": 1000}
+    plain, settled = Monitor(**kw), Monitor(**kw, settle=0.5)
+    for k in range(1, 400):
+        cycle = 1000 + 500 * k
+        plain.update(cycle, _drifting(k), k * 10)
+        settled.update(cycle, _drifting(k), k * 10)
+    assert plain.stopped and plain.stop_cycle <= 1000 + 500 * 30  # the window alone is fooled
+    assert not settled.stopped and not settled.stable_seen  # half the run never varies < 0.5%
+    assert settled.last_settle_cov is not None and settled.last_settle_cov >= 0.5
+
+
+def test_settle_does_not_delay_a_steady_kernel(Monitor):
+    kw = {"period": 500, "window": 3000, "threshold": 2.0, "total_ctas": 10_000, "wave_size": 10, "launch_latency": 1000}
+    a, b = Monitor(**kw), Monitor(**kw, settle=0.5)
+    for cycle in range(500, 50_000, 500):
+        insns = max(0, cycle - 1000) * 300
+        a.update(cycle, insns, cycle // 100)
+        b.update(cycle, insns, cycle // 100)
+    assert a.stopped and b.stopped and a.stop_cycle == b.stop_cycle
+    assert b.last_settle_cov == 0.0
+
+
+def test_settle_history_keeps_every_strideth_sample():
+    """The fixed history spans the whole run: after k samples it holds the multiples of the
+    smallest power-of-two stride that fits them, oldest first."""
+    m = twin.Monitor(period=10, window=20, threshold=1e-9, total_ctas=1, wave_size=1, settle=0.5)
+    for k in range(1, 1000):
+        m.update(10 * k, k * k, 0)  # never stable: the history is all that changes
+        held = m._hist_cycle[: m._hist_len]
+        assert held == [10 * j for j in range(m._hist_stride, k + 1, m._hist_stride)]
+        assert m._hist_len <= twin.HISTORY and k // m._hist_stride <= twin.HISTORY
+        assert m._hist_len >= min(k, twin.HISTORY // 2)
+
+
+@pytest.mark.skipif(NATIVE is None, reason="C++ extension simsample._pkp is not built")
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    settle=st.floats(0.01, 0.99), s=st.floats(0.05, 10.0), latency=st.integers(0, 2000),
+    rates=st.lists(st.integers(0, 5000), min_size=200, max_size=1500),
+)
+def test_native_and_python_agree_over_long_runs(settle, s, latency, rates):
+    """Runs long enough for the settle history to fill and halve several times."""
+    cfg = {"period": 100, "window": 600, "threshold": s, "total_ctas": 100_000, "wave_size": 50,
+           "launch_latency": latency, "settle": settle}
+    a, b = NATIVE.Monitor(**cfg), twin.Monitor(**cfg)
+    insns = 0
+    for i, r in enumerate(rates):
+        cycle = 100 * (i + 1)
+        insns += r * 100 if cycle > latency else 0
+        assert a.update(cycle, insns, i // 4) == b.update(cycle, insns, i // 4)
+        assert _state(a) == _state(b)

@@ -47,7 +47,7 @@ def test_patch_touches_only_accel_sim_files():
 
 def test_patch_options_and_printed_lines():
     text = PATCH.read_text()
-    for opt in ("-pkp_enable", "-pkp_window", "-pkp_threshold", "-pkp_period", "-pkp_wave_rule", "-pkp_projection"):
+    for opt in ("-pkp_enable", "-pkp_window", "-pkp_threshold", "-pkp_period", "-pkp_wave_rule", "-pkp_projection", "-pkp_settle", "-pkp_drain_tail"):
         assert f'"{opt}"' in text, opt
     # The collector parses these exact lines; build a stats block from the patch's own formats.
     formats = re.findall(r'printf\("(pkp_\w+ = )%llu\\n"', text)

@@ -14,13 +14,13 @@ import pytest
 from simsample.cli import run as cli_run
 from simsample.errors import FormatError, UserError
 from simsample.pkp import monitor as twin
-from simsample.pkp.replay import ReplayParams, make_monitor, read_insn_file, replay_run, summarize, sweep_params
+from simsample.pkp.replay import ReplayParams, make_monitor, measured_drains, read_insn_file, replay_run, summarize, sweep_params
 from simsample.pkp.visualizer import read_accelsim_stdout, read_visualizer_log
 from tests.helpers import shared_path
 
 #: The paper's settings (threshold 0.25%, stops at any time, projection by CTAs), which most of
 #: these tests study; a test's own keywords override them.
-PaperParams = functools.partial(ReplayParams, threshold=0.25, min_remaining=0.0, projection="paper")
+PaperParams = functools.partial(ReplayParams, threshold=0.25, min_remaining=0.0, projection="paper", drain_tail=False, settle=0.0)
 
 try:
     from simsample import _pkp as NATIVE
@@ -155,6 +155,35 @@ def test_replay_matches_kernels_and_projects(two_kernel_run, monitor_cls):
     assert s.estimated_cycles == pytest.approx(700 * 200 / 72 + 50 + 1000)
 
 
+def test_replay_counts_the_estimated_drain_as_the_tail(two_kernel_run, monitor_cls):
+    """Kernel A as above, with the drain tail: 136 CTAs issued at the stop, the drain estimated
+    to end at cycle 1,300 having run each CTA's share of the kernel's 205,000 instructions; the
+    136 - 72 = 64 CTAs it completes are the tail, the other 136 are projected at the stop's rate."""
+    log, out = two_kernel_run
+    params = PaperParams(window=300, threshold=1.0, projection="paper", drain_tail=True)
+    a = replay_run(log, out, params, monitor_cls=monitor_cls)[0]
+    assert a.stop_projected_cycles == 700 * 200 / 72  # the stop's projection is unchanged
+    assert a.drain_end == 1300 and a.drain_insns == round(136 * 205000 / 200) - a.stop_insns
+    assert a.projected_cycles == 700 * (200 - 64) / 72 + (1300 - 700)
+    assert a.projected_insns == a.stop_insns * (200 - 64) / 72 + a.drain_insns
+    assert a.estimated_cycles == a.projected_cycles
+    # A PKP run's own drain, when given, replaces the estimate.
+    (m,) = [r for r in replay_run(log, out, params, monitor_cls=monitor_cls, drains={1: (1250, 150000, 136)}) if r.uid == 1]
+    assert (m.drain_end, m.drain_insns) == (1250, 150000 - m.stop_insns)
+    assert m.projected_cycles == 700 * (200 - 64) / 72 + (1250 - 700)
+
+
+def test_measured_drains_reads_a_pkp_run(tmp_path):
+    p = tmp_path / "pkp.out"
+    p.write_text(
+        "launching kernel name: _Z3fooPf uid: 1 cuda_stream_id: 0\nkernel_name = _Z3fooPf \nkernel_launch_uid = 1 \n"
+        "gpu_sim_cycle = 1250\ngpu_sim_insn = 150000\npkp_stop_cycle = 700\npkp_issued_cta = 136\n"
+        "launching kernel name: _Z3barPf uid: 2 cuda_stream_id: 0\nkernel_name = _Z3barPf \nkernel_launch_uid = 2 \n"
+        "gpu_sim_cycle = 50\ngpu_sim_insn = 500\n"
+    )
+    assert measured_drains(p) == {1: (1250, 150000, 136)}  # uid 2 ran to completion
+
+
 def test_period_must_be_a_multiple_of_the_log(two_kernel_run):
     log, out = two_kernel_run
     with pytest.raises(UserError, match="multiple of the log's sampling period"):
@@ -274,6 +303,17 @@ def test_k10_figures(k10):
     assert r.drain_end == 19500 and round(r.saved_share * 100, 1) == 6.5
 
 
+def test_k10_drain_tail_at_the_papers_stop(k10, monitor_cls):
+    """s = 5%, paper formula, the drain (estimated to end at 19,500 with 405 CTAs issued) as the
+    tail: 17,000 x (440 - 80) / 325 + 2,500 = 21,331 cycles (+2.3%) where the stop's projection
+    is 23,015 (+10.4%)."""
+    log, out, _ = k10
+    (r,) = replay_run(log, out, PaperParams(threshold=5.0, launch_latency=0, drain_tail=True), monitor_cls=monitor_cls)
+    assert round(r.stop_projected_cycles) == 23015
+    assert r.projected_cycles == 17000 * (440 - 80) / 325 + (19500 - 17000)
+    assert round(r.cycles_error_pct, 1) == 2.3
+
+
 def test_k10_no_stop_once_every_cta_is_issued(k10, monitor_cls):
     """s = 2%: the monitor fires at 20,000 cycles with 428 of 440 CTAs done; the simulator runs
     the kernel to completion there (no projection, nothing saved), and so must the replay."""
@@ -319,7 +359,7 @@ def test_k10_launch_latency_apart(k10, monitor_cls):
 # --- command line ------------------------------------------------------------------------------
 def test_cli_replay_json_sweep(k10, capsys):
     log, out, _ = k10
-    rc = cli_run(["pkp", "replay", str(log), "--stdout", str(out), "--sweep", "s=0.1,0.25,0.5,1,5", "--launch-latency", "0", "--projection", "paper", "--min-remaining", "0", "--json"])
+    rc = cli_run(["pkp", "replay", str(log), "--stdout", str(out), "--sweep", "s=0.1,0.25,0.5,1,5", "--launch-latency", "0", "--projection", "paper", "--min-remaining", "0", "--settle", "0", "--json"])
     assert rc == 0
     doc = json.loads(capsys.readouterr().out)
     assert [r["params"]["threshold"] for r in doc["runs"]] == [0.1, 0.25, 0.5, 1.0, 5.0]
@@ -362,11 +402,11 @@ def test_insn_file_gives_the_totals(tmp_path, k10, capsys):
     good = tmp_path / "insns.txt"
     good.write_text("# kernel_id instructions\n10 5575680\n\n3 99  # another kernel\n")
     assert read_insn_file(good) == {10: 5575680, 3: 99}
-    (a,) = replay_run(log, out, ReplayParams(threshold=5.0, min_remaining=0.0), insns=read_insn_file(good))
-    (b,) = replay_run(log, out, ReplayParams(threshold=5.0, min_remaining=0.0))
+    (a,) = replay_run(log, out, ReplayParams(threshold=5.0, min_remaining=0.0, settle=0.0), insns=read_insn_file(good))
+    (b,) = replay_run(log, out, ReplayParams(threshold=5.0, min_remaining=0.0, settle=0.0))
     assert a.projected_cycles == b.projected_cycles and a.projected_insns == 5575680
-    (c,) = replay_run(log, out, ReplayParams(threshold=5.0, min_remaining=0.0), insns={3: 99})
-    (d,) = replay_run(log, out, ReplayParams(threshold=5.0, projection="paper", min_remaining=0.0))
+    (c,) = replay_run(log, out, ReplayParams(threshold=5.0, min_remaining=0.0, settle=0.0), insns={3: 99})
+    (d,) = replay_run(log, out, ReplayParams(threshold=5.0, projection="paper", min_remaining=0.0, settle=0.0))
     assert c.projected_cycles == d.projected_cycles
     bad = tmp_path / "bad.txt"
     bad.write_text("10 5575680\n11 lots\n")

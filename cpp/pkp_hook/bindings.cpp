@@ -37,7 +37,8 @@ const char* name(Projection p) {
 Monitor make_monitor(std::uint64_t period, std::uint64_t window, double threshold,
                      std::uint64_t total_ctas, std::uint64_t wave_size, const std::string& wave_rule,
                      const std::string& projection, double small_grid_fraction,
-                     std::uint64_t launch_latency, std::uint64_t total_insns, double min_remaining) {
+                     std::uint64_t launch_latency, std::uint64_t total_insns, double min_remaining,
+                     bool drain_tail, double settle) {
   Config c;
   c.period = period;
   c.window = window;
@@ -50,6 +51,8 @@ Monitor make_monitor(std::uint64_t period, std::uint64_t window, double threshol
   c.launch_latency = launch_latency;
   c.total_insns = total_insns;
   c.min_remaining = min_remaining;
+  c.drain_tail = drain_tail;
+  c.settle = settle;
   if (const char* err = simsample::pkp::validate(c)) throw py::value_error(err);
   return Monitor(c);
 }
@@ -73,7 +76,8 @@ PYBIND11_MODULE(_pkp, mod) {
            py::arg("threshold") = 0.25, py::arg("total_ctas") = 1, py::arg("wave_size") = 1,
            py::arg("wave_rule") = "paper", py::arg("projection") = "paper",
            py::arg("small_grid_fraction") = 0.3, py::arg("launch_latency") = 0,
-           py::arg("total_insns") = 0, py::arg("min_remaining") = 0.0)
+           py::arg("total_insns") = 0, py::arg("min_remaining") = 0.0,
+           py::arg("drain_tail") = false, py::arg("settle") = 0.0)
       .def("update", &Monitor::update, py::arg("cycle"), py::arg("insns"), py::arg("completed_ctas"),
            "Feed the kernel's cycle, cumulative instructions and completed CTAs; True once it may stop.")
       .def(
@@ -85,6 +89,8 @@ PYBIND11_MODULE(_pkp, mod) {
           },
           py::arg("total_ctas"), py::arg("wave_size"), py::arg("total_insns") = 0,
           "Start over for a new kernel (total_insns: its instructions if known, else 0).")
+      .def("finish", &Monitor::finish, py::arg("cycle"), py::arg("insns"), py::arg("completed_ctas"),
+           "The stopped kernel's final counts after its drain; sets the final projections.")
       .def("wave_ok", &Monitor::wave_ok, py::arg("completed_ctas"))
       .def("remaining_ok", &Monitor::remaining_ok, py::arg("completed_ctas"))
       .def("project", &Monitor::project, py::arg("value"), py::arg("completed_ctas"))
@@ -113,6 +119,20 @@ PYBIND11_MODULE(_pkp, mod) {
                              [](const Monitor& m) { return if_stopped_float(m, m.projected_cycles()); })
       .def_property_readonly("projected_insns",
                              [](const Monitor& m) { return if_stopped_float(m, m.projected_insns()); })
+      .def_property_readonly("last_settle_cov",
+                             [](const Monitor& m) {
+                               const double v = m.last_settle_cov();
+                               return std::isnan(v) ? py::object(py::none()) : py::object(py::float_(v));
+                             })
+      .def_property_readonly("finished", &Monitor::finished)
+      .def_property_readonly("final_cycles",
+                             [](const Monitor& m) {
+                               return m.finished() ? py::object(py::float_(m.final_cycles())) : py::object(py::none());
+                             })
+      .def_property_readonly("final_insns",
+                             [](const Monitor& m) {
+                               return m.finished() ? py::object(py::float_(m.final_insns())) : py::object(py::none());
+                             })
       .def_property_readonly("config", [](const Monitor& m) {
         const Config& c = m.config();
         py::dict d;
@@ -127,6 +147,8 @@ PYBIND11_MODULE(_pkp, mod) {
         d["launch_latency"] = c.launch_latency;
         d["total_insns"] = c.total_insns;
         d["min_remaining"] = c.min_remaining;
+        d["drain_tail"] = c.drain_tail;
+        d["settle"] = c.settle;
         return d;
       });
 

@@ -39,6 +39,26 @@
 //    grid, so it is kept out of both the signal and the scaling: samples start after L,
 //    IPC = instructions / (cycle - L), and projected cycles = L + (cycle - L) * total / denom.
 //    L = 0 gives the paper's formula exactly (same doubles).
+//  * Settled (`settle` S > 0, a share of the run): stability also needs the cumulative IPC
+//    samples of the last S of the kernel's run so far (after the launch latency) to have a
+//    coefficient of variation below the threshold, not only the window's. A kernel whose IPC
+//    is still moving (a memory-bound kernel whose L2 fills with dirty lines after a few waves,
+//    then runs at a third of its early IPC) can look stable for one short window while its
+//    cumulative IPC keeps drifting; it is stopped only once the IPC has held for that share of
+//    its run, or not at all. The samples are kept in a fixed history of kHistory entries: every
+//    `stride`-th sample, the stride doubling (every other entry dropped) when it fills, so it
+//    always spans the whole run at least kHistory / 2 entries deep. S = 0: the paper's rule.
+//  * The drain as the kernel's tail (`drain_tail`, applied by finish()): after a stop the
+//    simulator issues no more CTAs and lets the resident ones run out. A kernel's real end is
+//    the same event: once its last CTA is issued, the CTAs then resident run out with nothing
+//    to overlap them, at a lower IPC that no sample before the stop can see (the projection
+//    above lands 1-3% low for that reason). The drain is a measured copy of that tail, so
+//    finish() projects only the steady part and adds the drain as it was:
+//    final cycles = L + (stop - L) * (total - tail) / denom + (end - stop), where tail is the
+//    drain's share in the projection's own unit (instructions, or CTAs with the CTA
+//    projections) and denom is the value at the stop; final instructions = total_insns
+//    (instructions) or stop instructions * (total CTAs - tail CTAs) / denom + drain
+//    instructions (CTAs). Without drain_tail the final values are the projections at the stop.
 //
 // No allocation after construction; no exceptions from update() or the getters.
 #ifndef SIMSAMPLE_PKP_MONITOR_HPP
@@ -80,6 +100,8 @@ struct Config {
   std::uint64_t launch_latency = 0;  // fixed cycles before the first CTA (0: paper's formula)
   std::uint64_t total_insns = 0;     // the kernel's instructions if known (Projection::Instructions)
   double min_remaining = 0.0;        // share of the grid that must remain to be issued at a stop
+  bool drain_tail = false;           // finish(): count the drain as the kernel's tail
+  double settle = 0.0;               // share of the run the IPC must have held (0: window only)
 };
 
 // nullptr when `c` is valid, else a message saying what is wrong (used before construction,
@@ -98,6 +120,7 @@ inline const char* validate(const Config& c) noexcept {
   if (!(c.small_grid_fraction > 0.0) || !(c.small_grid_fraction <= 1.0))
     return "small_grid_fraction must be in (0, 1]";
   if (!(c.min_remaining >= 0.0) || !(c.min_remaining < 1.0)) return "min_remaining must be in [0, 1)";
+  if (!(c.settle >= 0.0) || !(c.settle < 1.0)) return "settle must be in [0, 1)";
   return nullptr;
 }
 
@@ -113,7 +136,11 @@ class Monitor {
   // `c` must be valid (see validate()); an invalid config is clamped to something harmless
   // rather than throwing, so that a simulator never dies inside the hook.
   explicit Monitor(const Config& c)
-      : cfg_(c), n_(window_length(c)), ring_(new double[n_]) {
+      : cfg_(c),
+        n_(window_length(c)),
+        ring_(new double[n_]),
+        hist_cycle_(new std::uint64_t[kHistory]),
+        hist_ipc_(new double[kHistory]) {
     if (cfg_.period == 0) cfg_.period = 1;
     restart(c.total_ctas, c.wave_size, c.total_insns);
   }
@@ -148,8 +175,16 @@ class Monitor {
     last_cov_ = std::numeric_limits<double>::quiet_NaN();
     stop_cycle_ = stop_insns_ = stop_ctas_ = 0;
     projected_cycles_ = projected_insns_ = std::numeric_limits<double>::quiet_NaN();
+    finished_ = false;
+    final_cycles_ = final_insns_ = std::numeric_limits<double>::quiet_NaN();
     for (std::size_t i = 0; i < n_; ++i) ring_[i] = 0.0;
+    hist_len_ = 0;
+    hist_stride_ = 1;
+    last_settle_cov_ = std::numeric_limits<double>::quiet_NaN();
   }
+
+  // Entries of the settle history (a power of two).
+  static constexpr std::size_t kHistory = 128;
 
   // Feed the kernel's state; returns true once the kernel may stop (and from then on,
   // ignoring further input). `cycle` counts from the kernel's launch (> 0).
@@ -159,13 +194,54 @@ class Monitor {
     return sample(cycle, insns, completed_ctas);
   }
 
+  // The stopped kernel has ended (its resident CTAs drained): `cycle`, `insns` and
+  // `completed_ctas` are its final counts. Sets the final projections (see drain_tail at the
+  // top); returns false, changing nothing, if the kernel was not stopped or finish() was
+  // already called. Counts below the stop's are taken as the stop's (no drain).
+  SIMSAMPLE_PKP_STRICT_FP bool finish(std::uint64_t cycle, std::uint64_t insns,
+                                      std::uint64_t completed_ctas) noexcept {
+    if (!stopped_ || finished_) return false;
+    finished_ = true;
+    if (!cfg_.drain_tail) {
+      final_cycles_ = projected_cycles_;
+      final_insns_ = projected_insns_;
+      return true;
+    }
+    const std::uint64_t tail_cycles = cycle > stop_cycle_ ? cycle - stop_cycle_ : 0;
+    const std::uint64_t tail_insns = insns > stop_insns_ ? insns - stop_insns_ : 0;
+    const std::uint64_t tail_ctas = completed_ctas > stop_ctas_ ? completed_ctas - stop_ctas_ : 0;
+    const std::uint64_t l = cfg_.launch_latency;
+    const std::uint64_t run = stop_cycle_ > l ? stop_cycle_ - l : 0;
+    if (by_instructions(stop_insns_)) {
+      const std::uint64_t steady = cfg_.total_insns > tail_insns ? cfg_.total_insns - tail_insns : 0;
+      const double body = add_fixed(l, project_value(run, steady, stop_insns_));
+      final_cycles_ = body + static_cast<double>(tail_cycles);
+      final_insns_ = static_cast<double>(cfg_.total_insns);
+    } else {
+      const std::uint64_t steady = cfg_.total_ctas > tail_ctas ? cfg_.total_ctas - tail_ctas : 0;
+      const std::uint64_t denom = cfg_.projection == Projection::Artifact ? stop_ctas_ + 1 : stop_ctas_;
+      const double body = add_fixed(l, project_value(run, steady, denom));
+      final_cycles_ = body + static_cast<double>(tail_cycles);
+      const double steady_insns = project_value(stop_insns_, steady, denom);
+      final_insns_ = steady_insns + static_cast<double>(tail_insns);
+    }
+    return true;
+  }
+
   bool stopped() const noexcept { return stopped_; }
+  bool finished() const noexcept { return finished_; }
+  double final_cycles() const noexcept { return final_cycles_; }  // NaN until finished
+  double final_insns() const noexcept { return final_insns_; }
   bool stable_seen() const noexcept { return stable_seen_; }
   std::uint64_t stable_since() const noexcept { return stable_since_; }  // cycle; 0 = never
   std::uint64_t samples() const noexcept { return samples_; }
   std::size_t window_samples() const noexcept { return n_; }
   double last_ipc() const noexcept { return last_ipc_; }
   double last_cov() const noexcept { return last_cov_; }  // NaN until the window is full
+  // CoV (percent) of the cumulative IPC over the settle span, computed at the last sample whose
+  // window was stable before stability was seen; NaN when not computed (settle 0, fewer than 2
+  // samples in the span, or no such sample yet).
+  double last_settle_cov() const noexcept { return last_settle_cov_; }
   std::uint64_t stop_cycle() const noexcept { return stop_cycle_; }  // 0 until stopped
   std::uint64_t stop_insns() const noexcept { return stop_insns_; }
   std::uint64_t stop_ctas() const noexcept { return stop_ctas_; }
@@ -240,6 +316,7 @@ class Monitor {
     last_ipc_ = ipc;
     ring_[head_] = ipc;
     head_ = head_ + 1 == n_ ? 0 : head_ + 1;
+    const bool kept = remember(cycle, ipc);
     if (count_ < n_) ++count_;
     if (count_ == n_) {
       // Oldest first (head_ now points at the oldest entry), one fixed order of additions.
@@ -258,7 +335,7 @@ class Monitor {
       } else {
         last_cov_ = std::numeric_limits<double>::infinity();
       }
-      if (!stable_seen_ && mean > 0.0 && last_cov_ < cfg_.threshold) {
+      if (!stable_seen_ && mean > 0.0 && last_cov_ < cfg_.threshold && settled(cycle, ipc, kept)) {
         stable_seen_ = true;
         stable_since_ = cycle;
       }
@@ -272,6 +349,65 @@ class Monitor {
       projected_insns_ = project_insns(insns, completed);
     }
     return stopped_;
+  }
+
+  // Keep every hist_stride_-th sample; when full, drop every other entry and double the stride
+  // (entry p holds sample (p + 1) x stride, so the odd positions are the multiples of 2 x stride).
+  bool remember(std::uint64_t cycle, double ipc) noexcept {
+    if (samples_ % hist_stride_ != 0) return false;
+    if (hist_len_ == kHistory) {
+      for (std::size_t p = 1, q = 0; p < kHistory; p += 2, ++q) {
+        hist_cycle_[q] = hist_cycle_[p];
+        hist_ipc_[q] = hist_ipc_[p];
+      }
+      hist_len_ = kHistory / 2;
+      hist_stride_ *= 2;
+      if (samples_ % hist_stride_ != 0) return false;
+    }
+    hist_cycle_[hist_len_] = cycle;
+    hist_ipc_[hist_len_] = ipc;
+    ++hist_len_;
+    return true;
+  }
+
+  // Whether the cumulative IPC held over the last `settle` of the run: the kept samples at or
+  // after L + (cycle - L) x (1 - settle), and the current one, have a CoV below the threshold.
+  SIMSAMPLE_PKP_STRICT_FP bool settled(std::uint64_t cycle, double ipc, bool kept) noexcept {
+    last_settle_cov_ = std::numeric_limits<double>::quiet_NaN();
+    if (!(cfg_.settle > 0.0)) return true;
+    const double run = static_cast<double>(cycle - cfg_.launch_latency);
+    const double from = static_cast<double>(cfg_.launch_latency) + run * (1.0 - cfg_.settle);
+    std::size_t first = hist_len_;
+    for (std::size_t p = 0; p < hist_len_; ++p) {
+      if (static_cast<double>(hist_cycle_[p]) >= from) {
+        first = p;
+        break;
+      }
+    }
+    const std::size_t count = (hist_len_ - first) + (kept ? 0 : 1);
+    if (count < 2) return true;  // the window alone decides
+    double sum = 0.0;
+    for (std::size_t p = first; p < hist_len_; ++p) sum += hist_ipc_[p];
+    if (!kept) sum += ipc;
+    const double mean = sum / static_cast<double>(count);
+    double ss = 0.0;
+    for (std::size_t p = first; p < hist_len_; ++p) {
+      const double d = hist_ipc_[p] - mean;
+      const double sq = d * d;
+      ss += sq;
+    }
+    if (!kept) {
+      const double d = ipc - mean;
+      const double sq = d * d;
+      ss += sq;
+    }
+    const double sd = std::sqrt(ss / static_cast<double>(count - 1));
+    if (!(mean > 0.0)) {
+      last_settle_cov_ = std::numeric_limits<double>::infinity();
+      return false;
+    }
+    last_settle_cov_ = sd / mean * 100.0;
+    return last_settle_cov_ < cfg_.threshold;
   }
 
   Config cfg_;
@@ -291,6 +427,14 @@ class Monitor {
   std::uint64_t stop_ctas_ = 0;
   double projected_cycles_ = 0.0;
   double projected_insns_ = 0.0;
+  bool finished_ = false;
+  double final_cycles_ = 0.0;
+  double final_insns_ = 0.0;
+  std::unique_ptr<std::uint64_t[]> hist_cycle_;
+  std::unique_ptr<double[]> hist_ipc_;
+  std::size_t hist_len_ = 0;
+  std::uint64_t hist_stride_ = 1;
+  double last_settle_cov_ = 0.0;
 };
 
 }  // namespace pkp

@@ -25,6 +25,11 @@ Rules (PKA, MICRO'21, section 3.2, and where the public artifact differs):
   total_insns / instructions so far, projected instructions = total_insns. With CTAs running in
   synchronised waves the completed count moves in steps and the CTA projection depends on where
   in a wave the stop falls; instructions grow smoothly. Without a total it projects by CTAs.
+* ``drain_tail`` (applied by ``finish()`` once the stopped kernel has ended): after a stop the
+  simulator lets the resident CTAs run out, which is what the kernel's own last CTAs do at its
+  real end, alone and at a lower IPC that no sample before the stop sees. The drain is that
+  tail measured: the final projection scales only the rest (the total less what the drain
+  ran, in instructions or CTAs) at the stop's rate and adds the drain's cycles as they were.
 
 Choices where neither source is explicit: the standard deviation is the sample one (n - 1, as
 the artifact's pandas ``rolling().std()``); stability is latched, so the stop is the later of

@@ -37,12 +37,18 @@ def pkp_group() -> None:
               help="The -pkp_insn_file given to the simulator (kernel_id instructions per line).")
 @click.option("--min-remaining", default=0.5, show_default=True, type=click.FloatRange(0.0, 1.0, max_open=True),
               help="Stop only while at least this share of the grid is still to be issued.")
+@click.option("--settle", default=0.5, show_default=True, type=click.FloatRange(0.0, 1.0, max_open=True),
+              help="Stable also needs the cumulative IPC of this last share of the run to vary less than the threshold "
+                   "(0: the window alone, as the paper).")
+@click.option("--drain-tail/--no-drain-tail", default=True, show_default=True,
+              help="Count the drain after a stop as the kernel's tail (the simulator's -pkp_drain_tail); "
+                   "the drain is estimated from the full run.")
 @click.option("--small-grid-fraction", default=0.3, show_default=True, type=float, help="Artifact wave rule: share of a small grid that must complete.")
 @click.option("--launch-latency", type=click.IntRange(min=0), default=None,
               help="Fixed cycles kept apart from the projection (default: the run's -gpgpu_kernel_launch_latency; 0: the paper's formula).")
 @click.option("--total-ctas", type=click.IntRange(min=1), default=None, help="Override the grid size (needed without --stdout).")
 @click.option("--wave-size", type=click.IntRange(min=1), default=None, help="Override the CTAs of one wave (needed without --stdout).")
-@click.option("--sweep", "sweeps", multiple=True, metavar="KEY=V1,V2,...", help="Replay for each value: s (threshold), window, period or r (min-remaining).")
+@click.option("--sweep", "sweeps", multiple=True, metavar="KEY=V1,V2,...", help="Replay for each value: s (threshold), window, period, r (min-remaining) or settle.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def replay_cmd(
     logs: tuple[Path, ...],
@@ -54,6 +60,8 @@ def replay_cmd(
     projection: str,
     insn_file: Path | None,
     min_remaining: float,
+    settle: float,
+    drain_tail: bool,
     small_grid_fraction: float,
     launch_latency: int | None,
     total_ctas: int | None,
@@ -65,6 +73,8 @@ def replay_cmd(
 
     For each kernel: where PKP would have stopped, projected vs actual cycles and instructions,
     and the share of simulated cycles saved (the drain of resident CTAs counted as simulated).
+    The stop and the projection at the stop are the simulator's exactly; the drain after it is
+    estimated from the full run, and so is the final projection that counts it as the tail.
     """
     from simsample.pkp import implementation
     from simsample.pkp.replay import ReplayParams, read_insn_file, replay_run, summarize, sweep_params
@@ -75,6 +85,7 @@ def replay_cmd(
     base = ReplayParams(
         window=window, threshold=threshold, period=period, wave_rule=wave_rule,
         projection=projection, small_grid_fraction=small_grid_fraction, min_remaining=min_remaining, launch_latency=launch_latency,
+        drain_tail=drain_tail, settle=settle,
     )  # fmt: skip
     combos = sweep_params(base, list(sweeps))
     insns = read_insn_file(insn_file) if insn_file is not None else None
@@ -122,7 +133,8 @@ def _print_tables(runs: list, impl: str) -> None:
         title = (
             f"PKP replay: s={params.threshold:g}%, window={params.window}, period={params.period or 'log'}, "
             f"wave rule={params.wave_rule}, projection={params.projection}, launch latency="
-            f"{'from the run' if params.launch_latency is None else params.launch_latency}"
+            f"{'from the run' if params.launch_latency is None else params.launch_latency}, "
+            f"settle={params.settle:g}, drain tail={'on' if params.drain_tail else 'off'}"
         )
         table = Table(title=title, title_justify="left", caption="id: trace kernel id; stop: cycle where PKP stops (- = runs to completion); "
                       "done: CTAs completed then; projected: the PKP estimate of the kernel's cycles", caption_justify="left")
@@ -144,11 +156,12 @@ def _print_tables(runs: list, impl: str) -> None:
         )
     if len(runs) > 1:
         table = Table(title="Sweep", title_justify="left")
-        for col in ("s %", "window", "period", "stopped", "simulated cycles", "saved", "total err %", "mean |err| %", "max |err| %"):
+        for col in ("s %", "window", "period", "r", "settle", "stopped", "simulated cycles", "saved", "total err %", "mean |err| %", "max |err| %"):
             table.add_column(col, justify="right")
         for params, _results, s in runs:
             table.add_row(
-                f"{params.threshold:g}", str(params.window), str(params.period or "log"), f"{s.stopped}/{s.kernels}",
+                f"{params.threshold:g}", str(params.window), str(params.period or "log"), f"{params.min_remaining:g}",
+                f"{params.settle:g}", f"{s.stopped}/{s.kernels}",
                 _fmt(s.simulated_cycles), _fmt(s.saved_share, ".1%"), _fmt(s.total_cycles_error_pct, "+.2f"),
                 _fmt(s.mean_abs_cycles_error_pct, ".2f"), _fmt(s.max_abs_cycles_error_pct, ".2f"),
             )  # fmt: skip

@@ -3,9 +3,12 @@
 The visualizer log of a full run gives, every ``-gpgpu_runtime_stat`` cycles, the kernel's
 cycles, instructions and completed CTAs; feeding these to the same monitor the simulator hook
 uses (:mod:`simsample.pkp`) gives the stop point and the projected totals, and the run's
-stdout gives the actual totals to compare with. In the simulator the hook acts only while CTAs
-remain to be issued; the replay cannot see that, so a kernel stopped in its last wave here may
-run to completion there.
+stdout gives the actual totals to compare with. The stop, and the projection at the stop, are
+the simulator's to the cycle (same monitor, same samples). What follows the stop is not in a
+full run's log: the drain of the CTAs resident at the stop (cycles the PKP run still simulates,
+and with ``drain_tail`` part of its final projection) is estimated as ending where the full run
+has completed as many CTAs as were issued at the stop, having run each CTA's share of the
+kernel's instructions; the final projection is then the simulator's up to that estimate.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ class ReplayParams:
     The defaults are the simulator patch's: threshold 2%, a stop only while half of the
     grid is still to be issued, the projection by instructions (see
     adapters/accelsim/patches/README.md for the measurements behind them; the paper's
-    threshold is 0.25%, its projection ``paper`` and no ``min_remaining``)."""
+    threshold is 0.25%, its projection ``paper``, no ``min_remaining``, ``settle`` or drain tail)."""
 
     window: int = 3000
     threshold: float = 2.0
@@ -35,6 +38,10 @@ class ReplayParams:
     projection: str = "instructions"
     small_grid_fraction: float = 0.3
     min_remaining: float = 0.5
+    # Count the drain after the stop as the kernel's tail (the simulator's -pkp_drain_tail 1).
+    drain_tail: bool = True
+    # Share of the run (after the launch latency) over which the IPC must have held as well.
+    settle: float = 0.5
     # Fixed cycles kept apart from the projection; None: the run's -gpgpu_kernel_launch_latency
     # (0 when the run's configuration is unknown), 0: the paper's formula.
     launch_latency: int | None = None
@@ -60,13 +67,16 @@ class KernelReplay:
     stop_cycle: int | None = None
     stop_insns: int | None = None
     stop_ctas: int | None = None
-    projected_cycles: float | None = None  # None when not stopped
+    projected_cycles: float | None = None  # the final projection (drain tail included); None when not stopped
     projected_insns: float | None = None
+    stop_projected_cycles: float | None = None  # the projection at the stop, the simulator's exactly
+    stop_projected_insns: float | None = None
     actual_cycles: int | None = None
     actual_insns: int | None = None
     last_cov: float | None = None
     all_issued_at: int | None = None  # cycle where the monitor fired with every CTA issued (no stop)
     drain_end: int | None = None  # cycle where the stopped kernel's resident CTAs are done
+    drain_insns: int | None = None  # instructions the drain runs (estimated, see the module doc)
     launch_latency: int = 0
     notes: list[str] = field(default_factory=list)
 
@@ -175,6 +185,8 @@ def make_monitor(
             min_remaining=params.min_remaining,
             launch_latency=launch_latency,
             total_insns=total_insns,
+            drain_tail=params.drain_tail,
+            settle=params.settle,
         )
     except ValueError as exc:
         raise UserError(f"PKP settings: {exc}") from None
@@ -197,11 +209,14 @@ def replay_series(
     monitor_cls: Any = None,
     launch_latency: int | None = None,
     total_insns: int | None = None,
+    drain: tuple[int, int, int] | None = None,
 ) -> KernelReplay:
     """Feed one kernel's samples to a monitor and record where the simulator would stop.
 
     ``total_insns``: the kernel's instructions known ahead (the instruction projection's total);
-    None or 0 projects by CTAs."""
+    None or 0 projects by CTAs. ``drain``: the drain as a PKP run of the same kernel measured it
+    (its final cycle, instructions and CTAs), used instead of the estimate; with it the final
+    projection is the simulator's exactly, a check of the simulator's hook."""
     latency = params.launch_latency if params.launch_latency is not None else (launch_latency or 0)
     if latency < 0:
         raise UserError(f"PKP settings: launch latency must be at least 0 cycles, not {latency}")
@@ -228,8 +243,17 @@ def replay_series(
     elif mon.stopped:
         out.stopped = True
         out.stop_cycle, out.stop_insns, out.stop_ctas = mon.stop_cycle, mon.stop_insns, mon.stop_ctas
-        out.projected_cycles, out.projected_insns = mon.projected_cycles, mon.projected_insns
-        out.drain_end = drain_end(cycles, completed, mon.stop_ctas, total_ctas, wave_size, actual_cycles)
+        out.stop_projected_cycles, out.stop_projected_insns = mon.projected_cycles, mon.projected_insns
+        if drain is not None:
+            end, end_insns, issued = drain
+            out.drain_end, out.drain_insns = end, max(0, end_insns - mon.stop_insns)
+        else:
+            out.drain_end = drain_end(cycles, completed, mon.stop_ctas, total_ctas, wave_size, actual_cycles)
+            issued = min(total_ctas, mon.stop_ctas + wave_size)
+            out.drain_insns = drain_insns(mon.stop_insns, mon.stop_ctas, issued, total_ctas, total_insns or actual_insns)
+        end = out.drain_end if out.drain_end is not None else mon.stop_cycle
+        mon.finish(end, mon.stop_insns + out.drain_insns, issued)
+        out.projected_cycles, out.projected_insns = mon.final_cycles, mon.final_insns
     elif mon.stable_seen:
         out.notes.append("stable, but the wave condition was never met")
     return out
@@ -254,6 +278,25 @@ def drain_end(
     return actual_cycles
 
 
+def drain_insns(stop_insns: int, stop_ctas: int, issued: int, total_ctas: int, kernel_insns: int | None) -> int:
+    """Instructions left in the CTAs issued at the stop: each CTA runs its share of the
+    kernel's instructions (``kernel_insns``; unknown: the average of the completed ones)."""
+    if kernel_insns:
+        return max(0, round(issued * kernel_insns / max(total_ctas, 1)) - stop_insns)
+    return max(0, round((issued - stop_ctas) * stop_insns / max(stop_ctas, 1)))
+
+
+def measured_drains(pkp_stdout: str | Path) -> dict[int, tuple[int, int, int]]:
+    """Kernel uid → (cycles, instructions, CTAs issued) of each kernel a PKP run stopped: the
+    drain as the simulator ran it (``gpu_sim_cycle``, ``gpu_sim_insn``, ``pkp_issued_cta``)."""
+    out: dict[int, tuple[int, int, int]] = {}
+    for k in read_accelsim_stdout(pkp_stdout).kernels:
+        issued = k.pkp.get("pkp_issued_cta")
+        if k.uid is not None and issued is not None and k.cycles is not None and k.insns is not None:
+            out[k.uid] = (k.cycles, k.insns, issued)
+    return out
+
+
 def replay_run(
     log: str | Path,
     stdout: str | Path | None,
@@ -265,6 +308,7 @@ def replay_run(
     series: list[KernelSeries] | None = None,
     info: RunInfo | None = None,
     insns: dict[int, int] | None = None,
+    drains: dict[int, tuple[int, int, int]] | None = None,
 ) -> list[KernelReplay]:
     """Replay every kernel of one run: the visualizer ``log`` and, if given, its ``stdout``.
 
@@ -274,6 +318,8 @@ def replay_run(
     The instruction projection needs each kernel's instructions: ``insns`` (kernel id →
     instructions, as ``-pkp_insn_file`` gives the simulator) or else the stdout's own counts
     (a full run's are the kernels' totals); without either it projects by CTAs.
+
+    ``drains``: kernel uid → the drain a PKP run measured (see :func:`replay_series`).
     """
     log = Path(log)
     series = read_visualizer_log(log) if series is None else series
@@ -309,6 +355,7 @@ def replay_run(
                 kernel_id=k.kernel_id, name=k.name, actual_cycles=k.cycles, actual_insns=k.insns, monitor_cls=monitor_cls,
                 launch_latency=info.option_int("gpgpu_kernel_launch_latency"),
                 total_insns=(insns.get(k.kernel_id) if k.kernel_id is not None else None) if insns is not None else k.insns,
+                drain=None if drains is None or k.uid is None else drains.get(k.uid),
             )  # fmt: skip
         )
     return out
@@ -350,17 +397,17 @@ def match_series(
 def sweep_params(base: ReplayParams, sweeps: list[str]) -> list[ReplayParams]:
     """``["s=0.1,0.25", "window=2000,3000"]`` → every combination, in the given order."""
     keys = {"s": "threshold", "threshold": "threshold", "window": "window", "w": "window", "period": "period", "p": "period",
-            "min_remaining": "min_remaining", "r": "min_remaining"}
+            "min_remaining": "min_remaining", "r": "min_remaining", "settle": "settle"}
     combos = [base]
     for item in sweeps:
         if "=" not in item:
-            raise UserError(f"--sweep {item!r}: expected KEY=V1,V2,... with KEY one of s, window, period")
+            raise UserError(f"--sweep {item!r}: expected KEY=V1,V2,... with KEY one of s, window, period, r, settle")
         key, _, vals = item.partition("=")
         attr = keys.get(key.strip())
         if attr is None:
-            raise UserError(f"--sweep {item!r}: unknown key {key.strip()!r} (use s, window or period)")
+            raise UserError(f"--sweep {item!r}: unknown key {key.strip()!r} (use s, window, period, r or settle)")
         try:
-            values = [float(v) if attr in ("threshold", "min_remaining") else int(v) for v in vals.split(",") if v.strip()]
+            values = [float(v) if attr in ("threshold", "min_remaining", "settle") else int(v) for v in vals.split(",") if v.strip()]
         except ValueError:
             raise UserError(f"--sweep {item!r}: values must be numbers") from None
         if not values:

@@ -72,6 +72,7 @@ _ABS = {
     "pkp_stop_cycle": "pkp_stop_cycle",
     "pkp_projected_cycle": "pkp_projected_cycle",
     "pkp_projected_insn": "pkp_projected_insn",
+    "pkp_stop_projected_cycle": "pkp_stop_projected_cycle",
 }
 _STAT_KEYS = {v: k for k, v in _AGG.items()}
 _PREFIXES = (
