@@ -52,7 +52,7 @@
 //    simulator issues no more CTAs and lets the resident ones run out. A kernel's real end is
 //    the same event: once its last CTA is issued, the CTAs then resident run out with nothing
 //    to overlap them, at a lower IPC that no sample before the stop can see (the projection
-//    above lands 1-3% low for that reason). The drain is a measured copy of that tail, so
+//    above lands a few percent low for that reason). The drain is a measured copy of that tail, so
 //    finish() projects only the steady part and adds the drain as it was:
 //    final cycles = L + (stop - L) * (total - tail) / denom + (end - stop), where tail is the
 //    drain's share in the projection's own unit (instructions, or CTAs with the CTA
