@@ -220,6 +220,8 @@ def test_not_a_visualizer_log(tmp_path):
 def test_sweep_params():
     combos = sweep_params(PaperParams(), ["s=0.1,0.25", "window=2000,3000"])
     assert [(c.threshold, c.window) for c in combos] == [(0.1, 2000), (0.1, 3000), (0.25, 2000), (0.25, 3000)]
+    combos = sweep_params(ReplayParams(), ["settle=0,0.5", "r=0.25"])
+    assert [(c.settle, c.min_remaining) for c in combos] == [(0.0, 0.25), (0.5, 0.25)]
     with pytest.raises(UserError, match="unknown key"):
         sweep_params(PaperParams(), ["x=1"])
     with pytest.raises(UserError, match="KEY=V1"):

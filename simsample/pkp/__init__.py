@@ -13,6 +13,10 @@ Rules (PKA, MICRO'21, section 3.2, and where the public artifact differs):
 * stop at the first sample, at or after stability, where the completed CTAs make one wave
   (max resident CTAs per SM x SMs); grids smaller than one wave need no wave (``paper``) or
   ``small_grid_fraction`` of the grid (``artifact``); at least one CTA must have completed;
+* ``settle`` S (0 = off): stable also needs the cumulative IPC samples of the last S of the
+  run so far (after the launch latency) to have a CoV below the threshold; a kernel whose IPC
+  holds for one short window but keeps drifting over its run is not stopped (a fixed history
+  of 128 samples, thinned by half whenever it fills, covers the whole run);
 * ``min_remaining`` (0 = off): a stop also needs that share of the grid still to be issued,
   counting one wave as resident (a late stop saves little and cannot see the kernel's tail);
 * projected total = value at the stop x total CTAs / completed CTAs (``paper``) or

@@ -27,7 +27,8 @@ class ReplayParams:
     """Monitor settings for one replay (``period=None``: the log's own sampling period).
 
     The defaults are the simulator patch's: threshold 2%, a stop only while half of the
-    grid is still to be issued, the projection by instructions (see
+    grid is still to be issued and once the IPC has held over the last half of the run, the
+    projection by instructions with the drain counted as the kernel's tail (see
     adapters/accelsim/patches/README.md for the measurements behind them; the paper's
     threshold is 0.25%, its projection ``paper``, no ``min_remaining``, ``settle`` or drain tail)."""
 
