@@ -31,7 +31,7 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from simsample.plan import Plan
@@ -53,6 +53,8 @@ class Row:
     cycle_speedup: float
     speedup: float
     wall_s: float
+    half_width: float = float("nan")  # relative half-width of the interval at the plan's confidence
+    split_estimate: float = float("nan")  # the same plan and warm-up run as one job per sample (--split)
 
 
 def seeds_of(text: str) -> list[int]:
@@ -97,6 +99,26 @@ def simulate(args: argparse.Namespace, kernelslist: Path, out: Path, flags: list
     return wall
 
 
+def run_split(args: argparse.Namespace, plan: Plan, spec, run: Path, flags: list[str]) -> float:
+    """The plan run as one job per sampled launch (``apply --split``), the jobs one after the
+    other (each cached like the one-list runs); the estimate of the total cycles from their logs."""
+    from simsample.sampling.estimate import estimate_results
+    from simsample_accelsim.collect import collect_logs
+    from simsample_accelsim.split import read_jobs, split_plan
+
+    if not run.is_dir() or not (run / "simsample-jobs.json").is_file():
+        split_plan(plan, args.traces, run, force=True, warmup=spec, functional=args.warmup_mode == "functional")
+    jobs, _ = read_jobs(run)
+    logs = []
+    for job in jobs:
+        log = job.folder(run) / "accelsim.log"
+        if not finished(log):
+            simulate(args, job.folder(run) / "kernelslist.g", log, flags)
+        logs.append(log)
+    df = collect_logs(logs, plan, owner={log.resolve(): job.kernel_id for job, log in zip(jobs, logs)})
+    return next(e for e in estimate_results(plan, df, metrics=["cycles"]) if e.metric == "cycles").estimate
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sim = ap.add_mutually_exclusive_group(required=True)
@@ -115,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup-config", action="append", default=[], help="targeted: simulator config for the cost model (repeatable)")
     ap.add_argument("--plan-param", action="append", default=[], help="extra 'plan --param' for every sampler (repeatable)")
     ap.add_argument("--warmup-mode", choices=["detailed", "functional"], default="detailed")
+    ap.add_argument("--warmup-reach", type=float, default=1.5, help="reuse: the window's reach in multiples of the L2's lines")
+    ap.add_argument("--split", action="store_true", help="also run each plan as one job per sampled launch (apply --split) and compare")
     ap.add_argument("--sim-flags", default="", help="extra simulator flags for the sampled runs (e.g. '-functional_warmup 1')")
     ap.add_argument("--json", type=Path, help="also write the rows as JSON")
     args = ap.parse_args(argv)
@@ -123,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     from simsample_accelsim.apply import apply_plan
     from simsample_accelsim.collect import collect_logs
     from simsample_accelsim.features import compute_features
-    from simsample_accelsim.warmup import CostModel, parse_warmup
+    from simsample_accelsim.warmup import CostModel, l2_lines_of_configs, parse_warmup
 
     work = args.work
     work.mkdir(parents=True, exist_ok=True)
@@ -158,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
                 budget = None if args.warmup_budget == "none" else float(args.warmup_budget)
                 cost = CostModel.from_configs(args.warmup_config) if args.warmup_config else None
                 spec = parse_warmup(w, args.warmup_horizon, args.warmup_coverage, budget, cost)
+                if spec.reuse:
+                    spec = replace(spec, reach=args.warmup_reach, l2_lines=l2_lines_of_configs(args.warmup_config) if args.warmup_config else spec.l2_lines)
                 tag = f"{sampler}{suffix}-{seed}-{spec.label()}-{args.warmup_mode}".replace("(", "_").replace(")", "").replace(",", "_").replace("=", "")
                 folder = work / tag
                 log = work / f"{tag}.out"
@@ -178,28 +204,37 @@ def main(argv: list[str] | None = None) -> int:
                 every = collect_logs([log])
                 sampled = collect_logs([log], plan)
                 est = next(e for e in estimate_results(plan, sampled, metrics=["cycles"]) if e.metric == "cycles")
+                split_est = float("nan")
+                if args.split:
+                    split_est = run_split(args, plan, spec, work / f"{tag}-split", flags)
                 sampled_cycles = float(sampled["cycles"].sum())
                 low = est.ci_low if est.ci_low is not None else float("nan")
                 high = est.ci_high if est.ci_high is not None else float("nan")
                 rows.append(
                     Row(sampler, seed, spec.label(), len(res.rows), len(res.warmup), est.estimate, low, high,
                         est.estimate / truth - 1.0, bool(low <= truth <= high), float(every["cycles"].sum()) / sampled_cycles,
-                        truth / float(every["cycles"].sum()), full_seconds / max(float(every["sim_seconds"].sum()), 1.0), wall)
+                        truth / float(every["cycles"].sum()), full_seconds / max(float(every["sim_seconds"].sum()), 1.0), wall,
+                        (high - low) / 2 / est.estimate, split_est)
                 )
                 r = rows[-1]
+                split_text = f"  split {100 * (r.split_estimate / r.estimate - 1):+.2f}% vs list" if args.split else ""
                 print(f"{sampler:5} seed {seed} {r.warmup:22} {r.launches:3}+{r.warm_launches:<3} est {r.estimate:12,.0f} "
-                      f"err {100 * r.error:+6.2f}%  CI [{r.low:,.0f}, {r.high:,.0f}] covers {'yes' if r.covers else 'no '}  "
-                      f"cost {r.cost_ratio:4.2f}x  cycles {r.cycle_speedup:5.2f}x fewer  time {r.speedup:5.2f}x", flush=True)
+                      f"err {100 * r.error:+6.2f}%  CI ±{100 * r.half_width:.2f}% covers {'yes' if r.covers else 'no '}  "
+                      f"cost {r.cost_ratio:4.2f}x  cycles {r.cycle_speedup:5.2f}x fewer  time {r.speedup:5.2f}x{split_text}", flush=True)
                 shutil.rmtree(folder, ignore_errors=True)
 
-    print("\nsampler  warm-up                          seeds  mean|err|  mean err  covers  cost vs sampled  cycle speedup  time speedup")
+    print("\nsampler  warm-up                          seeds  mean|err|  max|err|  mean err  covers  median ±  cost vs sampled  cycle speedup  "
+          "time speedup  split vs list (max)")
     keys = sorted({(r.sampler, r.warmup) for r in rows}, key=lambda k: (k[0], k[1]))
     for sampler, warm in keys:
         sel = [r for r in rows if r.sampler == sampler and r.warmup == warm]
+        gaps = [abs(r.split_estimate / r.estimate - 1) for r in sel if r.split_estimate == r.split_estimate]
         print(f"{sampler:8} {warm:32} {len(sel):5}  {100 * statistics.mean(abs(r.error) for r in sel):8.2f}%  "
+              f"{100 * max(abs(r.error) for r in sel):7.2f}%  "
               f"{100 * statistics.mean(r.error for r in sel):+7.2f}%  {sum(r.covers for r in sel)}/{len(sel):<4} "
+              f"{100 * statistics.median(r.half_width for r in sel):7.2f}%  "
               f"{statistics.mean(r.cost_ratio for r in sel):14.2f}x  {statistics.mean(r.cycle_speedup for r in sel):12.2f}x  "
-              f"{statistics.mean(r.speedup for r in sel):11.2f}x")
+              f"{statistics.mean(r.speedup for r in sel):11.2f}x  " + (f"{100 * max(gaps):.2f}%" if gaps else "-"))
     if args.json:
         args.json.write_text(json.dumps([r.__dict__ for r in rows], indent=1))
     return 0

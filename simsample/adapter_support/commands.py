@@ -47,9 +47,9 @@ def estimate_command(
     @click.command("estimate", help=help_text)
     @click.option("--plan", "plan_path", required=True, type=_PATH, help="The plan the runs were made for.")
     @click.argument("outputs", nargs=-1, required=True, type=_PATH)
-    @click.option("--confidence", default=0.95, show_default=True, help="Confidence level of the interval.")
+    @click.option("--confidence", default=None, type=float, help="Confidence level of the interval (default: the plan's).")
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-    def cmd(plan_path: Path, outputs: tuple[Path, ...], confidence: float, as_json: bool) -> None:
+    def cmd(plan_path: Path, outputs: tuple[Path, ...], confidence: float | None, as_json: bool) -> None:
         from simsample.cli.commands import print_estimates
         from simsample.sampling.estimate import estimate_results
 

@@ -282,9 +282,9 @@ def print_estimates(estimates: list, plan, as_json: bool, *, header: str = "") -
 @click.command("estimate")
 @click.option("--plan", "plan_path", required=True, type=click.Path(path_type=Path), help="The plan the values were simulated for.")
 @click.argument("values", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--confidence", default=0.95, show_default=True, help="Confidence level of the interval.")
+@click.option("--confidence", default=None, type=float, help="Confidence level of the interval (default: the plan's).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def generic_estimate(plan_path: Path, values: tuple[Path, ...], confidence: float, as_json: bool) -> None:
+def generic_estimate(plan_path: Path, values: tuple[Path, ...], confidence: float | None, as_json: bool) -> None:
     """Whole-workload estimate with its confidence interval.
 
     \b

@@ -236,11 +236,12 @@ def _pooled(d: _Design, y: np.ndarray, scale: np.ndarray | None = None) -> tuple
 
 
 def _kernel_of(key: str) -> str:
-    """The kernel name of a cluster key (``name``, ``name [lo, hi]``, ``name grid=(..) block=(..)``)."""
+    """The kernel name of a cluster key (``name``, ``name [lo, hi]``, ``name grid=(..) block=(..)``,
+    ``name sms=S waves=W``)."""
     return _KEY_SUFFIX.sub("", key)
 
 
-_KEY_SUFFIX = re.compile(r"( grid=\([^)]*\) block=\([^)]*\))?( \[[^\]]*\])?$")
+_KEY_SUFFIX = re.compile(r"( grid=\([^)]*\) block=\([^)]*\)| sms=\d+ waves=\d+)?( \[[^\]]*\])?$")
 
 
 def _collapsed(d: _Design, ybar: np.ndarray, *, alone: bool) -> list[tuple[float, float]]:
@@ -347,7 +348,7 @@ def estimate_total(
         return _finish(metric, total, None, confidence, len(y), "total")
     d = _design(plan)
     var = _variance(plan, d, y, y, y, design_cov=True)
-    return _finish(metric, total, var, confidence, len(y), "total")
+    return _finish(metric, total, var, confidence, len(y), "total", _total_bounds(plan, y))
 
 
 def estimate_ratio_total(
@@ -390,7 +391,7 @@ def estimate_ratio_total(
     resid = _ratio_residuals(d, y, x)
     resid = np.where(ratio_ok[d.pos], resid, y - ybar[d.pos])
     var = _variance(plan, d, resid, y, y, design_cov=False)
-    return _finish(metric, total, var, confidence, len(y), "total")
+    return _finish(metric, total, var, confidence, len(y), "total", _total_bounds(plan, y))
 
 
 def estimate_ratio(
@@ -413,12 +414,22 @@ def estimate_ratio(
     z = a - r * b
     var_d = _variance(plan, _design(plan), z, z, a, design_cov=False)
     var = None if var_d is None else (var_d[0] / (tb * tb), var_d[1])
-    return _finish(metric, r, var, confidence, len(a), "ratio")
+    return _finish(metric, r, var, confidence, len(a), "ratio", _ratio_bounds(a, b))
 
 
 def _finish(
-    metric: str, est: float, var_dof: tuple[float, float] | None, confidence: float, n: int, kind: str
+    metric: str,
+    est: float,
+    var_dof: tuple[float, float] | None,
+    confidence: float,
+    n: int,
+    kind: str,
+    bounds: tuple[float, float] = (-np.inf, np.inf),
 ) -> MetricEstimate:
+    """The interval at ``confidence``, kept within ``bounds``: what the metric can be whatever the
+    launches not simulated did (a count's total is at least what the simulated launches counted;
+    a hit rate lies in [0, 1]). A symmetric interval of a skewed count otherwise reaches below
+    zero."""
     q = _z(confidence)
     if var_dof is None:
         return MetricEstimate(metric, est, None, None, None, confidence, n, kind)
@@ -426,7 +437,31 @@ def _finish(
     if np.isfinite(dof):
         q = float(special.stdtrit(dof, 0.5 + confidence / 2))
     se = float(np.sqrt(max(var, 0.0)))
-    return MetricEstimate(metric, est, se, est - q * se, est + q * se, confidence, n, kind)
+    lo, hi = bounds
+    return MetricEstimate(metric, est, se, float(min(max(est - q * se, lo), est)), float(max(min(est + q * se, hi), est)), confidence, n, kind)
+
+
+def _total_bounds(plan: Plan, y: np.ndarray) -> tuple[float, float]:
+    """A non-negative metric's total is at least the sum over the distinct launches simulated."""
+    if y.size == 0 or float(y.min()) < 0:
+        return (-np.inf, np.inf)
+    _, first = np.unique(plan.samples["kernel_id"].to_numpy(), return_index=True)
+    return (float(y[first].sum()), np.inf)
+
+
+def _ratio_bounds(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """A ratio of non-negative totals is non-negative, and at most 1 where every launch's
+    numerator is at most its denominator (hits of accesses)."""
+    if a.size == 0 or float(a.min()) < 0 or float(b.min()) < 0:
+        return (-np.inf, np.inf)
+    return (0.0, 1.0 if bool(np.all(a <= b)) else np.inf)
+
+
+def plan_confidence(plan: Plan, default: float = 0.95) -> float:
+    """The confidence the plan states its bound at (``prediction.confidence``), else ``default``:
+    an estimate is reported at the level its plan promised."""
+    c = plan.prediction.get("confidence") if isinstance(plan.prediction, Mapping) else None
+    return float(c) if isinstance(c, (int, float)) and 0 < float(c) < 1 else default
 
 
 def estimate_results(
@@ -435,10 +470,13 @@ def estimate_results(
     *,
     metrics: Sequence[str] | None = None,
     ratios: Mapping[str, tuple[str, str]] | None = None,
-    confidence: float = 0.95,
+    confidence: float | None = None,
 ) -> list[MetricEstimate]:
     """Estimates of every numeric metric column of ``results`` (indexed by or holding ``kernel_id``),
-    then of each ratio ``name: (numerator, denominator)`` whose columns are present."""
+    then of each ratio ``name: (numerator, denominator)`` whose columns are present; at the
+    plan's own confidence unless ``confidence`` is given (:func:`plan_confidence`)."""
+    if confidence is None:
+        confidence = plan_confidence(plan)
     df = results.set_index("kernel_id") if "kernel_id" in results.columns else results
     if metrics is None:
         metrics = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]

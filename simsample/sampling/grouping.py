@@ -22,7 +22,34 @@ from simsample.workload import SHAPE_COLUMNS, Workload
 
 pd = lazy.load("pandas")
 
-GROUPINGS = ("name", "name+shape")
+GROUPINGS = ("auto", "name", "name+shape", "name+occupancy")
+
+#: Columns the ``name+occupancy`` grouping reads (``simsample profile features`` writes them).
+OCCUPANCY_COLUMNS = ("sms_used", "waves")
+
+
+def resolve_grouping(workload: Workload, by: str) -> str:
+    """``auto``: by name and occupancy class where the workload carries the occupancy columns
+    (trace features: a launch's instructions cost what its shape makes them cost, which the
+    instruction counts do not show), by name elsewhere (profiles: measured times already carry
+    the shape). Any other grouping is returned as given, after checking that the workload has
+    what it needs (one line naming the missing column)."""
+    if by == "auto":
+        return "name+occupancy" if all(workload.has(c) for c in OCCUPANCY_COLUMNS) else "name"
+    if by == "name+occupancy":
+        missing = [c for c in OCCUPANCY_COLUMNS if not workload.has(c)]
+        if missing:
+            raise UserError(
+                f"{workload.source or 'workload'} has no {missing[0]!r} column, which group=name+occupancy needs; "
+                "plan on trace features (`simsample profile features`) or choose group=name"
+            )
+    named = workload.meta.get("columns") if workload.format == "csv" else None  # the generic CSV reads absent shapes as 1
+    if by == "name+shape" and isinstance(named, dict) and not any(c in named for c in SHAPE_COLUMNS):
+        raise UserError(
+            f"{workload.source or 'workload'} has no launch shapes (grid and block columns), which group=name+shape needs; "
+            "give their columns or choose group=name"
+        )
+    return by
 
 
 @dataclass
@@ -38,9 +65,13 @@ class Grouping:
 
 
 def group_launches(workload: Workload, by: str = "name") -> Grouping:
-    """Group the launches of ``workload`` by ``name`` or ``name+shape``."""
+    """Group the launches of ``workload`` by ``name``, ``name+shape`` (grid and block) or
+    ``name+occupancy`` (the SMs a launch occupies and its waves: launches of one kernel whose
+    shapes spread the same instructions over different parts of the GPU); ``auto``: see
+    :func:`resolve_grouping`."""
     if by not in GROUPINGS:
         raise UserError(f"unknown grouping {by!r} (known: {', '.join(GROUPINGS)})")
+    by = resolve_grouping(workload, by)
     names = workload.kernels["name"]
     if not isinstance(names.dtype, pd.CategoricalDtype):
         names = names.astype("category")
@@ -54,8 +85,9 @@ def group_launches(workload: Workload, by: str = "name") -> Grouping:
         return Grouping(codes=codes, keys=[uniq[u] for u in used])
     # name + shape: mixed-radix codes, name most significant, re-compressed before overflow
     k = workload.kernels
+    columns = SHAPE_COLUMNS if by == "name+shape" else OCCUPANCY_COLUMNS
     shape_levels = []
-    for col in SHAPE_COLUMNS:
+    for col in columns:
         c, levels = pd.factorize(k[col].to_numpy(), sort=True)
         shape_levels.append(np.asarray(levels, dtype=np.int64))
         card = max(len(levels), 1)
@@ -68,8 +100,12 @@ def group_launches(workload: Workload, by: str = "name") -> Grouping:
     keys = []
     for row in first:
         name = uniq[int(remap[names.cat.codes.iat[row]])]
-        gx, gy, gz, bx, by_, bz = (int(k[col].iat[row]) for col in SHAPE_COLUMNS)
-        keys.append(f"{name} grid=({gx},{gy},{gz}) block=({bx},{by_},{bz})")
+        if by == "name+shape":
+            gx, gy, gz, bx, by_, bz = (int(k[col].iat[row]) for col in SHAPE_COLUMNS)
+            keys.append(f"{name} grid=({gx},{gy},{gz}) block=({bx},{by_},{bz})")
+        else:
+            used, waves = (int(k[col].iat[row]) for col in OCCUPANCY_COLUMNS)
+            keys.append(f"{name} sms={used} waves={waves}")
     return Grouping(codes=codes, keys=keys)
 
 

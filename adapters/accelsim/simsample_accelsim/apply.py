@@ -44,7 +44,7 @@ from simsample.plan import Plan
 from simsample_accelsim.kernelslist import DEFAULT_LIST, KernelEntry, Memcpy, render, shell_unsafe
 from simsample_accelsim.notes import warn
 from simsample_accelsim.reader import TraceFolder, folder_notes, resolve_list, scan_folder, workload_of
-from simsample_accelsim.warmup import WarmupSpec, preceding, targeted, warmup_steps
+from simsample_accelsim.warmup import WarmupSpec, preceding, reuse_window, targeted, warmup_steps
 
 __all__ = ["PLAN_FILE", "WEIGHTS_FILE", "ApplyResult", "apply_plan"]
 
@@ -91,6 +91,8 @@ def choose_warmup(tf: TraceFolder, plan: Plan, rows: Sequence[int], spec: Warmup
         return warm
     from simsample_accelsim.scan_numpy import scan_footprint
 
+    if spec.reuse:
+        return reuse_window(samples, lambda i: scan_footprint(tf.files[i]), l2_lines=spec.l2_lines, reach=spec.reach, shared=shared)
     weight_of_row: dict[int, float] = {}
     for r, w in zip(rows, plan.samples["weight"]):
         weight_of_row[int(r)] = weight_of_row.get(int(r), 0.0) + float(w)

@@ -22,42 +22,93 @@ _CTX = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="New folder for the sampled traces.")
 @click.option("--copy", is_flag=True, help="Copy the sampled traces instead of linking them.")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists and is not empty.")
-@click.option("--warmup", default="targeted", show_default=True, metavar="K|targeted|none",
-              help="Launches run before each sampled one for its cache state: the K preceding launches, or the footprint-targeted choice.")
+@click.option("--warmup", default="auto", show_default=True, metavar="auto|reuse|targeted|K|none",
+              help="Launches run before each sampled one for its cache state: every launch back to where the L2 turned over (reuse), "
+                   "the footprint-targeted producers (targeted), or the K preceding launches. auto: reuse with functional warm-up, "
+                   "targeted with detailed.")
+@click.option("--warmup-reach", default=1.5, show_default=True, type=float,
+              help="reuse: go back until this many times the L2's lines have been touched.")
 @click.option("--warmup-horizon", default=5, show_default=True, type=int, help="targeted: launches looked back for the producers of a sample's lines.")
 @click.option("--warmup-coverage", default=0.8, show_default=True, type=float, help="targeted: share of those lines whose producers are run.")
 @click.option("--warmup-budget", default="0.25", show_default=True, metavar="SHARE|none",
               help="targeted: warm-up cost allowed, as a share of the sampled launches' predicted cycles ('none': no limit).")
 @click.option("--warmup-config", "warmup_configs", multiple=True, type=click.Path(path_type=Path), metavar="FILE",
-              help="targeted: the gpgpusim.config the run will use (repeatable, later files override), for the launch latency and SM count "
-                   "of the predicted cycles; default: those of SM7_QV100.")
-@click.option("--warmup-mode", type=click.Choice(["detailed", "functional"]), default="detailed", show_default=True,
-              help="functional: warm-up launches as 'warmup kernel-N.traceg' lines, replayed into the caches without timing by the patched simulator (-functional_warmup 1).")
+              help="The gpgpusim.config the run will use (repeatable, later files override): the L2's size for reuse, the launch latency "
+                   "and SM count of the predicted cycles for targeted; default: those of SM7_QV100.")
+@click.option("--warmup-mode", type=click.Choice(["auto", "detailed", "functional"]), default="auto", show_default=True,
+              help="functional: warm-up launches as 'warmup kernel-N.traceg' lines, replayed into the caches without timing by the patched "
+                   "simulator (-functional_warmup 1); auto: functional where the simulator found (--accelsim, $ACCELSIM_ROOT, PATH) is patched.")
+@click.option("--accelsim", "accelsim_bin", type=click.Path(path_type=Path), metavar="BIN",
+              help="The accel-sim.out the sampled run will use (for --warmup-mode auto).")
 @click.option("--split", is_flag=True, help="One job folder per sampled launch (its memcpys and warm-up launches, then the launch), for 'simsample run' in parallel.")
-def apply_cmd(plan_path: Path, traces: Path, out: Path, copy: bool, force: bool, warmup: str, warmup_horizon: int, warmup_coverage: float,
-              warmup_budget: str, warmup_configs: tuple[Path, ...], warmup_mode: str, split: bool) -> None:
+def apply_cmd(plan_path: Path, traces: Path, out: Path, copy: bool, force: bool, warmup: str, warmup_reach: float, warmup_horizon: int,
+              warmup_coverage: float, warmup_budget: str, warmup_configs: tuple[Path, ...], warmup_mode: str, accelsim_bin: Path | None,
+              split: bool) -> None:
     """Write OUT: a kernelslist.g that runs the plan's launches (and their warm-up launches), their traces, the weights and the plan."""
-    from simsample_accelsim.apply import apply_plan
-    from simsample_accelsim.warmup import CostModel, parse_warmup
+    from dataclasses import replace
+
+    from simsample.adapter_support.matching import note as simsample_note
+    from simsample_accelsim.notes import warn
+    from simsample_accelsim.warmup import CostModel, l2_lines_of_configs, parse_warmup
 
     try:
         budget = None if warmup_budget.strip().lower() == "none" else float(warmup_budget)
     except ValueError:
         raise UserError(f"--warmup-budget {warmup_budget!r}: expected a share such as 0.3, or 'none'") from None
     cost = CostModel.from_configs(warmup_configs) if warmup_configs else None
+    auto = warmup.strip().lower() == "auto"
+    parse_warmup("targeted" if auto else warmup, warmup_horizon, warmup_coverage, budget, cost)  # every option checked first
+    warmup_mode, note = resolve_warmup_mode(warmup_mode, warmup, accelsim_bin)
+    if auto:
+        warmup = "reuse" if warmup_mode == "functional" else "targeted"
     spec = parse_warmup(warmup, warmup_horizon, warmup_coverage, budget, cost)
+    if spec.reuse:
+        if warmup_reach <= 0:
+            raise UserError(f"--warmup-reach {warmup_reach}: must be > 0 (the L2's lines touched before a sample, in multiples of its size)")
+        spec = replace(spec, reach=warmup_reach, l2_lines=l2_lines_of_configs(warmup_configs) if warmup_configs else spec.l2_lines)
+        if warmup_mode == "detailed":
+            note = ("--warmup reuse with detailed warm-up runs every launch of the window in detail, which can cost as much as the full run; "
+                    "use it with --warmup-mode functional and the patched simulator")
     plan = Plan.read(plan_path)
     if split:
         _apply_split(plan, traces, out, copy=copy, force=force, spec=spec, functional=warmup_mode == "functional")
-        return
-    res = apply_plan(plan, traces, out, copy=copy, force=force, warmup=spec, functional=warmup_mode == "functional")
+    else:
+        _apply_list(plan, traces, out, copy=copy, force=force, spec=spec, mode=warmup_mode)
+    if note:  # after the output: what the warm-up is, and why
+        say = simsample_note if warmup_mode == "functional" else warn
+        say(note)
+
+
+def _apply_list(plan: Plan, traces: Path, out: Path, *, copy: bool, force: bool, spec, mode: str) -> None:
+    from simsample_accelsim.apply import apply_plan
+
+    res = apply_plan(plan, traces, out, copy=copy, force=force, warmup=spec, functional=mode == "functional")
     how = "copied" if res.copied else "linked"
-    warm = f" + {len(res.warmup):,} {warmup_mode} warm-up launches ({spec.label()})" if res.warmup else ""
+    warm = f" + {len(res.warmup):,} {mode} warm-up launches ({spec.label()})" if res.warmup else ""
     flag = " -functional_warmup 1" if res.functional and res.warmup else ""
     click.echo(
         f"{out}: {len(res.rows):,} launches{warm} ({how}) and {res.memcpys:,} memcpys in {out / 'kernelslist.g'}; "
         f"run: accel-sim.out -trace {out / 'kernelslist.g'} -config gpgpusim.config -config trace.config{flag}"
     )
+
+
+def resolve_warmup_mode(mode: str, warmup: str, accelsim_bin: Path | None) -> tuple[str, str | None]:
+    """``--warmup-mode auto`` made ``functional`` or ``detailed`` by the simulator found, and the
+    one-line note that says which and why (None when nothing needs saying)."""
+    from simsample_accelsim.simulator import find_simulator
+
+    if mode != "auto":
+        return mode, None
+    if warmup.strip().lower() in ("none", "0"):
+        return "detailed", None
+    sim = find_simulator(accelsim_bin)
+    if sim is None:
+        return "detailed", ("no Accel-Sim found (--accelsim, $ACCELSIM_ROOT, PATH): warm-up runs in detail; with simsample's patched build, "
+                            "pass --accelsim BIN (or --warmup-mode functional) for functional warm-up, which holds better and costs no simulated cycles")
+    if not sim.patched:
+        return "detailed", (f"{sim.path} (from {sim.how}) lacks simsample's warm-up patch: warm-up runs in detail; "
+                            "functional warm-up needs the patched build (adapters/accelsim/patches)")
+    return "functional", f"{sim.path} (from {sim.how}) is patched: functional warm-up; run it with -functional_warmup 1"
 
 
 def _apply_split(plan: Plan, traces: Path, out: Path, *, copy: bool, force: bool, spec, functional: bool) -> None:
@@ -104,9 +155,9 @@ def collect_cmd(plan_path: Path | None, logs: tuple[Path, ...], output: Path | N
 @click.option("--plan", "plan_path", type=click.Path(path_type=Path), help="The plan the run was made for (default: the one in a split run folder).")
 @click.argument("logs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--traces", type=click.Path(path_type=Path), help="Trace folder, to map launches when the plan was made on another source.")
-@click.option("--confidence", default=0.95, show_default=True, help="Confidence level of the intervals.")
+@click.option("--confidence", default=None, type=float, help="Confidence level of the intervals (default: the plan's).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def estimate_cmd(plan_path: Path, logs: tuple[Path, ...], traces: Path | None, confidence: float, as_json: bool) -> None:
+def estimate_cmd(plan_path: Path, logs: tuple[Path, ...], traces: Path | None, confidence: float | None, as_json: bool) -> None:
     """Whole-workload estimate (cycles, instructions, IPC, cache and DRAM) from the sampled run's LOG(s)
     or from results CSVs written by collect."""
     from simsample.adapter_support import results_for_estimate
@@ -189,24 +240,32 @@ class _EngineOption(click.Option):
 @click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Trace files scanned in parallel (processes).")
 @click.option("--engine", cls=_EngineOption, type=click.Choice(["auto", "native", "numpy", "python"]), default="auto", show_default=True)
 @click.option("--no-cache", is_flag=True, help="Rescan every trace (the cache beside OUTPUT is not read or written).")
-def features_cmd(traces: Path, output: Path, jobs: int, engine: str, no_cache: bool) -> None:
-    """Scan the trace bodies once: instruction counts, PKA metrics, sectors, basic-block vectors."""
+@click.option("--config", "configs", multiple=True, type=click.Path(path_type=Path), metavar="FILE",
+              help="The gpgpusim.config the simulation will use (repeatable, later files override), for occupancy, waves and "
+                   "predicted cycles; default: those of SM7_QV100.")
+def features_cmd(traces: Path, output: Path, jobs: int, engine: str, no_cache: bool, configs: tuple[Path, ...]) -> None:
+    """Scan the trace bodies once: instruction counts, PKA metrics, sectors, basic-block vectors, occupancy and predicted cycles."""
     from simsample.progress import task
     from simsample_accelsim.features import compute_features, default_cache_dir, total_bytes
+    from simsample_accelsim.occupancy import GpuConfig
     from simsample_accelsim.reader import scan_folder
 
     from simsample.io.files import temporary_cache
     from simsample.workload import extras_path
 
     cache_dir = None if no_cache else default_cache_dir(output)
-    for written in (output, extras_path(output), cache_dir):
-        if written is not None:
-            check_output_file(written, [traces], what="features table")
+    for written in (output, extras_path(output)):
+        check_output_file(written, [traces], what="features table")
+    if cache_dir is not None:  # a folder kept from the last run is reused, never refused
+        if cache_dir.exists() and not cache_dir.is_dir():
+            raise UserError(f"{cache_dir}: exists and is not a folder, where the feature cache goes; move it away or pass --no-cache")
+        check_output_file(cache_dir / "entry.npz", [traces], what="feature cache")
     writable_parent(output)
+    gpu = GpuConfig.from_configs(configs) if configs else None
     tf = scan_folder(traces)
     with temporary_cache(cache_dir):
         with task("scanning traces", total_bytes(tf), bytes_=True) as advance:
-            wl = compute_features(traces, jobs=jobs, engine=engine, cache_dir=cache_dir, progress=advance, folder=tf)
+            wl = compute_features(traces, jobs=jobs, engine=engine, cache_dir=cache_dir, progress=advance, folder=tf, gpu=gpu)
         wl.to_parquet(output)
     k = wl.kernels
     click.echo(

@@ -3,7 +3,9 @@
 Per launch (columns of the workload table): ``warp_insts``, ``thread_insts``, ``ctas``,
 ``warps``, the PKA metric set under Nsight Compute names (instruction counts per memory space,
 global/local sectors, ``smsp__inst_executed.sum``, the thread-per-warp-instruction ratio,
-``launch__grid_size``) and ``control_flow_insts``.
+``launch__grid_size``) and ``control_flow_insts``; then what the launch's shape makes of its
+instructions on the simulated GPU (:mod:`.occupancy`): ``ctas_per_sm``, ``waves`` and
+``predicted_cycles``, the design metric samplers use by default on trace features.
 
 Beside the table (``Workload.extras``, saved to ``<output>.extras.npz``):
 
@@ -37,6 +39,7 @@ from simsample.io.files import atomic_write_bytes
 from simsample.workload import Workload
 from simsample_accelsim.kernelfeatures import COLUMNS, COUNTERS, GRID_COLUMN, INST_COLUMN, RATIO_COLUMN, LaunchFeatures
 from simsample_accelsim.notes import warn
+from simsample_accelsim.occupancy import SHAPE_FEATURES, GpuConfig, shape_columns
 from simsample_accelsim.reader import TraceFolder, folder_notes, scan_folder, workload_of
 
 sp = lazy.load("scipy.sparse", suppress_warning=True)
@@ -50,7 +53,7 @@ ENGINES = ("native", "numpy", "python")
 def feature_columns() -> list[str]:
     """Names of the feature columns :func:`compute_features` adds, in table order."""
     cols = [COLUMNS[c] for c in COUNTERS]
-    return cols[:4] + [INST_COLUMN, RATIO_COLUMN, GRID_COLUMN] + cols[4:]
+    return cols[:4] + [INST_COLUMN, RATIO_COLUMN, GRID_COLUMN] + cols[4:] + list(SHAPE_FEATURES)
 
 
 def default_engine() -> str:
@@ -160,11 +163,13 @@ def compute_features(
     progress: Callable[[int], None] | None = None,
     quiet: bool = False,
     folder: TraceFolder | None = None,
+    gpu: GpuConfig | None = None,
 ) -> Workload:
     """The folder's workload with feature columns and BBV extras (see the module docstring).
 
     ``progress(n)`` is called with the (compressed) bytes of each finished file; ``folder`` is a
-    :func:`scan_folder` result to reuse.
+    :func:`scan_folder` result to reuse; ``gpu`` the simulated GPU's limits for the shape
+    columns (default: SM7_QV100's).
     """
     engine = resolve_engine(engine)  # before the cache: its entries are per engine
     if jobs < 1:
@@ -204,10 +209,10 @@ def compute_features(
         for a in args:
             done(*_scan_job(a))
     cache.prune()
-    return _assemble(wl, tf, [results[str(f)] for f in tf.files])
+    return _assemble(wl, tf, [results[str(f)] for f in tf.files], gpu or GpuConfig())
 
 
-def _assemble(wl: Workload, tf: TraceFolder, per_launch: list[dict[str, np.ndarray]]) -> Workload:
+def _assemble(wl: Workload, tf: TraceFolder, per_launch: list[dict[str, np.ndarray]], gpu: GpuConfig) -> Workload:
     n = len(per_launch)
     feats = []
     for i, arrays in enumerate(per_launch):
@@ -224,6 +229,9 @@ def _assemble(wl: Workload, tf: TraceFolder, per_launch: list[dict[str, np.ndarr
     k[INST_COLUMN] = counts[:, COUNTERS.index("warp_insts")]
     k[RATIO_COLUMN] = np.divide(k["thread_insts"].to_numpy(np.float64), warp, out=np.zeros(n), where=warp > 0)
     k[GRID_COLUMN] = wl.grid_size()
+    shape = shape_columns(k, gpu)
+    for c in SHAPE_FEATURES:
+        k[c] = shape[c]
     k = k[[c for c in k.columns if c not in feature_columns()] + feature_columns()]
 
     # basic-block columns: (kernel name, start PC, length) in order of first appearance
@@ -262,7 +270,8 @@ def _assemble(wl: Workload, tf: TraceFolder, per_launch: list[dict[str, np.ndarr
         "warp_type_count": np.array(t_count, dtype=np.int64),
     }
     meta = dict(wl.meta)
-    meta["features"] = {"scanner_version": SCANNER_VERSION, "basic_blocks": ncol, "warp_types": len(t_launch)}
+    meta["features"] = {"scanner_version": SCANNER_VERSION, "basic_blocks": ncol, "warp_types": len(t_launch),
+                        "gpu": {"sms": gpu.sms, "launch_latency": gpu.launch_latency}}
     out = Workload(k, source=wl.source, format=wl.format, memcpy_count=wl.memcpy_count, meta=meta)
     out.extras = extras
     return out

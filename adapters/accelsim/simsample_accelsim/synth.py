@@ -54,6 +54,10 @@ class KernelSpec:
     binary_version: int = 70
     stream: int = 0
     lineinfo: bool = False
+    #: Bytes between the global addresses of consecutive warps (None: ``128 x stride``, where a
+    #: warp's fifth iteration meets the next warp's first). ``iters x 32 x stride`` gives every
+    #: warp and iteration lines of their own: a buffer read once, as weights or a KV cache are.
+    warp_span: int | None = None
 
     def __post_init__(self) -> None:
         if self.pattern not in PATTERNS:
@@ -124,7 +128,8 @@ def _lane_addresses(spec: KernelSpec, cls: int, width: int, warp_global: int, it
     elif cls in (oc.LOCAL_LD, oc.LOCAL_ST):
         base = _LOCAL_BASE + it * 32 * width
     else:
-        base = spec.base_address + (warp_global * 32 * spec.stride * 4) + it * 32 * spec.stride
+        span = 32 * spec.stride * 4 if spec.warp_span is None else spec.warp_span
+        base = spec.base_address + warp_global * span + it * 32 * spec.stride
     if spec.pattern == "coalesced":
         return [base + lane * width for lane in lanes]
     if spec.pattern == "strided":

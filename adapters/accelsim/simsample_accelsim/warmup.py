@@ -66,6 +66,10 @@ DEFAULT_HORIZON = 5
 DEFAULT_COVERAGE = 0.8
 #: Warm-up cost allowed, as a share of the sampled launches' predicted cycles (:class:`CostModel`).
 DEFAULT_BUDGET: float | None = 0.25
+#: The reuse window (:func:`reuse_window`) goes back until this many times the L2's lines were touched.
+DEFAULT_REACH = 1.5
+#: Lines of SM7_QV100's L2 (6 MiB of 128-byte lines).
+DEFAULT_L2_LINES = 49152
 
 
 @dataclass(frozen=True)
@@ -118,23 +122,29 @@ class CostModel:
 
 @dataclass(frozen=True)
 class WarmupSpec:
-    """A warm-up setting: ``k`` launches before each sample, or the ``targeted`` footprint choice."""
+    """A warm-up setting: ``k`` launches before each sample, the ``targeted`` footprint choice,
+    or the ``reuse`` window (every launch back to where the L2 turned over, :func:`reuse_window`)."""
 
-    k: int | None = 0  # None for targeted
+    k: int | None = 0  # None for targeted and reuse
     horizon: int = DEFAULT_HORIZON
     coverage: float = DEFAULT_COVERAGE
     budget: float | None = DEFAULT_BUDGET
     cost: CostModel = field(default_factory=CostModel)
+    reuse: bool = False
+    reach: float = DEFAULT_REACH
+    l2_lines: int = DEFAULT_L2_LINES
 
     @property
     def targeted(self) -> bool:
-        return self.k is None
+        return self.k is None and not self.reuse
 
     @property
     def none(self) -> bool:
-        return self.k == 0
+        return self.k == 0 and not self.reuse
 
     def label(self) -> str:
+        if self.reuse:
+            return f"reuse(reach={self.reach:g},l2={self.l2_lines})"
         b = "inf" if self.budget is None else f"{self.budget:g}"
         return f"targeted(h={self.horizon},c={self.coverage:g},b={b},{self.cost.label()})" if self.targeted else f"K={self.k}"
 
@@ -157,12 +167,14 @@ def parse_warmup(
     t = str(text).strip().lower()
     if t == "targeted":
         return WarmupSpec(None, horizon, coverage, budget, model)
+    if t == "reuse":
+        return WarmupSpec(None, horizon, coverage, budget, model, reuse=True)
     if t == "none":
         return WarmupSpec(0, horizon, coverage, budget, model)
     try:
         k = int(t)
     except ValueError:
-        raise UserError(f"--warmup {text!r}: expected a number of launches K >= 0, 'none' or 'targeted'") from None
+        raise UserError(f"--warmup {text!r}: expected a number of launches K >= 0, 'none', 'targeted' or 'reuse'") from None
     if k < 0:
         raise UserError(f"--warmup {k}: K must be >= 0 (the number of launches run before each sampled launch)")
     return WarmupSpec(k, horizon, coverage, budget, model)
@@ -259,6 +271,88 @@ def targeted(
             if best in a:
                 covered[s] += a[best]
     return {s: sorted(j for j in attributed[s] if j in chosen) for s in kept}
+
+
+def reuse_window(
+    samples: Sequence[int],
+    footprint: Callable[[int], Footprint | tuple[np.ndarray, np.ndarray, int]],
+    *,
+    l2_lines: int,
+    reach: float = DEFAULT_REACH,
+    shared: bool = True,
+) -> dict[int, list[int]]:
+    """Every launch back to where the L2 has turned over, for each sampled row.
+
+    Walking back from a sample, the launches before it are taken until the distinct lines they
+    touched (read or written) reach ``reach`` x the L2's lines: what any launch before those
+    touched has, in all likelihood, been evicted by the full run (the L2 replaces the least
+    recently used line of a set). A short warm-up cannot reproduce a state built over many
+    launches: a layer's weights evicted by the other layers before the next step reads them are
+    still in L2 after a sampled run's few predecessors, and the sample runs too warm; the window
+    replays exactly the launches whose lines can still be there, and so evicts what the full run
+    evicted. The window can be long (every launch of a small workload): it is meant for the
+    functional warm-up of the patched simulator, where a warm-up launch costs a read of its trace
+    and no simulated cycle.
+
+    With ``shared`` (one list), sampled launches run anyway and are left out of the windows;
+    without (one job per sample), they are warm-up launches like any other.
+    """
+    if l2_lines < 1:
+        raise UserError(f"the L2 holds {l2_lines} lines by the config; fix -gpgpu_cache:dl2 or give --warmup-config")
+    if reach <= 0:
+        raise UserError(f"--warmup-reach {reach}: must be > 0 (the L2's lines touched before a sample, in multiples of its size)")
+    kept = sorted(set(int(s) for s in samples))
+    keep = set(kept) if shared else set()
+    limit = reach * l2_lines
+    cache: dict[int, np.ndarray] = {}
+
+    def lines(row: int) -> np.ndarray:
+        if row not in cache:
+            f = Footprint(*footprint(row))
+            cache[row] = np.union1d(f.reads, f.writes)
+        return cache[row]
+
+    out: dict[int, list[int]] = {}
+    for s in kept:
+        seen = np.zeros(0, np.int64)
+        window: list[int] = []
+        for j in range(s - 1, -1, -1):
+            if j not in keep:
+                window.append(j)
+            seen = np.union1d(seen, lines(j))
+            if seen.size >= limit:
+                break
+        out[s] = sorted(window)
+    return out
+
+
+def l2_lines_of_configs(paths: Iterable[str | Path]) -> int:
+    """Lines of the whole L2 by GPGPU-Sim config files: ``-gpgpu_cache:dl2 S:SETS:LINE:WAYS,...``
+    per memory sub-partition, times ``-gpgpu_n_mem`` x ``-gpgpu_n_sub_partition_per_mchannel``
+    (later files override earlier ones); SM7_QV100's 6 MiB of 128-byte lines where unset."""
+    found: dict[str, str] = {}
+    for path in paths:
+        try:
+            text = Path(path).read_text(errors="replace")
+        except OSError as e:
+            raise UserError(f"{path}: cannot read the simulator config ({e.strerror or e}); give the gpgpusim.config the run uses") from None
+        for line in text.splitlines():
+            parts = line.split("#", 1)[0].split()
+            if len(parts) >= 2 and parts[0] in ("-gpgpu_cache:dl2", "-gpgpu_n_mem", "-gpgpu_n_sub_partition_per_mchannel"):
+                found[parts[0]] = parts[1]
+    geometry = re.match(r"[A-Z]:(\d+):(\d+):(\d+)", found.get("-gpgpu_cache:dl2", "S:32:128:24"))
+    if not geometry:
+        raise UserError(f"-gpgpu_cache:dl2 {found['-gpgpu_cache:dl2']!r}: expected SETS:LINE:WAYS after the first letter; fix the config file")
+    sets, line_size, ways = (int(g) for g in geometry.groups())
+    try:
+        parts = int(found.get("-gpgpu_n_mem", "32")) * int(found.get("-gpgpu_n_sub_partition_per_mchannel", "2"))
+    except ValueError:
+        raise UserError("-gpgpu_n_mem / -gpgpu_n_sub_partition_per_mchannel must be integers; fix the config file") from None
+    return max(0, sets * ways * parts * line_size // LINE_BYTES)
+
+
+#: The footprints count 128-byte lines.
+LINE_BYTES = 128
 
 
 def warmup_steps(

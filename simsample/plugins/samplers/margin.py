@@ -44,7 +44,7 @@ import numpy as np
 
 from simsample.sampling.allocation import allocate, z_value
 from simsample.api import Param, Sampler
-from simsample.sampling.grouping import GROUPINGS
+from simsample.sampling.grouping import GROUPINGS, resolve_grouping
 from simsample.hookspecs import hookimpl
 from simsample.plan import Plan
 from simsample.plugins.samplers.root import root_tree
@@ -68,7 +68,9 @@ class MarginSampler(Sampler):
             "confidence the draws are sized for (at least 'confidence'): the margin that keeps nearly every plan within ε",
             minimum=0.5, maximum=0.999999,
         ),
-        Param("group", str, "name", "group launches by kernel name (argument list stripped) or by name, grid and block", choices=GROUPINGS),
+        Param("group", str, "auto",
+              "group launches by kernel name (argument list stripped), by name, grid and block, or by name and occupancy class "
+              "(SMs used, waves: trace features); auto: name+occupancy on trace features, name elsewhere", choices=GROUPINGS),
         Param("pool", bool, False, "merge clusters of at most 5 launches worth less than one draw into strata across kernels"),
         Param("max_skew", float, None, "largest skewness of the estimator of the total (Cochran's rule: 0.2; none: no limit)", minimum=0.01, maximum=10.0, nullable=True),
         Param("metric", str, "auto", "per-launch cost column: auto = cycles, else duration_ns"),
@@ -105,6 +107,7 @@ class MarginSampler(Sampler):
         if params["max_skew"] is not None:
             draws = skew_sizes(draws, sizes.astype(np.int64), stds, third_moments(layout, ranges), params["max_skew"])
         extra = {
+            "grouping": resolve_grouping(workload, params["group"]),
             "groups": strata.groups,
             "pooled_clusters": int(small.sum()) if pooled.any() else 0,
             "pooled_launches": int(sizes[pooled].sum()),
