@@ -34,7 +34,7 @@ strata with one unit:
    borrowing the design CoV gave intervals a few cycles wide. When the simulated metric is the
    design metric (the profile as truth) it can only widen the old interval.
 2. **Collapsed strata** (Hansen, Hurwitz and Madow 1953), with the design metric as auxiliary
-   variable (Isaki 1983): the single-draw clusters of one kernel (three or more, whose design
+   variable (Isaki 1983): the single-draw clusters of one group (three or more, whose design
    means differ) are collapsed, and the scatter of their values about the least-squares line
    y = a + b·μ_x (relative to their mean, G − 2 degrees of freedom) joins the pool. A line, not
    a ratio: simulated cycles hold a fixed launch cost, so y/μ_x differs between clusters of one
@@ -42,7 +42,12 @@ strata with one unit:
    are collapsed in pairs by y/μ_x (conservative: it includes the difference between the
    clusters).
 
-The pooled part is one estimate shared by all single-draw clusters, so where it decides their
+A cluster of two to four draws (:data:`OWN_DRAWS`) takes the pooled relative variance too, not
+its own: with one to three degrees of freedom its own variance is too uncertain to be used alone
+(Student's t at one degree of freedom is 64 at 99%, and an interval of a few such clusters was
+±10% around estimates within 2%), and the pool, made of the same clusters, shares them.
+
+The pooled part is one estimate shared by all borrowing clusters, so where it decides their
 variance it enters the Welch–Satterthwaite degrees of freedom as one term with the pool's
 degrees of freedom (where the design CoV decides, the term counts as known): ν = (Σ v)² / (Σ_own v_i²/(m_i − 1) + V_single²/ν_pool). With
 few draws q is Student's t at ν; with many it tends to the normal 1.96 of the paper's CLT.
@@ -213,8 +218,9 @@ def pooled_relative_variance(plan: Plan, values: np.ndarray, scale: np.ndarray |
 
     Sources, weighted by their degrees of freedom: every cluster with two or more draws (census
     clusters included), s_j²/ȳ_j² with m_j − 1; and collapsed strata: the single-draw clusters
-    of one kernel (three or more, whose design means differ), by the scatter of their values
-    about the least-squares line y = a + b·μ_x, relative to their mean, with G − 2. When neither
+    of one group (the kernel, and its shape or occupancy class where the plan grouped by them;
+    three or more, whose design means differ), by the scatter of their values about the
+    least-squares line y = a + b·μ_x, relative to their mean, with G − 2. When neither
     exists, single-draw clusters are collapsed in pairs by y/μ_x. Relative to the cluster's mean
     of ``scale`` (default: ``values``), squared."""
     d = _design(plan)
@@ -235,18 +241,24 @@ def _pooled(d: _Design, y: np.ndarray, scale: np.ndarray | None = None) -> tuple
     return float(np.dot(w, rel) / w.sum()), float(w.sum())
 
 
-def _kernel_of(key: str) -> str:
-    """The kernel name of a cluster key (``name``, ``name [lo, hi]``, ``name grid=(..) block=(..)``,
-    ``name sms=S waves=W``)."""
-    return _KEY_SUFFIX.sub("", key)
+def _group_of(key: str) -> str:
+    """The group of a cluster key: the key without the value range a split appends (``name``,
+    ``name grid=(..) block=(..)``, ``name sms=S waves=W``, each optionally `` [lo, hi]``).
+
+    Collapsed strata stay within a group: launches of one kernel at different shapes or
+    occupancy classes differ in cycles by what the design metric does not show (8 CTAs of a
+    split-K GEMM against 32 of its unsplit form: the same instructions, 2.5 times the cycles),
+    and a line through their design means would count that difference as within-cluster spread
+    (intervals of ±12 to ±70% where the estimate was within 2%)."""
+    return _RANGE_SUFFIX.sub("", key)
 
 
-_KEY_SUFFIX = re.compile(r"( grid=\([^)]*\) block=\([^)]*\)| sms=\d+ waves=\d+)?( \[[^\]]*\])?$")
+_RANGE_SUFFIX = re.compile(r" \[[^\]]*\]$")
 
 
 def _collapsed(d: _Design, ybar: np.ndarray, *, alone: bool) -> list[tuple[float, float]]:
     """Collapsed strata with the design metric as auxiliary variable (Hansen, Hurwitz and Madow;
-    Isaki 1983): single-draw clusters of one kernel are collapsed, and the scatter of their
+    Isaki 1983): single-draw clusters of one group (:func:`_group_of`) are collapsed, and the scatter of their
     values about the least-squares line y = a + b·μ_x (three or more clusters, ddof 2) or of
     y/μ_x (two clusters) stands for the within-cluster relative variance: ``(dof, relative
     variance)`` per collapsed group. When nothing else is available (``alone``), single-draw
@@ -256,7 +268,7 @@ def _collapsed(d: _Design, ybar: np.ndarray, *, alone: bool) -> list[tuple[float
         return []
     by_kernel: dict[str, list[int]] = {}
     for i in single:
-        by_kernel.setdefault(_kernel_of(d.key[i]), []).append(int(i))
+        by_kernel.setdefault(_group_of(d.key[i]), []).append(int(i))
     groups = [np.array(g) for g in by_kernel.values() if len(g) >= 3 and np.ptp(d.mean[g]) > 0]
     if not groups and alone:  # pairs: y/μ_x, biased upwards by any fixed cost, only as a last resort
         groups = [np.array(g) for g in by_kernel.values() if len(g) >= 2] or [single]
@@ -298,15 +310,17 @@ def _variance(
     used = d.m > 0
     s2 = _sample_var(d, own)
     single = used & (d.m == 1) & (d.fpc > 0)
+    few = used & (d.m >= 2) & (d.m < OWN_DRAWS) & (d.fpc > 0)
     pool_dof = np.inf
-    pool_share = np.zeros(d.k)  # the part of each single-draw cluster's s² that is estimated
-    if np.any(single):
+    pool_share = np.zeros(d.k)  # the part of each borrowing cluster's s² that is estimated
+    borrow = single.copy()
+    if np.any(single | few):
         sbar = _cluster_level(d, scale)
         pool = _pooled(d, pooled, scale)
         cov2 = np.nan_to_num(d.cov) ** 2 * d.ddof1
         have_cov = design_cov and not np.any(np.isnan(d.cov[single]))
         if pool is None:
-            if not have_cov or not np.any(cov2[single] > 0):
+            if np.any(single) and (not have_cov or not np.any(cov2[single] > 0)):
                 return None  # nothing to estimate a single draw's variance from
             rel = cov2
         else:
@@ -314,7 +328,8 @@ def _variance(
             # the pooled spread of y already holds what x explains where x varies: the larger
             rel = np.maximum(v_pool, cov2) if design_cov else np.full(d.k, v_pool)
             pool_share = (rel > 0) & (v_pool >= rel)  # the term is estimated, not known
-        s2 = np.where(single, rel * sbar**2, s2)
+            borrow = single | few  # a cluster of a few draws: its own spread has too few degrees of freedom
+        s2 = np.where(borrow, rel * sbar**2, s2)
     if design_cov:
         # a sample of a skewed cluster usually misses its tail and underestimates its spread: the
         # design metric's spread is known exactly, and the simulated metric's is taken as at least that
@@ -325,13 +340,19 @@ def _variance(
             s2 = np.where(multi, np.maximum(s2, floor), s2)
     terms = np.divide(d.size * d.size * s2 * d.fpc, d.m, out=np.zeros(d.k), where=used)
     var = float(terms.sum())
-    own_terms = used & (d.m >= 2) & (terms > 0)
+    own_terms = used & (d.m >= 2) & ~borrow & (terms > 0)
     den = float(np.sum(terms[own_terms] ** 2 / (d.m[own_terms] - 1.0)))
-    estimated = float(np.sum((terms * pool_share)[single]))  # one shared estimate: one term
+    estimated = float(np.sum((terms * pool_share)[borrow]))  # one shared estimate: one term
     if estimated > 0 and np.isfinite(pool_dof):
         den += estimated**2 / pool_dof
     dof = var * var / den if den > 0 else np.inf
     return var, max(dof, 1.0)
+
+
+#: A cluster of fewer draws than this takes the pooled relative variance rather than its own:
+#: one or two degrees of freedom make Student's t (and so the interval) many times wider, or an
+#: unlucky pair of close values far too narrow; the pool shares the degrees of freedom of all.
+OWN_DRAWS = 5
 
 
 def _cluster_means_total(plan: Plan, y: np.ndarray) -> float:

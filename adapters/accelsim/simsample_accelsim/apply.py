@@ -83,7 +83,7 @@ def choose_warmup(tf: TraceFolder, plan: Plan, rows: Sequence[int], spec: Warmup
     samples = sorted(set(int(r) for r in rows))
     if spec.none or not samples:
         return {s: [] for s in samples}
-    if not spec.targeted:
+    if not spec.targeted and not spec.reuse:
         assert spec.k is not None
         warm, short = preceding(samples, spec.k)
         if short:
