@@ -65,7 +65,8 @@ def test_variance_formula_against_enumeration_of_all_samples(replace):
             per_cluster.append(list(itertools.combinations(mem, m[cid])))
     estimates, var_estimates = [], []
     for combo in itertools.product(*per_cluster):  # every sample is equally likely
-        e = estimate_total(plan_from(wl, values, members, dict(enumerate(combo)), replace=replace, spread=False), by_id(values))
+        # own_draws=2: each cluster's own variance, the textbook estimator whose unbiasedness this checks
+        e = estimate_total(plan_from(wl, values, members, dict(enumerate(combo)), replace=replace, spread=False), by_id(values), own_draws=2)
         estimates.append(e.estimate)
         var_estimates.append(e.std_error**2)
     truth = values.sum()
@@ -155,17 +156,37 @@ def test_few_draws_widen_the_interval_with_student_t():
     # three draws from one cluster: two degrees of freedom, q = t(0.975, 2) = 4.303
     wl, values, members = population()
     plan = plan_from(wl, values, members, {0: [0, 1, 3], 1: [4, 5, 6]}, replace=False)
-    e = estimate_total(plan, by_id(values))
+    e = estimate_total(plan, by_id(values), own_draws=2)  # each cluster's own variance (textbook)
     assert (e.ci_high - e.estimate) / e.std_error == pytest.approx(4.302653, rel=1e-6)
     # two clusters with sampled variance: Welch–Satterthwaite degrees of freedom
     plan = plan_from(wl, values, members, {0: [0, 3], 1: [4, 6]}, replace=True)
     y = {0: values[[0, 3]], 1: values[[4, 6]]}
     v = [n * n * np.var(y[c], ddof=1) / 2 for c, n in ((0, 4), (1, 3))]
     dof = sum(v) ** 2 / sum(t * t / 1 for t in v)
-    e = estimate_total(plan, by_id(values))
+    e = estimate_total(plan, by_id(values), own_draws=2)
     from scipy import stats
 
     assert (e.ci_high - e.estimate) / e.std_error == pytest.approx(stats.t.ppf(0.975, dof), rel=1e-9)
+
+
+def test_clusters_of_few_draws_take_the_pooled_relative_variance():
+    # two clusters of two draws: by default neither uses its own variance of one degree of
+    # freedom; both take the relative variance pooled over the two (two degrees of freedom)
+    wl, values, members = population()
+    plan = plan_from(wl, values, members, {0: [0, 3], 1: [4, 6]}, replace=True, spread=False)
+    e = estimate_total(plan, by_id(values))
+    textbook = estimate_total(plan, by_id(values), own_draws=2)
+    y = {0: values[[0, 3]], 1: values[[4, 6]]}
+    rel = np.mean([np.var(y[c], ddof=1) / y[c].mean() ** 2 for c in (0, 1)])
+    # each cluster's level: its design mean times Σy/Σx of its draws (here 1: y is the design metric)
+    expected = sum(n * n * rel * POP[c].mean() ** 2 / 2 for c, n in ((0, 4), (1, 3)))
+    assert e.estimate == textbook.estimate
+    assert e.std_error**2 == pytest.approx(expected)
+    from scipy import stats
+
+    assert (e.ci_high - e.estimate) / e.std_error == pytest.approx(stats.t.ppf(0.975, 2), rel=1e-9)
+    # the textbook interval: Welch–Satterthwaite over two terms of one degree of freedom each
+    assert textbook.std_error != pytest.approx(e.std_error)
 
 
 # --- single-draw clusters: pooled and collapsed variance (the interval must not collapse) -------
@@ -185,7 +206,7 @@ def test_single_draw_cluster_with_no_design_spread_borrows_the_pooled_relative_v
     wl, x, members = flat_population()
     y = x * 3.0 + np.arange(x.size) % 3 * 7.0  # the simulated metric varies where x does not
     plan = plan_from(wl, x, members, {0: [0], 1: [4], 2: [10], 3: [15, 16, 17]}, replace=False)
-    e = estimate_total(plan, by_id(y))
+    e = estimate_total(plan, by_id(y), own_draws=2)
     # the cluster with three draws gives the relative variance the others borrow
     yc = y[[15, 16, 17]]
     v_pool = np.var(yc, ddof=1) / yc.mean() ** 2

@@ -295,6 +295,7 @@ def _variance(
     scale: np.ndarray,
     *,
     design_cov: bool,
+    own_draws: int = 2,
 ) -> tuple[float, float] | None:
     """Variance of the plan's estimator and its Welch–Satterthwaite degrees of freedom (module
     docstring), or None when the plan has no bound or it cannot be estimated.
@@ -310,7 +311,7 @@ def _variance(
     used = d.m > 0
     s2 = _sample_var(d, own)
     single = used & (d.m == 1) & (d.fpc > 0)
-    few = used & (d.m >= 2) & (d.m < OWN_DRAWS) & (d.fpc > 0)
+    few = used & (d.m >= 2) & (d.m < own_draws) & (d.fpc > 0)
     pool_dof = np.inf
     pool_share = np.zeros(d.k)  # the part of each borrowing cluster's s² that is estimated
     borrow = single.copy()
@@ -360,15 +361,24 @@ def _cluster_means_total(plan: Plan, y: np.ndarray) -> float:
 
 
 def estimate_total(
-    plan: Plan, values: Mapping[int, float] | pd.Series, *, metric: str = "value", confidence: float = 0.95
+    plan: Plan,
+    values: Mapping[int, float] | pd.Series,
+    *,
+    metric: str = "value",
+    confidence: float = 0.95,
+    own_draws: int | None = None,
 ) -> MetricEstimate:
-    """Expansion estimate Σ w·y with its standard error and confidence interval (module docstring)."""
+    """Expansion estimate Σ w·y with its standard error and confidence interval (module docstring).
+
+    ``own_draws``: clusters of fewer draws take the pooled relative variance (default
+    :data:`OWN_DRAWS`; 2 gives the textbook stratified estimator, unbiased but, with one degree
+    of freedom a cluster, of very wide intervals)."""
     y = _sample_values(plan, values, metric)
     total = _cluster_means_total(plan, y)
     if plan.estimator.get("kind") != "stratified":
         return _finish(metric, total, None, confidence, len(y), "total")
     d = _design(plan)
-    var = _variance(plan, d, y, y, y, design_cov=True)
+    var = _variance(plan, d, y, y, y, design_cov=True, own_draws=OWN_DRAWS if own_draws is None else own_draws)
     return _finish(metric, total, var, confidence, len(y), "total", _total_bounds(plan, y))
 
 
