@@ -182,3 +182,9 @@ def test_different_kernels_with_equal_relative_pcs_are_not_merged():
 def test_kernel_names_must_cover_every_block():
     with pytest.raises(UserError, match="bbv_block_kernel names 3"):
         two_kernel_features(["a", "b", "b"])
+
+
+def test_code_that_cannot_be_told_apart_is_a_user_error():
+    with pytest.raises(UserError, match="does not fit in the 2\\*\\*32 addresses"):
+        block_addresses(np.array([(1 << 32) - 4096, 0]), np.array(["a", "b"]))
+    assert block_addresses(np.array([(1 << 32) - 8192, 0]), np.array(["a", "a"]))[0] == (1 << 32) - 8192
