@@ -3,8 +3,9 @@
 Two real workloads with a full Accel-Sim run: ``short_kernels`` (written by
 ``benchmarks/short_kernels_workload.py``, its full run committed in
 ``tests/fixtures/accelsim_photon/``, see the README there) and the shared ``hetero`` traces.
-Photon's clusters must never hold two kernel names there (no two of their kernels run the same
-code), and its plans are scored against the full runs' cycles.
+Photon's clusters must never hold two kernel names there (blocks are keyed by their kernel, so
+even short_kernels' three GEMM-like kernels written with the same code stay apart), and its plans
+are scored against the full runs' cycles.
 """
 
 from __future__ import annotations
