@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simsample.sampling import gpus
-from simsample.sampling.bbv import WarpFeatures, gpu_bbvs, projection_weights
+from simsample.sampling.bbv import WarpFeatures, block_addresses, gpu_bbvs, projection_weights
 from simsample.errors import UserError
 
 
@@ -121,3 +121,70 @@ def test_named_gpus(name, warps):
 def test_unknown_gpu_lists_the_known_ones():
     with pytest.raises(UserError, match=r"unknown GPU 'Voodoo2'.*QV100.*gpu_warps"):
         gpus.lookup("Voodoo2")
+
+
+# --- block identity: trace PCs are relative to their kernel ---------------------------------
+
+def test_block_addresses_give_each_kernel_its_own_range():
+    pcs = np.array([0, 0x40, 0, 0x1000, 0x30, 0])
+    names = np.array(["b", "b", "a", "a", "c", "b"])
+    addr = block_addresses(pcs, names)
+    # a (largest PC 0x1000) first, then b, then c, each on a page boundary past the previous one
+    assert addr.tolist() == [0x2000, 0x2040, 0, 0x1000, 0x3030, 0x2000]
+    assert block_addresses(pcs, None).tolist() == pcs.tolist()
+    order = np.array([5, 3, 1, 4, 0, 2])  # the layout follows the names, not the column order
+    assert block_addresses(pcs[order], names[order]).tolist() == addr[order].tolist()
+
+
+@given(st.lists(st.tuples(st.sampled_from("pqrs"), st.integers(0, 1 << 16)), min_size=1, max_size=40))
+@settings(max_examples=60, deadline=None)
+def test_block_addresses_never_share_a_seed_across_kernels(blocks):
+    names = np.array([n for n, _ in blocks])
+    pcs = np.array([p for _, p in blocks], dtype=np.int64)
+    addr = block_addresses(pcs, names)
+    for i in range(len(blocks)):
+        for j in range(len(blocks)):
+            if names[i] == names[j]:
+                assert addr[i] - addr[j] == pcs[i] - pcs[j]  # relative PCs kept within a kernel
+            else:
+                assert abs(int(addr[i]) - int(addr[j])) > 3  # seeds pc + 0..3 never coincide
+
+
+def two_kernel_features(kernel):
+    """Launches 0 and 2 run kernel A, launch 1 kernel B: two straight-line programs (one block
+    each, ended by EXIT) of different code and length, both starting at relative PC 0."""
+    return WarpFeatures.from_extras(
+        {
+            "warp_types": sp.csr_matrix(np.array([[20, 0], [0, 24], [20, 0]], dtype=float)),
+            "warp_type_launch": np.array([0, 1, 2]),
+            "warp_type_count": np.array([64, 64, 64]),
+            "bbv_blocks": {"start_pc": [0, 0], "length": [20, 24]},
+            **({"bbv_block_kernel": np.array(kernel)} if kernel is not None else {}),
+        },
+        n_launches=3,
+    )
+
+
+def test_different_kernels_with_equal_relative_pcs_are_not_merged():
+    from simsample.plugins.samplers.photon import match_launches
+
+    merged = two_kernel_features(None)  # PCs taken as addresses: both first blocks share weights
+    assign, _ = match_launches(gpu_bbvs(merged, 3), merged.warps(3), 5120, 0.05)
+    assert assign.tolist() == [0, 0, 0]  # what keying on the relative PC alone did
+    f = two_kernel_features(["_Z1Av", "_Z1Bv"])
+    b = gpu_bbvs(f, 3)
+    assign, reps = match_launches(b, f.warps(3), 5120, 0.05)
+    assert assign.tolist() == [0, 1, 0] and reps.tolist() == [0, 1]  # A's two launches still merge
+    assert np.array_equal(b.vector(0), b.vector(2))
+    assert np.linalg.norm(b.vector(0) - b.vector(1)) > 0.2
+
+
+def test_kernel_names_must_cover_every_block():
+    with pytest.raises(UserError, match="bbv_block_kernel names 3"):
+        two_kernel_features(["a", "b", "b"])
+
+
+def test_code_that_cannot_be_told_apart_is_a_user_error():
+    with pytest.raises(UserError, match="does not fit in the 2\\*\\*32 addresses"):
+        block_addresses(np.array([(1 << 32) - 4096, 0]), np.array(["a", "b"]))
+    assert block_addresses(np.array([(1 << 32) - 8192, 0]), np.array(["a", "a"]))[0] == (1 << 32) - 8192

@@ -15,11 +15,24 @@ walk the program:
    vectors concatenated in descending order of share (``sampledanalysis.py``, class
    ``GPUBBV``). Two GPU BBVs of different length are compared after zero-padding the shorter.
 
+**Block identity.** The official code runs on MGPUSim, where a block's PC is its address in the
+loaded program, so blocks of different kernels have different PCs and different projection
+weights. Accel-Sim traces give PCs as offsets from the start of each kernel (every kernel starts
+at ``0000``): keyed by those alone, the first blocks of all kernels would share their weights,
+and short straight-line kernels of equal warp counts would get nearly equal GPU BBVs whatever
+their code. When the features name each block's kernel (``bbv_block_kernel``), the blocks are
+given the addresses a loader would: each kernel's code is placed in its own range
+(:func:`block_addresses`: kernels in name order, each range starting on a 4 KiB boundary after
+the previous kernel's last block), and the weights are seeded with these addresses. Two
+launches of one kernel therefore keep identical weights, and two different kernels share none.
+Without kernel names the PCs are taken as addresses, as the official code does.
+
 The inputs come from the Accel-Sim adapter's trace features, kept in ``Workload.extras``:
 ``warp_types`` (a sparse matrix: one row per distinct per-warp BBV of a launch, one column per
 basic block, values = instructions one warp of the type executed in that block), ``warp_type_launch``
-(the launch row of each type), ``warp_type_count`` (warps of that type) and ``bbv_blocks`` (per
-column: ``start_pc``, ``length`` in instructions; ``bbv_keys`` is accepted as well).
+(the launch row of each type), ``warp_type_count`` (warps of that type), ``bbv_blocks`` (per
+column: ``start_pc``, ``length`` in instructions; ``bbv_keys`` is accepted as well) and, optional,
+``bbv_block_kernel`` (per column: the name of the kernel whose code the block belongs to).
 
 Ties in share are ordered by the vectors themselves (largest first) rather than by the order in
 which the official code happened to meet the warps, so that identical launches always get
@@ -47,6 +60,12 @@ _RNG_M = np.uint64((1 << 48) - 1)
 
 #: Extras the trace features must provide.
 EXTRAS = ("warp_types", "warp_type_launch", "warp_type_count", "bbv_blocks")
+#: Optional extra: the kernel each block column belongs to (its PCs are offsets within that kernel).
+KERNEL_EXTRA = "bbv_block_kernel"
+#: Each kernel's code range starts on a boundary of this many bytes (a page, as a loader would).
+CODE_ALIGN = 4096
+#: Only the low 32 bits of a seed reach drand48's state, so code ranges must fit in 2**32 bytes.
+_SEED_SPACE = 1 << 32
 FEATURES_HINT = (
     "Photon needs per-warp basic-block vectors from simulator traces: "
     "run `simsample profile features --sim accelsim TRACES -o features.parquet` and plan on that"
@@ -73,6 +92,33 @@ def projection_weights(start_pcs: np.ndarray, dims: int = BBV_DIMS) -> np.ndarra
     return out
 
 
+def block_addresses(start_pc: np.ndarray, kernel: np.ndarray | None) -> np.ndarray:
+    """Each block's address in a program holding every kernel's code in its own range.
+
+    ``kernel`` names the kernel of each block (``None``: the PCs are already addresses and are
+    returned as they are). Kernels are laid out in name order, so the layout does not depend on
+    launch order; kernel ``k`` starts at the first multiple of :data:`CODE_ALIGN` beyond the
+    previous kernel's largest start PC plus four (the projection seeds ``pc + 0..3``), so no two
+    blocks of different kernels share a seed. Blocks of one kernel keep their relative PCs.
+    """
+    pcs = np.asarray(start_pc, dtype=np.int64)
+    if kernel is None or len(pcs) == 0:
+        return pcs
+    names, which = np.unique(np.asarray(kernel).astype(str), return_inverse=True)
+    which = which.ravel()
+    top = np.full(len(names), -1, dtype=np.int64)
+    np.maximum.at(top, which, pcs)
+    span = (top + 4 + CODE_ALIGN) // CODE_ALIGN * CODE_ALIGN  # room for pc + 3, rounded up to a page
+    base = np.zeros(len(names), dtype=np.int64)
+    np.cumsum(span[:-1], out=base[1:])
+    if int(base[-1] + span[-1]) > _SEED_SPACE:
+        raise UserError(
+            f"the kernels' code ({int(base[-1] + span[-1]):,} bytes of PCs) does not fit in the 2**32 addresses "
+            "Photon's projection can tell apart; plan on fewer kernels at once"
+        )
+    return base[which] + pcs
+
+
 @dataclass
 class WarpFeatures:
     """The per-warp BBV extras of a workload, checked and in canonical types."""
@@ -80,8 +126,14 @@ class WarpFeatures:
     types: sp.csr_matrix  # T × B instructions one warp of each type executed in each block
     launch: np.ndarray  # T, launch row of each type
     count: np.ndarray  # T, warps of each type
-    start_pc: np.ndarray  # B
+    start_pc: np.ndarray  # B, relative to its kernel when ``kernel`` is given
     length: np.ndarray  # B
+    kernel: np.ndarray | None = None  # B, kernel name of each block, or None (PCs are addresses)
+
+    @property
+    def address(self) -> np.ndarray:
+        """Each block's address, the key of its projection weights (see :func:`block_addresses`)."""
+        return block_addresses(self.start_pc, self.kernel)
 
     @classmethod
     def from_extras(cls, extras: dict[str, Any], n_launches: int, *, source: str = "workload") -> WarpFeatures:
@@ -107,7 +159,14 @@ class WarpFeatures:
             raise UserError(f"{source}: warp_type_launch names launch rows outside 0..{n_launches - 1}; regenerate the trace features")
         if (count < 0).any() or (types.data < 0).any() or (length < 0).any():
             raise UserError(f"{source}: negative warp or block counts in the trace features; regenerate them")
-        return cls(types, launch, count, start_pc, length)
+        kernel = None
+        if extras.get(KERNEL_EXTRA) is not None:
+            kernel = np.asarray(extras[KERNEL_EXTRA]).astype(str).ravel()
+            if len(kernel) != b:
+                raise UserError(f"{source}: warp_types has {b} block columns but {KERNEL_EXTRA} names {len(kernel)}; regenerate the trace features")
+        if (start_pc < 0).any():
+            raise UserError(f"{source}: negative block PCs in the trace features; regenerate them")
+        return cls(types, launch, count, start_pc, length, kernel)
 
     def warps(self, n_launches: int) -> np.ndarray:
         """Warps per launch (int64)."""
@@ -155,7 +214,7 @@ class GpuBBVs:
 
 def gpu_bbvs(features: WarpFeatures, n_launches: int) -> GpuBBVs:
     """Project the per-warp vectors and build every launch's GPU BBV (vectorised, O(T log T))."""
-    weights = projection_weights(features.start_pc)
+    weights = projection_weights(features.address)
     proj = np.asarray(features.types @ weights)  # T × 16: Σ_b insts_b · w(pc_b)
     launch, count = features.launch, features.count.astype(np.float64)
     keep = count > 0

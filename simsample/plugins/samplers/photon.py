@@ -3,8 +3,10 @@
 Official code: lchangxii/sampled-mgpu-sim, ``samples/sampledrunner/sampledanalysis.py``
 (``GPUBBV``, ``KernelInfo``, ``ExecuteEngine.find_kernel``) and ``clusterallvgg.py``. Each
 launch is described by its GPU basic-block vector (:mod:`simsample.sampling.bbv`), its warp count and its
-instructions. Launches are walked in order; each is compared with the representatives chosen
-so far:
+instructions. A basic block is identified by its kernel as well as its PC (trace PCs are
+kernel-relative; see :func:`~simsample.sampling.bbv.block_addresses`), so launches of different
+kernels share no block weights, as on MGPUSim where every kernel has its own addresses.
+Launches are walked in order; each is compared with the representatives chosen so far:
 
 1. representatives with the *same* warp count, most recent first: the nearest by Euclidean
    distance is a hit if the distance is below ``distance`` (0.05; ties go to the most recent);
@@ -50,7 +52,7 @@ INSTRUCTION_COLUMNS = ("warp_insts", "smsp__inst_executed.sum", "instructions")
 
 class PhotonSampler(Sampler):
     name = "photon"
-    version = "1"
+    version = "2"  # 2: blocks keyed by their kernel's code range (kernel-relative trace PCs)
     description = "Photon kernel-level sampling: GPU BBV distance < 0.05 and warp-count rules, online"
     params = (
         Param("distance", float, 0.05, "largest Euclidean distance between GPU BBVs of a hit (exclusive)", minimum=0.0),
