@@ -313,3 +313,41 @@ def test_single_draw_from_the_low_end_of_a_spread_cluster_keeps_its_interval():
     high = estimate_total(plan_from(wl, x, members, {0: [3], 1: [4, 5, 6]}, replace=False), by_id(x))
     exact = 16 * x[:4].var(ddof=1) * (1 - 1 / 4)  # the design variance of one draw from cluster 0
     assert low.std_error**2 == pytest.approx(exact) and high.std_error**2 == pytest.approx(exact)
+
+
+# --- intervals in range, at the plan's confidence -------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.just(0.0), st.floats(1e-3, 1e6)), min_size=7, max_size=7),
+       st.lists(st.one_of(st.just(0.0), st.floats(1e-6, 1.0)), min_size=7, max_size=7))
+def test_intervals_stay_where_the_metric_can_be(counts, shares):
+    wl, values, members = population()
+    plan = plan_from(wl, values, members, {0: [1], 1: [4, 5]}, replace=False)
+    y = np.array(counts)
+    e = estimate_total(plan, by_id(y))
+    if e.ci_low is not None:
+        # a total of non-negative counts is at least what the simulated launches counted
+        assert e.ci_low >= y[[1, 4, 5]].sum() - 1e-6 * max(1.0, e.estimate)
+        assert e.ci_low <= e.estimate <= e.ci_high
+    hits = y * np.array(shares)  # hits never exceed accesses, launch by launch
+    r = estimate_ratio(plan, by_id(hits), by_id(y))
+    if r.ci_low is not None and np.isfinite(r.estimate):
+        assert 0.0 <= r.ci_low <= r.estimate <= r.ci_high <= 1.0
+
+
+def test_estimate_reports_at_the_plans_confidence(tmp_path, capsys):
+    from simsample.cli import run as cli_run
+
+    wl, values, members = population()
+    plan = plan_from(wl, values, members, {0: [1, 2], 1: [4, 5]}, replace=False)
+    plan.prediction["confidence"] = 0.99
+    plan.write(tmp_path / "plan.json")
+    (tmp_path / "v.csv").write_text("kernel_id,cycles\n1,7\n2,8\n4,5\n5,5\n")
+    assert cli_run(["estimate", "--plan", str(tmp_path / "plan.json"), str(tmp_path / "v.csv"), "--json"]) == 0
+    import json
+
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["estimates"][0]["confidence"] == 0.99
+    assert cli_run(["estimate", "--plan", str(tmp_path / "plan.json"), str(tmp_path / "v.csv"), "--confidence", "0.9", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["estimates"][0]["confidence"] == 0.9
