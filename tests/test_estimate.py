@@ -170,16 +170,18 @@ def test_few_draws_widen_the_interval_with_student_t():
 
 
 def test_clusters_of_few_draws_take_the_pooled_relative_variance():
-    # two clusters of two draws: by default neither uses its own variance of one degree of
-    # freedom; both take the relative variance pooled over the two (two degrees of freedom)
+    # two clusters of two draws: by default neither relies on its own variance of one degree of
+    # freedom alone; both take at least the relative variance pooled over the two (two degrees
+    # of freedom)
     wl, values, members = population()
     plan = plan_from(wl, values, members, {0: [0, 3], 1: [4, 6]}, replace=True, spread=False)
     e = estimate_total(plan, by_id(values))
     textbook = estimate_total(plan, by_id(values), own_draws=2)
     y = {0: values[[0, 3]], 1: values[[4, 6]]}
     rel = np.mean([np.var(y[c], ddof=1) / y[c].mean() ** 2 for c in (0, 1)])
-    # each cluster's level: its design mean times Σy/Σx of its draws (here 1: y is the design metric)
-    expected = sum(n * n * rel * POP[c].mean() ** 2 / 2 for c, n in ((0, 4), (1, 3)))
+    # each cluster's level: its design mean times Σy/Σx of its draws (here 1: y is the design
+    # metric); a cluster keeps its own spread where that is the larger
+    expected = sum(n * n * max(rel * POP[c].mean() ** 2, np.var(y[c], ddof=1)) / 2 for c, n in ((0, 4), (1, 3)))
     assert e.estimate == textbook.estimate
     assert e.std_error**2 == pytest.approx(expected)
     from scipy import stats

@@ -42,8 +42,9 @@ strata with one unit:
    are collapsed in pairs by y/μ_x (conservative: it includes the difference between the
    clusters).
 
-A cluster of two to four draws (:data:`OWN_DRAWS`) takes the pooled relative variance too, not
-its own: with one to three degrees of freedom its own variance is too uncertain to be used alone
+A cluster of two to four draws (:data:`OWN_DRAWS`) takes the pooled relative variance too, or
+its own where that is larger: with one to three degrees of freedom its own variance is too
+uncertain to be used alone
 (Student's t at one degree of freedom is 64 at 99%, and an interval of a few such clusters was
 ±10% around estimates within 2%), and the pool, made of the same clusters, shares them.
 
@@ -330,7 +331,9 @@ def _variance(
             rel = np.maximum(v_pool, cov2) if design_cov else np.full(d.k, v_pool)
             pool_share = (rel > 0) & (v_pool >= rel)  # the term is estimated, not known
             borrow = single | few  # a cluster of a few draws: its own spread has too few degrees of freedom
-        s2 = np.where(borrow, rel * sbar**2, s2)
+        # a cluster of a few draws keeps its own spread where that is the larger: the pool is an
+        # average, and a cluster far more spread than the others would otherwise be understated
+        s2 = np.where(borrow, np.where(few, np.maximum(rel * sbar**2, s2), rel * sbar**2), s2)
     if design_cov:
         # a sample of a skewed cluster usually misses its tail and underestimates its spread: the
         # design metric's spread is known exactly, and the simulated metric's is taken as at least that
