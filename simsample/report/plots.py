@@ -187,20 +187,41 @@ class Curve:
     error_pct: list[float | None]
     coverage: list[float | None]
     labels: list[str]
+    half_width: list[float | None] | None = None  # median relative half-width of the intervals (%), per point
 
 
-def error_vs_speedup(curves: Sequence[Curve]) -> Figure:
-    """Mean error against harmonic-mean speedup, one line per sampler, points labelled by value."""
+@dataclass
+class PlanPoint:
+    """The report's own plan on the error-vs-speedup chart: the evaluated point of its sampler and
+    parameters when an evaluation has one (``label`` names it), else its predicted speedup."""
+
+    sampler: str
+    speedup: float | None
+    error_pct: float | None
+    label: str
+
+
+def error_vs_speedup(curves: Sequence[Curve], *, plan: PlanPoint | None = None) -> Figure:
+    """Mean error against harmonic-mean speedup, one line per sampler, points labelled by value.
+
+    Both axes are logarithmic: errors of samplers worth comparing differ by decades (random at
+    tens of percent, stratified designs at tenths), and a linear axis squashes the good ones onto
+    zero with their labels on top of each other. A zero error (a census) is drawn on a symlog
+    axis instead, linear below the smallest non-zero error. The plan the report is about is
+    marked with a star (its evaluated point), or a dotted line at its predicted speedup.
+    """
     with matplotlib.rc_context(_STYLE):
         fig, ax = _figure(6.0, 3.4)
         _style(ax)
         drawn = 0
+        errors: list[float] = []
         for i, c in enumerate(curves):
             pts = [(s, e, lab) for s, e, lab in zip(c.speedup, c.error_pct, c.labels) if s is not None and e is not None and s > 0]
             if not pts:
                 continue
             pts.sort()
             xs, ys, labs = zip(*pts)
+            errors += list(ys)
             color = _PALETTE[i % len(_PALETTE)]
             ax.plot(xs, ys, marker="o", markersize=4, linewidth=1.4, color=color, label=c.sampler)
             drawn += 1
@@ -208,17 +229,37 @@ def error_vs_speedup(curves: Sequence[Curve]) -> Figure:
                 if lab:
                     ax.annotate(lab, (x, yv), textcoords="offset points", xytext=(4, 4), fontsize=7, color=color)
         ax.set_xscale("log")
+        positive = [e for e in errors if e > 0]
+        if positive and len(positive) == len(errors):
+            ax.set_yscale("log")
+        elif positive:
+            ax.set_yscale("symlog", linthresh=min(positive), linscale=0.5)
+        marked = ""
+        if plan is not None and plan.speedup is not None and plan.speedup > 0:
+            if plan.error_pct is not None:
+                (pt,) = ax.plot([plan.speedup], [plan.error_pct], marker="*", markersize=13, color="#111111", linestyle="none",
+                                label=f"this plan ({plan.sampler}{', ' + plan.label if plan.label else ''})", zorder=5)
+                marked = f"; this plan ({plan.sampler}) marked with a star at {plan.speedup:,.2f}× and {plan.error_pct:.3g}%"
+            else:
+                pt = ax.axvline(plan.speedup, color="#111111", linestyle=":", linewidth=1.2, label=f"this plan's predicted speedup ({plan.speedup:,.2f}×)")
+                marked = f"; this plan's predicted speedup ({plan.speedup:,.2f}×) marked by a dotted line"
+            pt.set_gid("plan-point")
         ax.set_xlabel("simulation speedup (harmonic mean over workloads, ×, log scale)")
-        ax.set_ylabel("mean error of the total (%)")
-        if drawn:
+        scale = ax.get_yscale()
+        ax.set_ylabel("mean error of the total (%" + (", log scale)" if scale == "log" else ", symlog scale)" if scale == "symlog" else ")"))
+        if drawn or marked:
             ax.legend(fontsize=8, frameon=False)
     names = ", ".join(c.sampler for c in curves)
-    label = f"Mean error (%) against speedup (×) for {names}, one point per parameter value"
-    return _to_svg(fig, label)
+    label = f"Mean error (%) against speedup (×) for {names}, one point per parameter value{marked}"
+    out = _to_svg(fig, label)
+    out.svg = out.svg.replace("<svg", f'<svg data-yscale="{scale}" data-xscale="log"', 1)
+    return out
 
 
 def coverage(curves: Sequence[Curve], *, nominal: float | None) -> Figure:
-    """Interval coverage per sweep value and sampler, with the nominal confidence drawn."""
+    """Interval coverage per sweep value and sampler, with the nominal confidence drawn and each
+    bar labelled with the median relative half-width of its intervals (coverage alone cannot be
+    judged: an interval wide enough always covers)."""
     with matplotlib.rc_context(_STYLE):
         fig, ax = _figure(6.0, 2.8)
         _style(ax)
@@ -232,15 +273,24 @@ def coverage(curves: Sequence[Curve], *, nominal: float | None) -> Figure:
         for i, c in enumerate(curves):
             vals = dict(zip(c.labels, c.coverage))
             ys = [100 * vals[lab] if vals.get(lab) is not None else np.nan for lab in labels]
-            ax.bar(x + (i - (len(curves) - 1) / 2) * w, ys, width=w, color=_PALETTE[i % len(_PALETTE)], label=c.sampler)
+            xs = x + (i - (len(curves) - 1) / 2) * w
+            ax.bar(xs, ys, width=w, color=_PALETTE[i % len(_PALETTE)], label=c.sampler)
+            widths = dict(zip(c.labels, c.half_width or [None] * len(c.labels)))
+            for xb, yb, lab in zip(xs, ys, labels):
+                hw = widths.get(lab)
+                if hw is not None and not np.isnan(yb):
+                    ax.annotate(f"±{hw:.2g}%", (xb, yb), textcoords="offset points", xytext=(0, 2), ha="center", fontsize=6.5)
         if nominal is not None:
-            ax.axhline(100 * nominal, color="#333333", linestyle="--", linewidth=0.9, label=f"nominal {100 * nominal:.0f}%")
+            line = ax.axhline(100 * nominal, color="#333333", linestyle="--", linewidth=0.9, label=f"nominal {100 * nominal:.0f}%")
+            line.set_gid("nominal-confidence")
         ax.set_xticks(x, [lab or "default" for lab in labels], fontsize=8)
-        ax.set_ylim(0, 105)
+        ax.set_ylim(0, 112)
         ax.set_ylabel("runs whose interval holds the truth (%)")
         ax.set_xlabel("parameter value")
         ax.legend(fontsize=7, frameon=False, loc="lower right")
-    label = "Coverage of the confidence intervals (%) per parameter value and sampler"
+    label = "Coverage of the confidence intervals (%) per parameter value and sampler, each bar labelled with the median half-width of its intervals"
+    if nominal is not None:
+        label += f", the nominal {100 * nominal:.0f}% dashed"
     return _to_svg(fig, label)
 
 
