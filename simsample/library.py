@@ -1,11 +1,12 @@
 """The public Python API: what the commands do, as functions a notebook can call.
 
 Every command of the ``simsample`` CLI is a thin layer over one of these functions, so a
-script and a shell session give the same plans and the same numbers. :mod:`simsample`
+script and a shell session give the same plans and the same numbers. ``simsample``
 re-exports them lazily (``import simsample`` stays as light as ``simsample --version``).
 
 A session on the bundled example profile, from reading it to scoring a sampler:
 
+```pycon
 >>> import simsample
 >>> wl = simsample.read("examples/profile/train_step.pt.trace.json.gz")
 >>> len(wl), wl.format
@@ -17,8 +18,11 @@ A session on the bundled example profile, from reading it to scoring a sampler:
 >>> list(frame.columns[:4])
 ['kernel_id', 'launch', 'weight', 'cluster']
 
+```
+
 Stand in for a simulator with the profile's own durations of the sampled launches:
 
+```pycon
 >>> launches = wl.to_dataframe()
 >>> simulated = launches[launches.kernel_id.isin(p.sampled_ids)][["kernel_id", "duration_ns"]]
 >>> est = simsample.estimate(p, simulated)
@@ -29,6 +33,8 @@ True
 >>> ev.to_dataframe()[["sampler", "launches", "coverage"]]
   sampler  launches  coverage
 0  margin      5320       1.0
+
+```
 """
 
 from __future__ import annotations
@@ -64,9 +70,12 @@ def find_workloads(paths: Iterable[str | Path], *, format: str | None = None) ->
     and Nsight Systems reports that must be exported first, are returned as one line each in
     the second list (commands print their count, and the lines with ``--verbose``).
 
+    ```pycon
     >>> found, skipped = find_workloads(["examples"])
     >>> [p.as_posix() for p in found]
     ['examples/profile', 'examples/traces']
+
+    ```
     """
     from simsample.sampling.evaluate import discover_profiles
 
@@ -92,12 +101,15 @@ def read(
     ``join`` attaches per-launch metrics from an Nsight Compute CSV, and ``columns`` tells the
     ``csv`` reader which column holds what (``{"name": "Name", "duration_ns": "Duration"}``).
 
+    ```pycon
     >>> wl = read("examples/traces")
     >>> wl.format, len(wl), wl.timed
     ('accelsim', 40, False)
     >>> read("examples/no-such-file")
     Traceback (most recent call last):
     simsample.errors.UserError: examples/no-such-file: no such file or directory
+
+    ```
     """
     from simsample.io.loading import load_workload
 
@@ -143,11 +155,14 @@ def resolve_params(sampler: str | Sampler, params: Mapping[str, Any] | None = No
     Samplers plan with resolved parameters only: this is the step that turns ``{}`` into every
     default, and refuses unknown names and out-of-range values in one line.
 
+    ```pycon
     >>> resolve_params("margin", {"eps": "0.1"})["eps"]
     0.1
     >>> resolve_params("margin", {"epsilon": 0.1})
     Traceback (most recent call last):
     simsample.errors.UserError: sampler margin has no parameter epsilon (known: ...)
+
+    ```
     """
     s = get_sampler(sampler) if isinstance(sampler, str) else sampler
     return s.resolve_params(params)
@@ -160,10 +175,13 @@ def plan(workload: Workload, sampler: str = DEFAULT_SAMPLER, *, seed: int = 0, s
     resolved against its defaults and validated first; the same workload, parameters and seed
     give the same plan. ``stage`` is told what is happening (the CLI's stage line).
 
+    ```pycon
     >>> wl = read("examples/profile/train_step.pt.trace.json.gz")
     >>> p = plan(wl, "stem", eps=0.1, seed=3)
     >>> p.sampler["params"]["eps"], p.sampler["seed"]
     (0.1, 3)
+
+    ```
     """
     s = get_sampler(sampler)
     resolved = s.resolve_params(params)
@@ -227,6 +245,9 @@ def collect(outputs: str | Path | Sequence[str | Path], *, sim: str, plan: str |
     The adapter's own ``collect`` step parses the output, so the table is the one
     ``simsample collect --sim NAME -o results.csv`` writes; hand it to :func:`estimate`.
     """
+    import contextlib
+    import io
+    import sys
     import tempfile
 
     import pandas as pd
@@ -235,7 +256,13 @@ def collect(outputs: str | Path | Sequence[str | Path], *, sim: str, plan: str |
     with tempfile.TemporaryDirectory(prefix="simsample-collect-") as tmp:
         target = Path(tmp) / "results.csv"
         args = [*(["--plan", str(plan)] if plan is not None else []), *map(str, outs), "-o", str(target), *_option_args(options)]
-        _run_adapter_command(sim, "collect", args)
+        with contextlib.redirect_stderr(io.StringIO()) as said:  # the command's "wrote TMP" line names a temporary
+            try:
+                _run_adapter_command(sim, "collect", args)
+            finally:
+                notes = [line for line in said.getvalue().splitlines() if line and not line.startswith(str(target))]
+        for line in notes:
+            print(line, file=sys.stderr)
         return pd.read_csv(target)
 
 
@@ -381,9 +408,12 @@ def evaluate(
     profile of the same run on other hardware to score against; ``truth``: a table of
     ``kernel_id`` and ``truth_metric`` per launch (a full simulation's results).
 
+    ```pycon
     >>> ev = evaluate("examples/profile/train_step.pt.trace.json.gz", "random", repeats=2, sweep={"rate": [0.05, 0.2]})
     >>> ev.suite_dataframe()[["rate", "coverage"]].shape
     (2, 2)
+
+    ```
     """
     from simsample.sampling.evaluate import evaluate_workload, truth_by_launch
     from simsample.workload import Workload as _Workload

@@ -125,3 +125,27 @@ def test_read_a_folder_with_one_profile_inside(tmp_path):
     (tmp_path / "runs" / "step2" / PROFILE.name).write_bytes(PROFILE.read_bytes())
     with pytest.raises(UserError, match="holds 2 workloads"):
         simsample.read(tmp_path / "runs")
+
+
+def test_apply_and_collect_through_the_adapter(tmp_path):
+    """apply() writes the sampled trace folder the command writes; collect() reads a real
+    Accel-Sim log into the table estimate() takes."""
+    from simsample.cli import run
+    from tests.helpers import shared_path
+
+    traces = ROOT / "examples" / "traces"
+    features = tmp_path / "features.parquet"
+    assert run(["profile", "features", "--sim", "accelsim", str(traces), "-o", str(features)]) == 0
+    p = simsample.plan(simsample.read(features), "root", metric="warp_insts")
+    plan_path = tmp_path / "plan.json"
+    p.write(plan_path)
+    out = simsample.apply(plan_path, traces, tmp_path / "sampled", sim="accelsim", warmup="none")
+    listed = (out / "kernelslist.g").read_text().split()
+    assert sorted(x for x in listed if x.startswith("kernel-")) == sorted(f"kernel-{k}.traceg.xz" for k in p.sampled_ids)
+    with pytest.raises(UserError, match="no adapter named nosim"):
+        simsample.apply(plan_path, traces, tmp_path / "other", sim="nosim")
+
+    log = shared_path("simulators", "accelsim", "hetero", "full.out.gz")
+    df = simsample.collect(log, sim="accelsim")
+    assert len(df) == 56 and df["cycles"].sum() == 451_827
+    assert {"kernel_id", "cycles", "instructions", "status"} <= set(df.columns)

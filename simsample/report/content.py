@@ -402,6 +402,13 @@ def _same(a: Any, b: Any) -> bool:
         return str(a).lower() == str(b).lower()
 
 
+def _confidence_of(doc: dict[str, Any]) -> float | None:
+    """The confidence an evaluation's intervals are at: the sampler's ``confidence`` parameter,
+    else 95% (what ``evaluate`` uses for plans that do not name one); None when its workloads differ."""
+    found = {float(w["params"].get("confidence") or 0.95) for w in doc.get("workloads", []) if isinstance(w.get("params"), dict)}
+    return found.pop() if len(found) == 1 else None
+
+
 def _hw(v: Any) -> str:
     return "–" if v is None else f"±{float(v):.2f}%"
 
@@ -430,6 +437,7 @@ def evaluation_section(evaluations: list[tuple[str, dict[str, Any]]], plan: Plan
                 coverage=[p.get("coverage") for p in points],
                 labels=labels,
                 half_width=[p.get("half_width_median_pct") for p in points],
+                confidence=_confidence_of(doc),
             )
         )
         points_by_curve.append(points)

@@ -188,6 +188,7 @@ class Curve:
     coverage: list[float | None]
     labels: list[str]
     half_width: list[float | None] | None = None  # median relative half-width of the intervals (%), per point
+    confidence: float | None = None  # the confidence its intervals are reported at
 
 
 @dataclass
@@ -259,7 +260,10 @@ def error_vs_speedup(curves: Sequence[Curve], *, plan: PlanPoint | None = None) 
 def coverage(curves: Sequence[Curve], *, nominal: float | None) -> Figure:
     """Interval coverage per sweep value and sampler, with the nominal confidence drawn and each
     bar labelled with the median relative half-width of its intervals (coverage alone cannot be
-    judged: an interval wide enough always covers)."""
+    judged: an interval wide enough always covers).
+
+    ``nominal`` is drawn across the chart when every sampler reports at the same confidence;
+    otherwise each sampler's own (``Curve.confidence``) is drawn over its bars."""
     with matplotlib.rc_context(_STYLE):
         fig, ax = _figure(6.0, 2.8)
         _style(ax)
@@ -270,6 +274,7 @@ def coverage(curves: Sequence[Curve], *, nominal: float | None) -> Figure:
                     labels.append(lab)
         x = np.arange(len(labels))
         w = 0.8 / max(len(curves), 1)
+        own: list = []
         for i, c in enumerate(curves):
             vals = dict(zip(c.labels, c.coverage))
             ys = [100 * vals[lab] if vals.get(lab) is not None else np.nan for lab in labels]
@@ -278,19 +283,31 @@ def coverage(curves: Sequence[Curve], *, nominal: float | None) -> Figure:
             widths = dict(zip(c.labels, c.half_width or [None] * len(c.labels)))
             for xb, yb, lab in zip(xs, ys, labels):
                 hw = widths.get(lab)
-                if hw is not None and not np.isnan(yb):
-                    ax.annotate(f"±{hw:.2g}%", (xb, yb), textcoords="offset points", xytext=(0, 2), ha="center", fontsize=6.5)
+                if hw is not None and not np.isnan(yb) and yb >= 25:
+                    # inside the bar, upright: neighbouring bars' labels never overlap
+                    ax.text(xb, yb - 2, f"±{hw:.2g}%", rotation=90, ha="center", va="top", fontsize=6.5, color="white")
+            if nominal is None and c.confidence is not None:
+                drawn = [xb for xb, yb in zip(xs, ys) if not np.isnan(yb)]
+                if drawn:
+                    own.append(ax.hlines(100 * c.confidence, min(drawn) - w / 2, max(drawn) + w / 2, colors="#111111", linestyles="--", linewidth=1.0))
         if nominal is not None:
-            line = ax.axhline(100 * nominal, color="#333333", linestyle="--", linewidth=0.9, label=f"nominal {100 * nominal:.0f}%")
+            line = ax.axhline(100 * nominal, color="#111111", linestyle="--", linewidth=1.0, label=f"nominal {100 * nominal:.0f}%")
             line.set_gid("nominal-confidence")
+        elif own:
+            own[0].set_label("each sampler's nominal confidence")
+            for k, seg in enumerate(own):
+                seg.set_gid("nominal-confidence" if k == 0 else f"nominal-confidence-{k}")
         ax.set_xticks(x, [lab or "default" for lab in labels], fontsize=8)
-        ax.set_ylim(0, 112)
+        ax.set_ylim(0, 105)
         ax.set_ylabel("runs whose interval holds the truth (%)")
         ax.set_xlabel("parameter value")
-        ax.legend(fontsize=7, frameon=False, loc="lower right")
+        ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     label = "Coverage of the confidence intervals (%) per parameter value and sampler, each bar labelled with the median half-width of its intervals"
     if nominal is not None:
         label += f", the nominal {100 * nominal:.0f}% dashed"
+    elif own:
+        label += ", each sampler's nominal confidence dashed over its bars (" + ", ".join(
+            f"{c.sampler} {100 * c.confidence:.0f}%" for c in curves if c.confidence is not None) + ")"
     return _to_svg(fig, label)
 
 
