@@ -191,7 +191,7 @@ def plan(workload: Workload, sampler: str = DEFAULT_SAMPLER, *, seed: int = 0, s
         stage(f"checking {len(workload):,} launches for sampler {s.name}")
     s.check_workload(workload, resolved)
     if stage is not None:
-        stage(f"planning with {s.name}")
+        stage(f"planning {len(workload):,} launches with {s.name}")
     return s.plan(workload, resolved, seed)
 
 
