@@ -39,7 +39,6 @@ True
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -483,8 +482,3 @@ def _sweep_points(sweep: Mapping[str, Sequence[Any]] | None) -> list[dict[str, A
             raise UserError(f"sweep {k}: no values")
     return [dict(c) for c in itertools.product(*axes)]
 
-
-def median(values: Iterable[float | None]) -> float | None:
-    """The median of the known values (None when there is none)."""
-    known = [v for v in values if v is not None]
-    return float(statistics.median(known)) if known else None

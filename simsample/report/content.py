@@ -116,7 +116,7 @@ def workload_section(plan: Plan, workload: Any | None) -> tuple[list[tuple[str, 
         for _, r in workload.top_kernels(TOP_KERNELS, rank_by).iterrows():
             top.append(
                 {
-                    "name": display_name(str(r["name"]), 90),
+                    "name": strip_args(str(r["name"])),  # whole: kernels differing mid-name stay apart (the cell wraps)
                     "full": str(r["name"]),
                     "launches": f"{int(r['launches']):,}",
                     "total": _fmt_value(rank_by, float(r["total"])) if rank_by != "launches" else f"{int(r['total']):,}",
@@ -187,7 +187,7 @@ def clusters_section(plan: Plan) -> tuple[list[dict[str, str]], dict[str, str] |
     rows = [
         {
             "id": str(int(r.id)),
-            "key": display_name(str(r.key), 90),
+            "key": str(r.key),  # whole, as the tables of the command line show it
             "full": str(r.key),
             "launches": f"{int(r.size):,}",
             "share": _pct(float(r.share)) if grand > 0 else "–",
