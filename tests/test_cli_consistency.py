@@ -199,3 +199,19 @@ def test_help_and_docs_show_the_default_sampler(capsys):
     assert "--sampler stem" not in out and "margin" in out
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "--sampler stem" not in readme
+
+
+def test_adapter_tables_take_csv(capsys):
+    """``collect --sim NAME ... --csv``: the adapter's table through the host's printer, parsed back."""
+    from tests.helpers import shared_path
+
+    log = shared_path("simulators", "accelsim", "hetero", "full.out.gz")
+    code, out, err = _cli(capsys, "collect", "--sim", "accelsim", log, "--csv")
+    assert code == 0, err
+    table = pd.read_csv(io.StringIO(out))
+    code, js, _ = _cli(capsys, "collect", "--sim", "accelsim", log, "--json")
+    rows = json.loads(js)["results"]
+    assert table["kernel_id"].tolist() == [r["kernel_id"] for r in rows]
+    assert table["cycles"].sum() == 451_827 == sum(r["cycles"] for r in rows)
+    code, out, _ = _cli(capsys, "collect", "--sim", "accelsim", log)
+    assert code == 0 and "│" in out  # without --csv: the table again
