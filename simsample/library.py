@@ -76,13 +76,28 @@ def find_workloads(paths: Iterable[str | Path], *, format: str | None = None) ->
 
     ```
     """
-    from simsample.sampling.evaluate import discover_profiles
-
     found: list[Path] = []
     skipped: list[str] = []
-    for p, _in_folder in discover_profiles(list(paths), format=format, skipped=skipped):
-        found.append(p)
+    for p in paths:
+        inside, passed = _workloads_in(Path(p), format)
+        found += inside
+        skipped += passed
     return found, skipped
+
+
+def _workloads_in(path: Path, format: str | None) -> tuple[list[Path], list[str]]:
+    """The workloads ``path`` stands for, and the files passed over. A folder with nothing a
+    reader recognises is returned as it is, for its reader to say what it lacks (an Nsight
+    Systems report inside is named with its export command instead)."""
+    from simsample.sampling.evaluate import discover_profiles
+
+    passed: list[str] = []
+    try:
+        return [p for p, _ in discover_profiles([path], format=format, skipped=passed)], passed
+    except UserError:
+        if not path.is_dir() or any("nsys export" in m for m in passed):
+            raise
+        return [path], []
 
 
 def read(
@@ -131,7 +146,7 @@ def read(
 
 def _one_workload_in(folder: Path, format: str | None) -> Path:
     """The folder itself when a reader takes it whole, else the one workload found inside it."""
-    found, skipped = find_workloads([folder], format=format)
+    found, _ = _workloads_in(folder, format)
     if found == [folder]:
         return folder
     if len(found) == 1:

@@ -177,8 +177,9 @@ def test_an_nsight_systems_report_gets_the_export_command(capsys, tmp_path, suff
 
 
 def test_a_missing_adapter_names_its_install(capsys, tmp_path):
-    from simsample.manager import PluginHost, set_host
+    from simsample.manager import PluginHost, get_host, set_host
 
+    host = get_host()
     set_host(PluginHost(load_entrypoints=False))  # built-in plugins only: no adapter installed
     try:
         plan = tmp_path / "plan.json"
@@ -190,7 +191,7 @@ def test_a_missing_adapter_names_its_install(capsys, tmp_path):
         code, _, err = _cli(capsys, "apply", "--sim", "gpgpusim", "--plan", plan, "--traces", tmp_path, "--out", tmp_path / "o")
         assert code == 1 and "no adapter named gpgpusim; installed: none" in err
     finally:
-        set_host(None)
+        set_host(host)
 
 
 def test_help_and_docs_show_the_default_sampler(capsys):

@@ -71,7 +71,7 @@ def test_bad_inputs(tmp_path, capsys, command):
     assert run([*cmd, str(folder)]) == 1
     _one_line_error(capsys, str(folder), "is a directory")
     assert run([*cmd, "--format", "nvprof", str(folder)]) == 1
-    _one_line_error(capsys, str(folder), "is a directory with no nvprof profile inside")
+    _one_line_error(capsys, str(folder), "is a directory, expected a file")
 
 
 def test_format_overrides_detection(tmp_path, capsys):
