@@ -107,7 +107,7 @@ def read(
     join: str | Path | None = None,
     columns: Mapping[str, str] | str | None = None,
 ) -> Workload:
-    """Read one run's profile or simulator traces into a :class:`~simsample.workload.Workload`.
+    """Read one run's profile or simulator traces into a ``Workload``.
 
     Several paths are several files of one run (Kineto rank files); a folder that holds one
     profile somewhere inside it reads as that profile, as ``simsample evaluate`` would find it.
@@ -183,7 +183,7 @@ def resolve_params(sampler: str | Sampler, params: Mapping[str, Any] | None = No
 
 
 def plan(workload: Workload, sampler: str = DEFAULT_SAMPLER, *, seed: int = 0, stage: Callable[[str], None] | None = None, **params: Any) -> Plan:
-    """Choose the launches to simulate: a :class:`~simsample.plan.Plan` (write it with ``.write``).
+    """Choose the launches to simulate: a ``Plan`` (write it with ``.write``).
 
     ``params`` are the sampler's parameters (``eps=0.05``; ``simsample samplers`` lists them),
     resolved against its defaults and validated first; the same workload, parameters and seed
@@ -245,7 +245,7 @@ def _option_args(options: Mapping[str, Any]) -> list[str]:
 def apply(plan: str | Path, traces: str | Path, out: str | Path, *, sim: str, **options: Any) -> Path:
     """Write the simulator inputs that run only the plan's launches into the new folder ``out``.
 
-    ``plan`` is a plan file (write a :class:`~simsample.plan.Plan` with ``.write`` first);
+    ``plan`` is a plan file (write a ``Plan`` with ``.write`` first);
     ``options`` are the adapter's ``apply`` options by name (``warmup="none"``, ``copy=True``;
     ``simsample apply --sim NAME --help`` lists them). ``traces`` is never modified.
     """
@@ -257,7 +257,7 @@ def collect(outputs: str | Path | Sequence[str | Path], *, sim: str, plan: str |
     """Per-launch results of a simulator's output(s): one row per launch, ``kernel_id`` and metrics.
 
     The adapter's own ``collect`` step parses the output, so the table is the one
-    ``simsample collect --sim NAME -o results.csv`` writes; hand it to :func:`estimate`.
+    ``simsample collect --sim NAME -o results.csv`` writes; hand it to ``estimate()``.
     """
     import contextlib
     import io
@@ -284,8 +284,8 @@ def collect(outputs: str | Path | Sequence[str | Path], *, sim: str, plan: str |
 class Estimate:
     """Whole-workload estimates of every metric, with their intervals.
 
-    ``estimates`` holds one :class:`~simsample.sampling.estimate.MetricEstimate` per metric;
-    :meth:`to_dataframe` gives them as a table indexed by metric, with the relative half-width
+    ``estimates`` holds one ``MetricEstimate`` per metric;
+    ``to_dataframe()`` gives them as a table indexed by metric, with the relative half-width
     of each interval (what to read first: how far the truth can be from the estimate).
     """
 
@@ -323,7 +323,7 @@ def half_width_pct(e: MetricEstimate) -> float | None:
 def estimate(plan: Plan | str | Path, results: pd.DataFrame, *, confidence: float = 0.95, check: bool = True) -> Estimate:
     """Whole-workload estimate of every numeric column of ``results`` (``kernel_id`` + metrics).
 
-    ``results`` holds the simulated launches (from :func:`collect`, or any table with a
+    ``results`` holds the simulated launches (from ``collect()``, or any table with a
     ``kernel_id`` column); results for launches the plan did not sample are ignored, results for
     launches the plan's workload does not have are refused (the output of another run).
     """
@@ -345,7 +345,7 @@ def estimate(plan: Plan | str | Path, results: pd.DataFrame, *, confidence: floa
 # --- evaluation ------------------------------------------------------------------------------
 @dataclass
 class Evaluation:
-    """A sampler scored on workloads: one :class:`~simsample.sampling.evaluate.WorkloadResult` per
+    """A sampler scored on workloads: one ``WorkloadResult`` per
     workload and parameter set, the suite's means, and the inputs passed over."""
 
     sampler: str
@@ -417,7 +417,7 @@ def evaluate(
     total: mean and max error, harmonic-mean speedup, sampled launches, interval coverage and
     the median relative half-width of the intervals (coverage alone cannot be judged: a wide
     enough interval always covers). ``workloads``: workloads, files, or folders (searched as
-    :func:`find_workloads` does; unreadable files found there are skipped and listed in
+    ``find_workloads()`` does; unreadable files found there are skipped and listed in
     ``skipped``). ``sweep``: values of parameters to try (all combinations). ``against``: a
     profile of the same run on other hardware to score against; ``truth``: a table of
     ``kernel_id`` and ``truth_metric`` per launch (a full simulation's results).
