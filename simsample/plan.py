@@ -14,9 +14,9 @@ read and written again is byte-identical.
 from __future__ import annotations
 
 import json
+import math
 import sys
 import types
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache

@@ -377,19 +377,23 @@ def _point_label(params: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in params.items())
 
 
-def _plan_point(plan: Plan | None, curves: list[plots.Curve], points_by_curve: list[list[dict[str, Any]]]) -> plots.PlanPoint | None:
+def _plan_point(
+    plan: Plan | None, curves: list[plots.Curve], points_by_curve: list[list[dict[str, Any]]], workloads_by_curve: list[list[dict[str, Any]]]
+) -> plots.PlanPoint | None:
     """Where the report's plan sits among the evaluated points: the point of its sampler whose
     swept parameters equal the plan's, or (none evaluated) its predicted speedup."""
     if plan is None:
         return None
     name = str(plan.sampler.get("name"))
     params = plan.sampler.get("params") or {}
-    for c, points in zip(curves, points_by_curve):
+    for c, points, workloads in zip(curves, points_by_curve, workloads_by_curve):
         if c.sampler != name:
             continue
         for p, sp, err, lab in zip(points, c.speedup, c.error_pct, c.labels):
             swept = p.get("params", {})
-            if all(_same(params.get(k), v) for k, v in swept.items()) and sp is not None and err is not None:
+            # the point's parameters in full, swept and not, as its workloads record them
+            full = next((w.get("params", {}) for w in workloads if all(_same(w.get("params", {}).get(k), v) for k, v in swept.items())), swept)
+            if all(_same(params.get(k), v) for k, v in full.items()) and sp is not None and err is not None:
                 return plots.PlanPoint(name, sp, err, lab)
     sp = plan.prediction.get("speedup")
     return plots.PlanPoint(name, float(sp), None, "") if isinstance(sp, (int, float)) else None
@@ -424,6 +428,7 @@ def evaluation_section(evaluations: list[tuple[str, dict[str, Any]]], plan: Plan
     total_rows = 0
     confidences: set[float] = set()
     points_by_curve: list[list[dict[str, Any]]] = []
+    workloads_by_curve: list[list[dict[str, Any]]] = []
     for source, doc in evaluations:
         sampler = str(doc["workloads"][0]["sampler"])
         suite = doc["suite"]
@@ -441,6 +446,7 @@ def evaluation_section(evaluations: list[tuple[str, dict[str, Any]]], plan: Plan
             )
         )
         points_by_curve.append(points)
+        workloads_by_curve.append(list(doc["workloads"]))
         for p, lab in zip(points, labels):
             suites.append(
                 {
@@ -475,7 +481,7 @@ def evaluation_section(evaluations: list[tuple[str, dict[str, Any]]], plan: Plan
                     "half_width": _hw(w.get("half_width_median_pct")),
                 }
             )
-    figures = [plots.error_vs_speedup(curves, plan=_plan_point(plan, curves, points_by_curve))]
+    figures = [plots.error_vs_speedup(curves, plan=_plan_point(plan, curves, points_by_curve, workloads_by_curve))]
     if any(v is not None for c in curves for v in c.coverage):
         nominal = confidences.pop() if len(confidences) == 1 else None
         figures.append(plots.coverage([c for c in curves if any(v is not None for v in c.coverage)], nominal=nominal))
