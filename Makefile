@@ -5,18 +5,18 @@ BIN    := $(VENV)/bin
 ADAPTERS := $(wildcard adapters/*/pyproject.toml)
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test clean
+.PHONY: setup demo test docs clean
 
 $(STAMP): pyproject.toml $(wildcard CMakeLists.txt) $(ADAPTERS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,cluster]' $(foreach a,$(ADAPTERS),-e $(dir $(a)))
+	$(BIN)/python -m pip install --quiet -e '.[test,cluster,docs]' $(foreach a,$(ADAPTERS),-e $(dir $(a)))
 	touch $@
 
 # The tests exercise the optional GCL-Sampler too: torch and torch-geometric (the gcl extra).
 GCL_STAMP := $(VENV)/.installed-gcl
 $(GCL_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,cluster,gcl]' $(foreach a,$(ADAPTERS),-e $(dir $(a)))
+	$(BIN)/python -m pip install --quiet -e '.[test,cluster,docs,gcl]' $(foreach a,$(ADAPTERS),-e $(dir $(a)))
 	touch $@
 
 setup: $(STAMP)
@@ -27,5 +27,9 @@ demo: setup
 test: setup $(GCL_STAMP)
 	$(BIN)/python -m pytest
 
+# The documentation site (mkdocs.yml, docs/), checked strictly: a broken link or a missing page fails.
+docs: setup
+	$(BIN)/mkdocs build --strict --site-dir site
+
 clean:
-	rm -rf $(VENV) demo-out build _skbuild
+	rm -rf $(VENV) demo-out build _skbuild site

@@ -1,6 +1,6 @@
 """Make docs/report.png, the README's picture of ``simsample report``, in headless Chromium.
 
-The page is the one ``make demo`` writes (``demo-out/report.html``: a STEM plan of the bundled
+The page is the one ``make demo`` writes (``demo-out/report.html``: a margin plan of the bundled
 PyTorch-profiler trace with three samplers' ε/rate sweeps); run ``make demo`` first. The top of
 the page is captured at 1200 px wide and scaled down to 900 px.
 

@@ -12,12 +12,12 @@ step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
 
 echo "== 1. A profile of a real run (here: a synthetic PyTorch-profiler trace) =="
 step simsample profile info "$profile" --top 5
-step simsample plan "$profile" --sampler stem --seed 1 -o "$out/plan.json"
+step simsample plan "$profile" --seed 1 -o "$out/plan.json"
 step simsample evaluate "$profile" --sampler random --param rate=0.01 --repeat 5
-step simsample evaluate "$profile" --sampler stem --repeat 5
+step simsample evaluate "$profile" --repeat 5
 step simsample evaluate "$profile" --sampler root --repeat 5
-for s in random:rate=0.005,0.01,0.05 stem:eps=0.03,0.05,0.1,0.25 root:eps=0.03,0.05,0.1,0.25; do simsample evaluate "$profile" --sampler "${s%%:*}" --repeat 5 --sweep "${s#*:}" --json > "$out/eval-${s%%:*}.json"; done
-step simsample report "$out/plan.json" --profile "$profile" --evaluate "$out/eval-random.json" --evaluate "$out/eval-stem.json" --evaluate "$out/eval-root.json" -o "$out/report.html"
+for s in random:rate=0.005,0.01,0.05 margin:eps=0.03,0.05,0.1,0.25 root:eps=0.03,0.05,0.1,0.25; do simsample evaluate "$profile" --sampler "${s%%:*}" --repeat 5 --sweep "${s#*:}" --json > "$out/eval-${s%%:*}.json"; done
+step simsample report "$out/plan.json" --profile "$profile" --evaluate "$out/eval-random.json" --evaluate "$out/eval-margin.json" --evaluate "$out/eval-root.json" -o "$out/report.html"
 
 echo
 echo "== 2. Simulator traces: features, a plan, and the sampled trace folder =="

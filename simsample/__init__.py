@@ -10,17 +10,47 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+__all__ = ["__version__", "hookimpl"]
 
-__all__ += ["hookimpl"]
+#: The public API (see :mod:`simsample.library`): names re-exported here, imported on first use.
+_LIBRARY = (
+    "read",
+    "find_workloads",
+    "plan",
+    "apply",
+    "collect",
+    "estimate",
+    "evaluate",
+    "resolve_params",
+    "get_sampler",
+    "get_adapter",
+    "Estimate",
+    "Evaluation",
+    "DEFAULT_SAMPLER",
+)
+_TYPES = {"Workload": "simsample.workload", "Plan": "simsample.plan", "UserError": "simsample.errors"}
+__all__ += [*_LIBRARY, *_TYPES]
 
 
 def __getattr__(name: str):
-    """``simsample.hookimpl``, imported on first use: the console script imports this package
-    first, and keeping that import light keeps the window in which Ctrl-C cannot yet be turned
-    into one line as short as Python's own start-up."""
+    """The public API and ``simsample.hookimpl``, imported on first use: the console script
+    imports this package first, and keeping that import light keeps ``simsample --version`` fast
+    and the window in which Ctrl-C cannot yet be turned into one line as short as Python's own
+    start-up."""
+    import importlib
+
     if name == "hookimpl":
         from simsample.hookspecs import hookimpl
 
         return hookimpl
+    if name == "plan":  # the module simsample.plan, callable as the API's plan()
+        return importlib.import_module("simsample.plan")
+    if name in _LIBRARY:
+        return getattr(importlib.import_module("simsample.library"), name)
+    if name in _TYPES:
+        return getattr(importlib.import_module(_TYPES[name]), name)
     raise AttributeError(f"module 'simsample' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

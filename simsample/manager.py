@@ -239,9 +239,13 @@ class PluginHost:
         return found[name]
 
     def adapter(self, name: str) -> Adapter:
+        """The adapter called ``name``, or a user error saying how to install it."""
         found = self.adapters()
         if name not in found:
-            raise UserError(f"no adapter named {name}; installed: {', '.join(sorted(found)) or 'none'}")
+            installed = ", ".join(sorted(found)) or "none"
+            if name in ADAPTER_DISTRIBUTIONS:
+                raise UserError(f"no adapter named {name} (installed: {installed}); {install_hint(name)}")
+            raise UserError(f"no adapter named {name}; installed: {installed}")
         return found[name]
 
     def add_commands(self, cli: click.Group) -> None:
@@ -302,6 +306,17 @@ class _ClashGuard:
 
     def __getattr__(self, item: str) -> Any:
         return getattr(self._group, item)
+
+
+#: The simulator adapters the project ships, each its own distribution under ``adapters/``.
+ADAPTER_DISTRIBUTIONS = {"accelsim": "simsample-accelsim", "macsim": "simsample-macsim", "hyfiss": "simsample-hyfiss"}
+
+
+def install_hint(name: str) -> str:
+    """How to install the adapter ``name``: it is a separate distribution, in the repository's
+    ``adapters/`` folder (an extra cannot point at a local folder, so the command names it)."""
+    dist = ADAPTER_DISTRIBUTIONS[name]
+    return f"install its distribution {dist}: pip install -e adapters/{name} (from the simsample repository; `make setup` installs every adapter)"
 
 
 _HOST: PluginHost | None = None

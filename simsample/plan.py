@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import math
+import sys
+import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -212,6 +214,21 @@ class Plan:
                 f"but {what} {workload.source or ''} has fingerprint {workload.fingerprint} "
                 f"({len(workload)} launches): make a plan for these inputs"
             )
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """The samples, one row each, with their cluster's key (the kernel, and the value range of
+        a split kernel), size and draws beside them: a plan to read or filter in a notebook."""
+        c = self.clusters_dataframe()[["key", "size", "draws"]].add_prefix("cluster_")
+        return self.samples.join(c, on="cluster")
+
+    def clusters_dataframe(self) -> pd.DataFrame:
+        """The clusters, one row each (indexed by id): key, launches, draws, the design metric's
+        statistics over the members, and how many distinct launches represent it."""
+        rows = [
+            {"id": c.id, "key": c.key, "size": c.size, "draws": c.draws, **c.stats, "representatives": len(c.representatives)}
+            for c in self.clusters
+        ]
+        return pd.DataFrame(rows).set_index("id") if rows else pd.DataFrame(columns=["key", "size", "draws", "representatives"])
 
     # --- serialisation -----------------------------------------------------------------------
     def to_json(self, *, samples: bool = True) -> dict[str, Any]:
@@ -501,3 +518,19 @@ def _stub_head() -> dict[str, Any]:
         "estimator": {"kind": "stratified", "replace": False},
         "prediction": {"sampled_launches": 0, "speedup": None, "error_bound": None, "confidence": None},
     }
+
+
+class _PlanModule(types.ModuleType):
+    """This module, callable as :func:`simsample.plan <simsample.library.plan>`.
+
+    ``simsample.plan`` names both this module (``from simsample.plan import Plan``) and the
+    public function that makes a plan; once the module is imported Python binds the name to the
+    module, so the module answers a call by planning."""
+
+    def __call__(self, workload: Workload, sampler: str | None = None, **kwargs: Any) -> Plan:
+        from simsample.library import DEFAULT_SAMPLER, plan
+
+        return plan(workload, sampler or DEFAULT_SAMPLER, **kwargs)
+
+
+sys.modules[__name__].__class__ = _PlanModule

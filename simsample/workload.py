@@ -226,6 +226,11 @@ class Workload:
         out.index.name = "name"
         return out.head(n).reset_index()
 
+    def to_dataframe(self) -> pd.DataFrame:
+        """The launches, one row each in launch order (a copy: changing it leaves the workload as
+        it is): ``kernel_id``, ``name``, launch shape, times and any feature columns."""
+        return self.kernels.reset_index(drop=True).copy()
+
     # --- persistence -------------------------------------------------------------------------
     def to_parquet(self, path: str | Path) -> None:
         """Write the table (with source, format and meta in the file's metadata) atomically;

@@ -97,10 +97,10 @@ def test_cli_json_has_exactly_the_documented_keys(tmp_path, capsys):
     assert len(doc["workloads"]) == 2
     for w in doc["workloads"]:
         assert set(w) == {"name", "launches", "sampler", "params", "error_mean_pct", "error_max_pct",
-                          "speedup_hmean", "sampled_launches_mean", "coverage"}
+                          "speedup_hmean", "sampled_launches_mean", "coverage", "half_width_median_pct"}
         assert w["sampler"] == "stem" and w["launches"] == 3000 and w["params"]["eps"] == 0.05
         assert 0 <= w["coverage"] <= 1 and w["error_max_pct"] >= w["error_mean_pct"]
-    assert set(doc["suite"]) == {"error_mean_pct", "speedup_hmean", "coverage"}
+    assert set(doc["suite"]) == {"error_mean_pct", "speedup_hmean", "coverage", "half_width_median_pct"}
     assert doc["suite"]["error_mean_pct"] == pytest.approx(np.mean([w["error_mean_pct"] for w in doc["workloads"]]))
     assert doc["suite"]["speedup_hmean"] == pytest.approx(harmonic_mean([w["speedup_hmean"] for w in doc["workloads"]]))
 
@@ -129,8 +129,12 @@ def test_cli_folder_of_profiles(tmp_path, capsys):
     captured = capsys.readouterr()
     doc = json.loads(captured.out)
     assert [w["launches"] for w in doc["workloads"]] == [3000]
+    assert captured.err.count("\n") == 1 and "skipped 3 input(s)" in captured.err  # one summary line
+    assert run(["evaluate", str(tmp_path / "suite"), "--sampler", "random", "--repeat", "2", "--min-launches", "1000", "--verbose"]) == 0
+    captured = capsys.readouterr()
     assert "skipped" in captured.err and "b.parquet: 500 launches" in captured.err
     assert "broken.parquet" in captured.err  # detected by its first bytes, unreadable: skipped
+    assert "NOTES.md: not a format any reader recognises" in captured.err
     # named on the command line, the same file is an error
     assert run(["evaluate", str(tmp_path / "suite" / "broken.parquet"), "--sampler", "random"]) == 1
 

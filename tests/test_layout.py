@@ -7,7 +7,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "simsample"
 #: Modules that stay at the top of the package: the core.
-CORE = {"__init__", "__main__", "api", "console", "errors", "hookspecs", "manager", "native", "plan", "progress", "workload"}
+CORE = {"__init__", "__main__", "api", "console", "errors", "hookspecs", "library", "manager", "native", "plan", "progress", "workload"}
 
 
 def module_imports() -> dict[str, set[str]]:

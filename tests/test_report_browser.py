@@ -66,3 +66,68 @@ def test_page_prints(browser, report, tmp_path):
     pages = len(re.findall(rb"/Type\s*/Page\b", pdf))
     assert pages >= 2
     assert console_errors(browser) == []
+
+
+#: the error-vs-speedup figure as the browser lays it out: its axis scale, the y tick labels
+#: (their text and height on the page) and the plan's own marked point
+ERROR_FIGURE_JS = """
+var svg = document.querySelector('svg[data-yscale]');
+if (!svg) { return null; }
+var yaxis = svg.querySelector('g[id^="matplotlib.axis_2"]') || svg.querySelector('g[id^="matplotlib_axis_2"]');
+var ticks = yaxis ? Array.from(yaxis.querySelectorAll('g[id^="ytick"]')).map(function (t) {
+  var r = t.getBoundingClientRect();
+  return {text: (t.textContent || '').trim(), y: r.top + r.height / 2};
+}) : [];
+var mark = svg.querySelector('[id="plan-point"]');
+var mr = mark ? mark.getBoundingClientRect() : null;
+var sr = svg.getBoundingClientRect();
+return {scale: svg.getAttribute('data-yscale'), label: svg.getAttribute('aria-label'), ticks: ticks,
+        mark: mr ? {w: mr.width, h: mr.height, inside: mr.left >= sr.left && mr.right <= sr.right && mr.top >= sr.top && mr.bottom <= sr.bottom} : null};
+"""
+
+
+def test_error_axis_is_logarithmic_and_the_plan_is_marked(browser, report):
+    open_page(browser, report)
+    fig = browser.execute_script(ERROR_FIGURE_JS)
+    assert fig is not None, "no error-vs-speedup figure on the page"
+    assert fig["scale"] in ("log", "symlog")
+    # a logarithmic axis: its labelled ticks are powers of ten, evenly spaced on the page
+    labelled = [{**t, "text": "".join(t["text"].split())} for t in fig["ticks"] if t["text"].strip()]
+    assert len(labelled) >= 2, fig["ticks"]
+    assert all(t["text"].startswith("10") for t in labelled if t["text"] not in ("0", "−0")), labelled
+    powers = [t for t in labelled if t["text"].startswith("10") and len(t["text"]) > 2]
+    gaps = {round(abs(a["y"] - b["y"]), 1) for a, b in zip(powers, powers[1:])}
+    assert len(powers) < 3 or max(gaps) - min(gaps) <= 1.0, powers
+    # the report's own plan (stem, eps=0.05, evaluated in the sweep) is marked inside the figure
+    assert fig["mark"] is not None and fig["mark"]["w"] > 3 and fig["mark"]["h"] > 3 and fig["mark"]["inside"], fig["mark"]
+    assert "this plan" in fig["label"]
+
+
+def test_coverage_chart_draws_the_nominal_confidence_and_widths(browser, report):
+    open_page(browser, report)
+    found = browser.execute_script(
+        "var l = document.querySelector('[id=\"nominal-confidence\"]'); if (!l) return null;"
+        "var r = l.getBoundingClientRect(); var s = l.closest('svg');"
+        "return {w: r.width, text: s.textContent};"
+    )
+    assert found is not None and found["w"] > 50
+    assert re.search(r"±[0-9.]+%", found["text"]), "no interval half-width on the coverage chart"
+
+
+def test_kernel_rollup_table(browser, report):
+    open_page(browser, report)
+    rows = browser.execute_script(
+        "var t = document.getElementById('kernel-rollup'); if (!t) return null;"
+        "var head = Array.from(t.querySelectorAll('thead th')).map(function (h) { return h.textContent; });"
+        "var body = Array.from(t.querySelectorAll('tbody tr')).map(function (r) {"
+        "  return Array.from(r.querySelectorAll('td')).map(function (c) { return c.textContent; }); });"
+        "return {head: head, body: body, visible: t.getBoundingClientRect().height > 0};"
+    )
+    assert rows is not None and rows["visible"]
+    assert rows["head"] == ["kernel", "clusters", "launches", "draws", "share of time", "share of variance"]
+    assert len(rows["body"]) >= 2
+    time_share = sum(float(r[4].rstrip("%")) for r in rows["body"])
+    var_share = sum(float(r[5].rstrip("%")) for r in rows["body"] if r[5] != "–")
+    assert abs(time_share - 100) < 1.0 and abs(var_share - 100) < 1.0
+    launches = sum(int(r[2].replace(",", "")) for r in rows["body"])
+    assert launches == 5320  # every launch of the example profile, once

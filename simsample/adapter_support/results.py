@@ -119,7 +119,11 @@ def emit_results(
         atomic_write_text(output, results_csv_text(df))
         projected = int((df["status"] == "projected").sum())
         click.echo(f"{output}: {len(df):,} kernel(s)" + (f", {projected:,} projected" if projected else ""), err=True)
-    if as_json:
+    from simsample.cli.common import csv_requested
+
+    if csv_requested() and not as_json:  # ``collect --sim NAME ... --csv``: the table on standard output
+        click.echo(results_csv_text(df), nl=False)
+    elif as_json:
         from simsample.cli.common import echo_json
 
         echo_json({"results": [{k: _json_value(v) for k, v in r.items()} for r in df.to_dict("records")]})

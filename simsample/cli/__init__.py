@@ -43,7 +43,7 @@ def cli() -> None:
     """Kernel sampling for GPU cycle-level simulation.
 
     \b
-    simsample plan PROFILE --sampler stem -o plan.json
+    simsample plan PROFILE -o plan.json                 (sampler: margin)
     simsample apply --sim accelsim --plan plan.json --traces TRACES --out SAMPLED
     simsample estimate --sim accelsim --plan plan.json SIM.LOG
     """

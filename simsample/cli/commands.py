@@ -10,7 +10,10 @@ import lazy_loader as lazy
 import numpy as np
 
 from simsample.cli import cli
-from simsample.cli.common import echo_json, fmt_ns, join_option, parse_params, profile_options, reader_options
+from simsample.cli.common import csv_requested, echo_json, fmt_ns, join_option, parse_params, profile_options, reader_options, report_skipped, verbose_option
+from simsample.cli.tables import console as table_console
+from simsample.cli.tables import kernel_label, name_column, one_of, print_csv, print_table, table_options
+from simsample.library import DEFAULT_SAMPLER
 from simsample.errors import FormatError, UserError
 from simsample.io.files import check_input_file, check_output_file, writable_parent
 
@@ -124,15 +127,45 @@ def profile_group() -> None:
 @join_option
 @click.option("--top", default=10, show_default=True, type=click.IntRange(min=0), help="How many kernels to list.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def profile_info(files: tuple[Path, ...], fmt: str | None, rank: int | None, join: Path | None, top: int, as_json: bool) -> None:
-    """Summarise a profile: launches, kernels, time, memcpys, and the top kernels."""
-    from simsample.io.loading import load_workload
+@table_options
+@verbose_option
+def profile_info(files: tuple[Path, ...], fmt: str | None, rank: int | None, join: Path | None, top: int, as_json: bool, as_csv: bool, wide: bool, verbose: bool) -> None:
+    """Summarise a profile: launches, kernels, time, memcpys, and the top kernels.
 
-    wl = load_workload(files, format=fmt, options=reader_options(rank), join=join)
+    A folder is searched as 'simsample evaluate' searches it: one that holds several
+    profiles gets one summary for each.
+    """
+    from simsample.library import find_workloads, read
+
+    one_of(as_json, as_csv)
+    options = reader_options(rank)
+    workloads = [files]
+    if len(files) == 1 and files[0].is_dir():
+        found, skipped = find_workloads(files, format=fmt)
+        report_skipped(skipped, verbose)
+        workloads = [(f,) for f in found]
+    docs = []
+    for paths in workloads:
+        wl = read(*paths, format=fmt, rank=options.get("rank"), join=join, columns=options.get("columns"))
+        docs.append((wl, _info_doc(wl, top)))
+    if as_json:
+        echo_json(docs[0][1] if len(docs) == 1 else {"workloads": [d for _, d in docs]})
+        return
+    if as_csv:
+        cols = ["name", "launches", "total", "mean", "cov", "share"]
+        print_csv(([{"source": d["source"], **r} for _, d in docs for r in d["top_kernels"]]), (["source"] if len(docs) > 1 else []) + cols)
+        return
+    for i, (wl, doc) in enumerate(docs):
+        if i:
+            click.echo()
+        _print_info(wl, doc, wide)
+
+
+def _info_doc(wl, top: int) -> dict:
     summary = wl.summary()
     metric = _info_metric(wl)
     top_df = wl.top_kernels(top, metric) if len(wl) else pd.DataFrame()
-    doc = {
+    return {
         "source": wl.source,
         "format": wl.format,
         **summary,
@@ -151,24 +184,26 @@ def profile_info(files: tuple[Path, ...], fmt: str | None, rank: int | None, joi
             for _, r in top_df.iterrows()
         ],
     }
-    if as_json:
-        echo_json(doc)
-        return
-    con = _console()
+
+
+def _print_info(wl, doc: dict, wide: bool) -> None:
+    con = table_console(wide)
+    metric = doc["metric"]
     con.print(f"source: {wl.source}  (format {wl.format})")
-    con.print(f"launches: {summary['launches']:,}   distinct kernels: {summary['distinct_kernels']:,}   memcpys: {summary['memcpy_count']:,}")
-    con.print(f"total kernel time: {fmt_ns(summary['total_time_ns']) if summary['total_time_ns'] is not None else 'not timed'}")
+    con.print(f"launches: {doc['launches']:,}   distinct kernels: {doc['distinct_kernels']:,}   memcpys: {doc['memcpy_count']:,}")
+    con.print(f"total kernel time: {fmt_ns(doc['total_time_ns']) if doc['total_time_ns'] is not None else 'not timed'}")
     for k, v in wl.meta.items():
         if isinstance(v, (str, int, float)):
             con.print(f"{k}: {v}")
-    table = rich_table.Table(title=f"top {len(top_df)} kernels by {metric}")
-    for col in ("kernel", "launches", "total", "mean", "CoV", "share"):
-        table.add_column(col, justify="left" if col == "kernel" else "right", overflow="fold")
+    table = rich_table.Table(title=f"top {len(doc['top_kernels'])} kernels by {metric}")
+    name_column(table, "kernel", wide)
+    for col in ("launches", "total", "mean", "CoV", "share"):
+        table.add_column(col, justify="right", no_wrap=True)
     timed = metric in ("duration_ns", "start_ns")
     for r in doc["top_kernels"]:
         show = fmt_ns if timed else (lambda x: f"{x:,.0f}")
-        table.add_row(display_name(r["name"]), f"{r['launches']:,}", show(r["total"]), show(r["mean"]), f"{r['cov']:.3f}", f"{100 * r['share']:.1f}%")
-    con.print(table)
+        table.add_row(kernel_label(r["name"], wide), f"{r['launches']:,}", show(r["total"]), show(r["mean"]), f"{r['cov']:.3f}", f"{100 * r['share']:.1f}%")
+    print_table(con, table)
 
 
 def _info_metric(wl) -> str:
@@ -181,10 +216,6 @@ def _info_metric(wl) -> str:
         return "launches"
 
 
-#: What ``plan`` uses without ``--sampler`` (see simsample/plugins/samplers/margin.py and the README).
-DEFAULT_SAMPLER = "margin"
-
-
 @cli.command("plan")
 @click.argument("profiles", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--sampler", "sampler_name", default=None, help=f"Sampler name (see 'simsample samplers'); default: {DEFAULT_SAMPLER}.")
@@ -195,24 +226,24 @@ DEFAULT_SAMPLER = "margin"
 @join_option
 def plan_cmd(profiles: tuple[Path, ...], sampler_name: str | None, params: tuple[str, ...], seed: int, output: Path, fmt: str | None, rank: int | None, join: Path | None) -> None:
     """Choose the launches to simulate and write a plan."""
-    from simsample.io.loading import load_workload
-    from simsample.manager import get_host
+    from simsample.library import get_sampler, plan, read, resolve_params
+    from simsample.progress import stage
 
     check_output_file(output, [*profiles, join], what="plan")
     writable_parent(output)
     chosen = sampler_name is None
-    sampler = get_host().sampler(DEFAULT_SAMPLER if chosen else sampler_name)
-    resolved = sampler.resolve_params(parse_params(params))
-    wl = load_workload(profiles, format=fmt, options=reader_options(rank), join=join)
-    if len(wl) == 0:
-        raise UserError(f"{wl.source}: no kernel launches to sample")
-    sampler.check_workload(wl, resolved)
-    plan = sampler.plan(wl, resolved, seed)
+    sampler = get_sampler(DEFAULT_SAMPLER if chosen else sampler_name)
+    given = parse_params(params)
+    resolve_params(sampler, given)  # a wrong parameter is refused before the profile is read
+    options = reader_options(rank)
+    wl = read(*profiles, format=fmt, rank=options.get("rank"), join=join, columns=options.get("columns"))
+    with stage(f"planning {len(wl):,} launches with {sampler.name}") as say:
+        plan_ = plan(wl, sampler.name, seed=seed, stage=say, **given)
     if chosen:
-        plan.prediction["default_sampler"] = True  # the plan says it was not asked for by name
-    plan.write(output)
-    pred = plan.prediction
-    summary = f"{output}: {pred['sampled_launches']:,} of {len(wl):,} launches in {len(plan.clusters):,} clusters"
+        plan_.prediction["default_sampler"] = True  # the plan says it was not asked for by name
+    plan_.write(output)
+    pred = plan_.prediction
+    summary = f"{output}: {pred['sampled_launches']:,} of {len(wl):,} launches in {len(plan_.clusters):,} clusters"
     if chosen:
         summary += f" (sampler {sampler.name}, the default; --sampler to choose another)"
     if pred.get("speedup"):
@@ -250,30 +281,31 @@ def read_values_csv(path: Path) -> pd.DataFrame:
     return df
 
 
-def print_estimates(estimates: list, plan, as_json: bool, *, header: str = "") -> None:
-    """Shared output of ``estimate`` for the generic path and for adapters."""
-    doc = {
-        "plan": {
-            "sampler": plan.sampler["name"],
-            "samples": int(len(plan.samples)),
-            "error_bound": plan.prediction.get("error_bound"),
-            "confidence": plan.prediction.get("confidence"),
-        },
-        "estimates": [e.to_json() for e in estimates],
-    }
+def print_estimates(estimates: list, plan, as_json: bool, *, header: str = "", as_csv: bool | None = None) -> None:
+    """Shared output of ``estimate`` for the generic path and for adapters (``--csv``: from
+    ``simsample estimate --sim NAME ... --csv`` when the adapter's command has no such option)."""
+    from simsample.library import Estimate
+
+    est = Estimate(plan, list(estimates))
+    if as_csv is None:
+        as_csv = csv_requested()
     if as_json:
-        echo_json(doc)
+        echo_json(est.to_json())
+        return
+    if as_csv:
+        frame = est.to_dataframe().reset_index()
+        print_csv(frame.to_dict("records"), list(frame.columns))
         return
     con = _console()
     if header:
         con.print(header)
     table = rich_table.Table()
-    for col in ("metric", "estimate", "std error", f"{100 * (estimates[0].confidence if estimates else 0.95):.0f}% interval"):
+    for col in ("metric", "estimate", "std error", f"{100 * (estimates[0].confidence if estimates else 0.95):.0f}% interval", "± (half-width)"):
         table.add_column(col, justify="right" if col != "metric" else "left")
-    for e in estimates:
+    for e, hw in zip(est.estimates, est.to_dataframe()["half_width_pct"]):
         fmt = (lambda x: f"{x:,.4f}") if e.kind == "ratio" else (lambda x: f"{x:,.1f}")
         interval = f"[{fmt(e.ci_low)}, {fmt(e.ci_high)}]" if e.ci_low is not None else "no bound (representative plan)"
-        table.add_row(e.metric, fmt(e.estimate), fmt(e.std_error) if e.std_error is not None else "-", interval)
+        table.add_row(e.metric, fmt(e.estimate), fmt(e.std_error) if e.std_error is not None else "-", interval, "-" if pd.isna(hw) else f"{hw:.2f}%")
     con.print(table)
     if plan.prediction.get("error_bound") is not None:
         con.print(f"plan's bound: ±{100 * plan.prediction['error_bound']:.2f}% at {100 * plan.prediction['confidence']:.0f}% confidence")
@@ -284,7 +316,8 @@ def print_estimates(estimates: list, plan, as_json: bool, *, header: str = "") -
 @click.argument("values", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--confidence", default=None, type=float, help="Confidence level of the interval (default: the plan's).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def generic_estimate(plan_path: Path, values: tuple[Path, ...], confidence: float | None, as_json: bool) -> None:
+@click.option("--csv", "as_csv", is_flag=True, help="The table as CSV on standard output.")
+def generic_estimate(plan_path: Path, values: tuple[Path, ...], confidence: float | None, as_json: bool, as_csv: bool) -> None:
     """Whole-workload estimate with its confidence interval.
 
     \b
@@ -292,13 +325,13 @@ def generic_estimate(plan_path: Path, values: tuple[Path, ...], confidence: floa
     From a table of values:  simsample estimate --plan plan.json VALUES.csv
     (VALUES.csv: kernel_id and one or more numeric columns, one row per simulated launch.)
     """
-    from simsample.adapter_support.results import check_results_belong
-    from simsample.sampling.estimate import estimate_results
+    from simsample.library import estimate
     from simsample.plan import Plan
 
+    one_of(as_json, as_csv)
     plan = Plan.read(plan_path)
     frames = [read_values_csv(v) for v in values]
     df = pd.concat(frames, ignore_index=True)
-    check_results_belong(df, plan, [c for c in df.columns if c != "kernel_id"], ", ".join(str(v) for v in values))
-    ests = estimate_results(plan, df, confidence=confidence)
-    print_estimates(ests, plan, as_json)
+    df.attrs["source"] = ", ".join(str(v) for v in values)
+    est = estimate(plan, df, confidence=confidence)
+    print_estimates(est.estimates, plan, as_json, as_csv=as_csv)

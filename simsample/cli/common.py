@@ -99,3 +99,39 @@ def fmt_ns(ns: float | None) -> str:
         if abs(ns) >= scale:
             return f"{ns / scale:.3f} {unit}"
     return f"{ns:.0f} ns"
+
+
+def verbose_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--verbose``: list every input passed over instead of counting them."""
+    return click.option("--verbose", "-v", is_flag=True, help="List every input that was passed over (skipped), not just their count.")(f)
+
+
+def report_skipped(skipped: Sequence[str], verbose: bool) -> None:
+    """Inputs passed over, on standard error: one summary line, or one line each with ``--verbose``.
+
+    An Nsight Systems report among them is always named with its export command: it is what
+    the user meant to give."""
+    if not skipped:
+        return
+    if verbose:
+        for s in skipped:
+            click.echo(f"skipped {s}", err=True)
+        return
+    hints = [s for s in skipped if "nsys export" in s]
+    first = hints[0] if hints else skipped[0]
+    more = f" (first: {first})" if len(skipped) > 1 else f": {first}"
+    click.echo(f"skipped {len(skipped)} input(s){more}; --verbose lists them", err=True)
+
+
+#: ``--csv`` given to a command whose table an adapter prints (``estimate --sim NAME ... --csv``):
+#: the host takes the flag off the adapter's command line and the shared printer reads it here
+_CSV_REQUESTED = False
+
+
+def request_csv(value: bool) -> None:
+    global _CSV_REQUESTED
+    _CSV_REQUESTED = value
+
+
+def csv_requested() -> bool:
+    return _CSV_REQUESTED

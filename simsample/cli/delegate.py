@@ -54,11 +54,21 @@ def _dispatch(verb: str, prog: str, args: list[str], fallback: click.Command | N
                 raise UserError(f"{prog} needs --sim NAME (installed adapters: {installed})")
             return
         raise UserError(f"{prog} needs --sim NAME (installed adapters: {', '.join(sorted(get_host().adapters())) or 'none'})")
+    from simsample.cli.common import request_csv
+
+    wants_csv = verb in _CSV_VERBS and "--csv" in rest  # the shared table printers answer it for every adapter
+    request_csv(wants_csv)
+    if wants_csv:
+        rest = [a for a in rest if a != "--csv"]
     adapter = get_host().adapter(sim)
     cmds = adapter.commands()
     if verb not in cmds:
         raise UserError(f"adapter {sim} has no '{verb}' step (it has: {', '.join(sorted(cmds)) or 'none'})")
     cmds[verb].main(args=rest, prog_name=f"{prog} --sim {sim}", standalone_mode=False)
+
+
+#: verbs whose table an adapter prints through the host's shared printers, which take ``--csv``
+_CSV_VERBS = ("estimate", "collect")
 
 
 class _Verbatim(click.Command):

@@ -9,10 +9,12 @@ import click
 import lazy_loader as lazy
 
 from simsample.cli import cli
-from simsample.cli.common import echo_json, parse_params, profile_options, reader_options
+from simsample.cli.common import echo_json, parse_params, profile_options, reader_options, report_skipped, verbose_option
+from simsample.cli.tables import console as table_console
+from simsample.cli.tables import one_of, print_csv, print_table, table_options
+from simsample.library import DEFAULT_SAMPLER
 from simsample.errors import UserError
 
-rich_console = lazy.load("rich.console", suppress_warning=True)
 rich_table = lazy.load("rich.table", suppress_warning=True)
 
 
@@ -22,7 +24,7 @@ def _fmt(v: float | None, spec: str) -> str:
 
 @cli.command("evaluate")
 @click.argument("profiles", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--sampler", "sampler_name", required=True, help="Sampler name (see 'simsample samplers').")
+@click.option("--sampler", "sampler_name", default=DEFAULT_SAMPLER, show_default=True, help="Sampler name (see 'simsample samplers').")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Sampler parameter (repeatable).")
 @click.option("--repeat", "repeats", default=10, show_default=True, type=click.IntRange(min=1), help="Plans per workload, with seeds 0..R-1.")
 @click.option("--sweep", "sweeps", multiple=True, metavar="NAME=V1,V2,...", help="Evaluate each value of a parameter (repeatable: all combinations).")
@@ -33,6 +35,8 @@ def _fmt(v: float | None, spec: str) -> str:
 @click.option("--truth-metric", default=None, help="Metric of the simulator's results to score against.  [default: cycles]")
 @click.option("--min-launches", default=1, show_default=True, type=click.IntRange(min=1), help="Skip workloads with fewer launches.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@table_options
+@verbose_option
 @profile_options
 def evaluate_cmd(
     profiles: tuple[Path, ...],
@@ -46,84 +50,63 @@ def evaluate_cmd(
     truth_metric: str | None,
     min_launches: int,
     as_json: bool,
+    as_csv: bool,
+    wide: bool,
+    verbose: bool,
     fmt: str | None,
     rank: int | None,
 ) -> None:
-    """Mean error, harmonic-mean speedup, sampled launches and interval coverage of a sampler.
+    """Mean error, harmonic-mean speedup, sampled launches, interval coverage and width of a sampler.
 
     Each PROFILE is one workload; a folder stands for every profile inside it. The profile's
     own times are the truth: plans are made with seeds 0..R-1 and their estimates scored
     (STEM paper §4.1). Coverage is the fraction of repeats whose interval contains the true
-    total (samplers with a statistical design only).
+    total (samplers with a statistical design only); the median relative half-width of those
+    intervals says what that coverage costs.
 
     \b
-    simsample evaluate run.nsys-rep.sqlite --sampler stem --sweep eps=0.03,0.05,0.1,0.25
+    simsample evaluate run.nsys-rep.sqlite --sweep eps=0.03,0.05,0.1,0.25
     simsample evaluate profiles/ --sampler root --repeat 10 --json
 
     With --truth the plans are made on the PROFILE (the design input, e.g. trace features) and
     scored against the per-launch values of a full simulation or a kernel_id,value CSV:
 
     \b
-    simsample evaluate features.parquet --sampler root --truth full.out --sim accelsim
+    simsample evaluate features.parquet --truth full.out --sim accelsim
     """
-    from simsample.sampling.evaluate import discover_profiles, evaluate_workload, suite_summary, sweep_points, truth_by_launch
-    from simsample.io.loading import load_workload
-    from simsample.manager import get_host
+    from simsample.library import evaluate, get_sampler
     from simsample.progress import task
+    from simsample.sampling.evaluate import discover_profiles, sweep_points
 
-    sampler = get_host().sampler(sampler_name)
+    one_of(as_json, as_csv)
+    sampler = get_sampler(sampler_name)
     base = parse_params(params)
     points = sweep_points(sweeps)
-    resolved = [sampler.resolve_params({**base, **pt}) for pt in points]
-    paths = discover_profiles(profiles, format=fmt)
-    options = reader_options(rank)
-    truth = load_workload([against], format=fmt, options=options) if against is not None else None
+    for pt in points:
+        sampler.resolve_params({**base, **pt})  # a wrong parameter is refused before anything is read
+    sweep = {k: [pt[k] for pt in points if k in pt] for k in sorted({k for pt in points for k in pt})}
+    sweep = {k: list(dict.fromkeys(v)) for k, v in sweep.items()}
+    count = len(discover_profiles(profiles, format=fmt))
     truth_table = _truth_table(truths, sim, truth_metric, against)
-    if truth_table is not None and (len(paths) != 1 or paths[0][1]):
-        raise UserError("--truth scores one workload: give exactly one profile (not a folder of them)")
-    results = []
-    skipped = []
-    with task(f"evaluating {sampler_name}", total=len(paths) * len(resolved) * repeats) as advance:
-        for path, in_folder in paths:
-            try:
-                wl = load_workload([path], format=fmt, options=options)
-                if len(wl) >= min_launches and truth_table is None:
-                    wl.values(wl.default_metric())  # untimed traces fail here, with their reason
-            except UserError as exc:
-                if not in_folder:
-                    raise
-                msg = str(exc)
-                skipped.append(msg if msg.startswith(str(path)) else f"{path}: {msg}")
-                advance(len(resolved) * repeats)
-                continue
-            if len(wl) < min_launches:
-                skipped.append(f"{path}: {len(wl)} launches, fewer than {min_launches}")
-                advance(len(resolved) * repeats)
-                continue
-            truth_values = None
-            if truth_table is not None:
-                table, source, metric = truth_table
-                truth_values = truth_by_launch(wl, table, source=source, metric=metric)
-            for p in resolved:
-                results.append(
-                    evaluate_workload(wl, sampler, p, repeats, name=str(path), against=truth, truth=truth_values, on_repeat=advance)
-                )
-    if not results:
-        raise UserError(f"no workload with at least {min_launches} launches among {len(paths)} profile(s)")
-    for s in skipped:
-        click.echo(f"skipped {s}", err=True)
-    swept = sorted({k for pt in points for k in pt})
-    if len(resolved) == 1:
-        suite: object = suite_summary(results)
-    else:
-        suite = []
-        for p in resolved:
-            part = [r for r in results if r.params == p]
-            suite.append({"params": {k: p[k] for k in swept}, **suite_summary(part)})
+    options = reader_options(rank)
+    truth, metric = None, "value"
+    if truth_table is not None:
+        truth, source, metric = truth_table
+        truth.attrs["source"] = source
+    with task(f"evaluating {sampler.name}", total=count * len(points) * repeats) as advance:
+        ev = evaluate(
+            list(profiles), sampler.name, repeats=repeats, sweep=sweep, against=against, truth=truth, truth_metric=metric,
+            min_launches=min_launches, format=fmt, rank=options.get("rank"), on_progress=advance, **base,
+        )
+    report_skipped(ev.skipped, verbose)
     if as_json:
-        echo_json({"workloads": [r.to_json() for r in results], "suite": suite})
+        echo_json(ev.to_json())
         return
-    _print_table(results, suite, swept, sampler_name, repeats)
+    if as_csv:
+        frame = ev.to_dataframe()
+        print_csv(frame.to_dict("records"), list(frame.columns))
+        return
+    _print_table(ev.results, ev.suite, ev.swept, sampler.name, repeats, wide)
 
 
 def _truth_table(truths: tuple[Path, ...], sim: str | None, metric: str | None, against: Path | None):
@@ -162,16 +145,14 @@ def _short_names(names: list[str]) -> list[str]:
     return [os.path.relpath(n, common) if common else n for n in names]
 
 
-def _print_table(results, suite, swept: list[str], sampler_name: str, repeats: int) -> None:
-    import sys
-
-    con = rich_console.Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 220)
+def _print_table(results, suite, swept: list[str], sampler_name: str, repeats: int, wide: bool = False) -> None:
+    con = table_console(wide, width=220)
     table = rich_table.Table(title=f"{sampler_name}, {repeats} repeat(s) per workload")
-    table.add_column("workload", overflow="fold")
+    table.add_column("workload", overflow="fold", no_wrap=wide)
     table.add_column("launches", justify="right")
     for k in swept:
         table.add_column(k, justify="right")
-    for col in ("error mean %", "error max %", "speedup (h-mean)", "sampled launches", "coverage"):
+    for col in ("error mean %", "error max %", "speedup (h-mean)", "sampled launches", "coverage", "± median %"):
         table.add_column(col, justify="right")
     for r, short in zip(results, _short_names([r.name for r in results])):
         table.add_row(
@@ -183,6 +164,7 @@ def _print_table(results, suite, swept: list[str], sampler_name: str, repeats: i
             _fmt(r.speedup_hmean, ",.2f"),
             f"{r.sampled_launches_mean:,.1f}",
             _fmt(r.coverage, ".2f"),
+            _fmt(r.half_width_median_pct, ".2f"),
         )
     rows = suite if isinstance(suite, list) else [{"params": {}, **suite}]
     for s in rows:
@@ -195,5 +177,6 @@ def _print_table(results, suite, swept: list[str], sampler_name: str, repeats: i
             _fmt(s["speedup_hmean"], ",.2f"),
             "",
             _fmt(s["coverage"], ".2f"),
+            _fmt(s.get("half_width_median_pct"), ".2f"),
         )
-    con.print(table)
+    print_table(con, table)

@@ -12,11 +12,29 @@ from simsample.manager import PluginHost, get_host
 from simsample.workload import Workload
 
 
+#: Nsight Systems' own report files: binary, read by no reader; ``nsys export`` turns them into SQLite
+_NSYS_REPORTS = (".nsys-rep", ".qdrep")
+
+
+def export_hint(path: Path) -> str | None:
+    """For an Nsight Systems report (``.nsys-rep``, ``.qdrep``), the line that says how to export
+    it into a file simsample reads; None for any other file."""
+    name = path.name
+    for suffix in _NSYS_REPORTS:
+        if name.endswith(suffix):
+            out = path.with_name(name[: -len(suffix)] + ".sqlite")
+            return f"{path}: an Nsight Systems report, which simsample reads once exported: nsys export --type sqlite -o {out} {path}"
+    return None
+
+
 def detect_format(path: Path, host: PluginHost | None = None) -> str:
     """Name of the first reader whose ``detect`` accepts ``path`` (content-based)."""
     host = host or get_host()
     if not path.exists():
         raise UserError(missing_message(path))
+    hint = export_hint(path)
+    if hint is not None and not path.is_dir():
+        raise UserError(hint)
     head = b"" if path.is_dir() else read_head(path)
     if not path.is_dir() and not head:
         raise UserError(f"{path}: file is empty")
@@ -64,7 +82,10 @@ def load_workload(
     for p in ps:
         if p.is_dir() and not _reader_takes_dirs(reader):
             raise UserError(f"{p}: is a directory, expected a file")
-    wl = reader.read(ps, dict(options or {}))
+    from simsample.progress import reading
+
+    with reading(ps, f"reading {ps[0].name}" + (f" and {len(ps) - 1} more" if len(ps) > 1 else "")):
+        wl = reader.read(ps, dict(options or {}))
     if join is not None:
         wl = _join(wl, Path(join), host)
     return wl

@@ -60,9 +60,10 @@ def report_cmd(
     evaluations = [(p.name, read_evaluation(p)) for p in evaluate_paths]
     workload = None
     if profile_paths:
-        from simsample.io.loading import load_workload
+        from simsample.library import read
 
-        workload = load_workload(profile_paths, format=fmt, options=reader_options(rank))
+        options = reader_options(rank)
+        workload = read(*profile_paths, format=fmt, rank=options.get("rank"), columns=options.get("columns"))
         if workload.shape_fingerprint != plan.workload.get("shape_fingerprint"):
             plan.check_workload(workload, what="profile")
 

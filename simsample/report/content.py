@@ -67,6 +67,8 @@ class Report:
     evaluation_rows: list[dict[str, str]]
     evaluation_rows_total: int
     notes: list[str] = field(default_factory=list)
+    kernels: list[dict[str, str]] = field(default_factory=list)
+    kernels_rest: dict[str, str] | None = None
 
 
 def metric_unit(metric: str) -> tuple[str, float]:
@@ -114,7 +116,7 @@ def workload_section(plan: Plan, workload: Any | None) -> tuple[list[tuple[str, 
         for _, r in workload.top_kernels(TOP_KERNELS, rank_by).iterrows():
             top.append(
                 {
-                    "name": display_name(str(r["name"]), 90),
+                    "name": strip_args(str(r["name"])),  # whole: kernels differing mid-name stay apart (the cell wraps)
                     "full": str(r["name"]),
                     "launches": f"{int(r['launches']):,}",
                     "total": _fmt_value(rank_by, float(r["total"])) if rank_by != "launches" else f"{int(r['total']):,}",
@@ -185,7 +187,7 @@ def clusters_section(plan: Plan) -> tuple[list[dict[str, str]], dict[str, str] |
     rows = [
         {
             "id": str(int(r.id)),
-            "key": display_name(str(r.key), 90),
+            "key": str(r.key),  # whole, as the tables of the command line show it
             "full": str(r.key),
             "launches": f"{int(r.size):,}",
             "share": _pct(float(r.share)) if grand > 0 else "–",
@@ -215,6 +217,73 @@ def clusters_section(plan: Plan) -> tuple[list[dict[str, str]], dict[str, str] |
             metric=metric,
         )
     return rows, summary, fig, df
+
+
+#: kernels listed one by one in the per-kernel rollup
+TOP_ROLLUP = 30
+
+
+def kernel_rollup(plan: Plan) -> pd.DataFrame:
+    """One row per kernel (its clusters summed): launches, draws, share of the design metric and
+    share of the estimator's variance, sorted by that variance.
+
+    A cluster's part of the variance of the estimated total is N²·(1 − m/N)·s²/m (without the
+    correction when the plan draws with replacement), s the design metric's spread over its
+    launches as the plan records it: where the error bar comes from, which is not always where
+    the time is (a kernel with most of the time but identical launches adds nothing)."""
+    from simsample.sampling.estimate import _kernel_of
+
+    df = _cluster_frame(plan)
+    replace = bool(plan.estimator.get("replace"))
+    n = df["size"].to_numpy(np.float64)
+    m = df["draws"].to_numpy(np.float64)
+    s = df["cov"].to_numpy(np.float64) * df["mean"].to_numpy(np.float64)
+    fpc = np.ones_like(n) if replace else np.clip(1.0 - np.divide(m, n, out=np.zeros_like(n), where=n > 0), 0.0, 1.0)
+    var = np.divide(n * n * fpc * s * s, m, out=np.zeros_like(n), where=m > 0)
+    df["variance"] = var
+    df["kernel"] = [_kernel_of(str(k)) for k in df["key"]]
+    g = df.groupby("kernel", sort=False).agg(clusters=("id", "size"), launches=("size", "sum"), draws=("draws", "sum"), total=("total", "sum"), variance=("variance", "sum"))
+    grand, vsum = float(g["total"].sum()), float(g["variance"].sum())
+    g["time_share"] = g["total"] / grand if grand > 0 else np.nan
+    g["variance_share"] = g["variance"] / vsum if vsum > 0 else np.nan
+    return g.sort_values(["variance", "total"], ascending=False, kind="stable").reset_index()
+
+
+def rollup_section(plan: Plan) -> tuple[list[dict[str, str]], dict[str, str] | None]:
+    """The per-kernel rollup table: the :data:`TOP_ROLLUP` kernels with most of the variance, the rest in one row."""
+    if not plan.clusters:
+        return [], None
+    g = kernel_rollup(plan)
+    metric = str(plan.workload.get("metric", ""))
+
+    def share(v: float) -> str:
+        return "–" if v is None or not np.isfinite(v) else _pct(float(v))
+
+    rows = [
+        {
+            "kernel": str(r.kernel),
+            "clusters": f"{int(r.clusters):,}",
+            "launches": f"{int(r.launches):,}",
+            "draws": f"{int(r.draws):,}",
+            "time_share": share(r.time_share),
+            "variance_share": share(r.variance_share),
+        }
+        for r in g.head(TOP_ROLLUP).itertuples()
+    ]
+    rest = g.iloc[TOP_ROLLUP:]
+    summary = None
+    if len(rest):
+        summary = {
+            "count": f"{len(rest):,}",
+            "launches": f"{int(rest['launches'].sum()):,}",
+            "draws": f"{int(rest['draws'].sum()):,}",
+            "time_share": share(float(rest["time_share"].sum())),
+            "variance_share": share(float(rest["variance_share"].sum())),
+        }
+    if metric == "none":
+        for r in rows:
+            r["time_share"] = "–"
+    return rows, summary
 
 
 def distributions_section(plan: Plan, workload: Any | None, ranked: pd.DataFrame) -> tuple[list[plots.Figure], str]:
@@ -308,8 +377,49 @@ def _point_label(params: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in params.items())
 
 
-def evaluation_section(evaluations: list[tuple[str, dict[str, Any]]]) -> tuple[list[plots.Figure], list[dict[str, Any]], list[dict[str, str]], int]:
-    """Error-vs-speedup curves and coverage (one curve per sampler), suites and workloads."""
+def _plan_point(
+    plan: Plan | None, curves: list[plots.Curve], points_by_curve: list[list[dict[str, Any]]], workloads_by_curve: list[list[dict[str, Any]]]
+) -> plots.PlanPoint | None:
+    """Where the report's plan sits among the evaluated points: the point of its sampler whose
+    swept parameters equal the plan's, or (none evaluated) its predicted speedup."""
+    if plan is None:
+        return None
+    name = str(plan.sampler.get("name"))
+    params = plan.sampler.get("params") or {}
+    for c, points, workloads in zip(curves, points_by_curve, workloads_by_curve):
+        if c.sampler != name:
+            continue
+        for p, sp, err, lab in zip(points, c.speedup, c.error_pct, c.labels):
+            swept = p.get("params", {})
+            # the point's parameters in full, swept and not, as its workloads record them
+            full = next((w.get("params", {}) for w in workloads if all(_same(w.get("params", {}).get(k), v) for k, v in swept.items())), swept)
+            if all(_same(params.get(k), v) for k, v in full.items()) and sp is not None and err is not None:
+                return plots.PlanPoint(name, sp, err, lab)
+    sp = plan.prediction.get("speedup")
+    return plots.PlanPoint(name, float(sp), None, "") if isinstance(sp, (int, float)) else None
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return abs(float(a) - float(b)) <= 1e-12 * max(abs(float(a)), 1.0)
+    except (TypeError, ValueError):
+        return str(a).lower() == str(b).lower()
+
+
+def _confidence_of(doc: dict[str, Any]) -> float | None:
+    """The confidence an evaluation's intervals are at: the sampler's ``confidence`` parameter,
+    else 95% (what ``evaluate`` uses for plans that do not name one); None when its workloads differ."""
+    found = {float(w["params"].get("confidence") or 0.95) for w in doc.get("workloads", []) if isinstance(w.get("params"), dict)}
+    return found.pop() if len(found) == 1 else None
+
+
+def _hw(v: Any) -> str:
+    return "–" if v is None else f"±{float(v):.2f}%"
+
+
+def evaluation_section(evaluations: list[tuple[str, dict[str, Any]]], plan: Plan | None = None) -> tuple[list[plots.Figure], list[dict[str, Any]], list[dict[str, str]], int]:
+    """Error-vs-speedup curves and coverage (one curve per sampler), suites and workloads; the
+    report's plan marked on the curves."""
     if not evaluations:
         return [], [], [], 0
     curves: list[plots.Curve] = []
@@ -317,6 +427,8 @@ def evaluation_section(evaluations: list[tuple[str, dict[str, Any]]]) -> tuple[l
     rows: list[dict[str, str]] = []
     total_rows = 0
     confidences: set[float] = set()
+    points_by_curve: list[list[dict[str, Any]]] = []
+    workloads_by_curve: list[list[dict[str, Any]]] = []
     for source, doc in evaluations:
         sampler = str(doc["workloads"][0]["sampler"])
         suite = doc["suite"]
@@ -329,8 +441,12 @@ def evaluation_section(evaluations: list[tuple[str, dict[str, Any]]]) -> tuple[l
                 error_pct=[p.get("error_mean_pct") for p in points],
                 coverage=[p.get("coverage") for p in points],
                 labels=labels,
+                half_width=[p.get("half_width_median_pct") for p in points],
+                confidence=_confidence_of(doc),
             )
         )
+        points_by_curve.append(points)
+        workloads_by_curve.append(list(doc["workloads"]))
         for p, lab in zip(points, labels):
             suites.append(
                 {
@@ -339,6 +455,7 @@ def evaluation_section(evaluations: list[tuple[str, dict[str, Any]]]) -> tuple[l
                     "error": "–" if p.get("error_mean_pct") is None else f"{p['error_mean_pct']:.3f}%",
                     "speedup": "–" if p.get("speedup_hmean") is None else f"{p['speedup_hmean']:,.2f}×",
                     "coverage": _pct(p.get("coverage")),
+                    "half_width": _hw(p.get("half_width_median_pct")),
                     "source": source,
                 }
             )
@@ -361,9 +478,10 @@ def evaluation_section(evaluations: list[tuple[str, dict[str, Any]]]) -> tuple[l
                     "speedup": "–" if w.get("speedup_hmean") is None else f"{w['speedup_hmean']:,.2f}×",
                     "sampled": f"{float(w.get('sampled_launches_mean') or 0):,.1f}",
                     "coverage": _pct(w.get("coverage")),
+                    "half_width": _hw(w.get("half_width_median_pct")),
                 }
             )
-    figures = [plots.error_vs_speedup(curves)]
+    figures = [plots.error_vs_speedup(curves, plan=_plan_point(plan, curves, points_by_curve, workloads_by_curve))]
     if any(v is not None for c in curves for v in c.coverage):
         nominal = confidences.pop() if len(confidences) == 1 else None
         figures.append(plots.coverage([c for c in curves if any(v is not None for v in c.coverage)], nominal=nominal))
@@ -392,7 +510,8 @@ def build(
     rows, rest, shares_fig, ranked = clusters_section(plan)
     dists, note = distributions_section(plan, workload, ranked)
     est_rows, est_fig = estimates_section(estimate)
-    ev_figs, suites, ev_rows, ev_total = evaluation_section(evaluations or [])
+    ev_figs, suites, ev_rows, ev_total = evaluation_section(evaluations or [], plan)
+    kernels, kernels_rest = rollup_section(plan)
     notes = []
     if estimate is not None:
         s = estimate["plan"]
@@ -421,4 +540,6 @@ def build(
         evaluation_rows=ev_rows,
         evaluation_rows_total=ev_total,
         notes=notes,
+        kernels=kernels,
+        kernels_rest=kernels_rest,
     )

@@ -187,20 +187,42 @@ class Curve:
     error_pct: list[float | None]
     coverage: list[float | None]
     labels: list[str]
+    half_width: list[float | None] | None = None  # median relative half-width of the intervals (%), per point
+    confidence: float | None = None  # the confidence its intervals are reported at
 
 
-def error_vs_speedup(curves: Sequence[Curve]) -> Figure:
-    """Mean error against harmonic-mean speedup, one line per sampler, points labelled by value."""
+@dataclass
+class PlanPoint:
+    """The report's own plan on the error-vs-speedup chart: the evaluated point of its sampler and
+    parameters when an evaluation has one (``label`` names it), else its predicted speedup."""
+
+    sampler: str
+    speedup: float | None
+    error_pct: float | None
+    label: str
+
+
+def error_vs_speedup(curves: Sequence[Curve], *, plan: PlanPoint | None = None) -> Figure:
+    """Mean error against harmonic-mean speedup, one line per sampler, points labelled by value.
+
+    Both axes are logarithmic: errors of samplers worth comparing differ by decades (random at
+    tens of percent, stratified designs at tenths), and a linear axis squashes the good ones onto
+    zero with their labels on top of each other. A zero error (a census) is drawn on a symlog
+    axis instead, linear below the smallest non-zero error. The plan the report is about is
+    marked with a star (its evaluated point), or a dotted line at its predicted speedup.
+    """
     with matplotlib.rc_context(_STYLE):
         fig, ax = _figure(6.0, 3.4)
         _style(ax)
         drawn = 0
+        errors: list[float] = []
         for i, c in enumerate(curves):
             pts = [(s, e, lab) for s, e, lab in zip(c.speedup, c.error_pct, c.labels) if s is not None and e is not None and s > 0]
             if not pts:
                 continue
             pts.sort()
             xs, ys, labs = zip(*pts)
+            errors += list(ys)
             color = _PALETTE[i % len(_PALETTE)]
             ax.plot(xs, ys, marker="o", markersize=4, linewidth=1.4, color=color, label=c.sampler)
             drawn += 1
@@ -208,17 +230,40 @@ def error_vs_speedup(curves: Sequence[Curve]) -> Figure:
                 if lab:
                     ax.annotate(lab, (x, yv), textcoords="offset points", xytext=(4, 4), fontsize=7, color=color)
         ax.set_xscale("log")
+        positive = [e for e in errors if e > 0]
+        if positive and len(positive) == len(errors):
+            ax.set_yscale("log")
+        elif positive:
+            ax.set_yscale("symlog", linthresh=min(positive), linscale=0.5)
+        marked = ""
+        if plan is not None and plan.speedup is not None and plan.speedup > 0:
+            if plan.error_pct is not None:
+                (pt,) = ax.plot([plan.speedup], [plan.error_pct], marker="*", markersize=13, color="#111111", linestyle="none",
+                                label=f"this plan ({plan.sampler}{', ' + plan.label if plan.label else ''})", zorder=5)
+                marked = f"; this plan ({plan.sampler}) marked with a star at {plan.speedup:,.2f}× and {plan.error_pct:.3g}%"
+            else:
+                pt = ax.axvline(plan.speedup, color="#111111", linestyle=":", linewidth=1.2, label=f"this plan's predicted speedup ({plan.speedup:,.2f}×)")
+                marked = f"; this plan's predicted speedup ({plan.speedup:,.2f}×) marked by a dotted line"
+            pt.set_gid("plan-point")
         ax.set_xlabel("simulation speedup (harmonic mean over workloads, ×, log scale)")
-        ax.set_ylabel("mean error of the total (%)")
-        if drawn:
+        scale = ax.get_yscale()
+        ax.set_ylabel("mean error of the total (%" + (", log scale)" if scale == "log" else ", symlog scale)" if scale == "symlog" else ")"))
+        if drawn or marked:
             ax.legend(fontsize=8, frameon=False)
     names = ", ".join(c.sampler for c in curves)
-    label = f"Mean error (%) against speedup (×) for {names}, one point per parameter value"
-    return _to_svg(fig, label)
+    label = f"Mean error (%) against speedup (×) for {names}, one point per parameter value{marked}"
+    out = _to_svg(fig, label)
+    out.svg = out.svg.replace("<svg", f'<svg data-yscale="{scale}" data-xscale="log"', 1)
+    return out
 
 
 def coverage(curves: Sequence[Curve], *, nominal: float | None) -> Figure:
-    """Interval coverage per sweep value and sampler, with the nominal confidence drawn."""
+    """Interval coverage per sweep value and sampler, with the nominal confidence drawn and each
+    bar labelled with the median relative half-width of its intervals (coverage alone cannot be
+    judged: an interval wide enough always covers).
+
+    ``nominal`` is drawn across the chart when every sampler reports at the same confidence;
+    otherwise each sampler's own (``Curve.confidence``) is drawn over its bars."""
     with matplotlib.rc_context(_STYLE):
         fig, ax = _figure(6.0, 2.8)
         _style(ax)
@@ -229,18 +274,40 @@ def coverage(curves: Sequence[Curve], *, nominal: float | None) -> Figure:
                     labels.append(lab)
         x = np.arange(len(labels))
         w = 0.8 / max(len(curves), 1)
+        own: list = []
         for i, c in enumerate(curves):
             vals = dict(zip(c.labels, c.coverage))
             ys = [100 * vals[lab] if vals.get(lab) is not None else np.nan for lab in labels]
-            ax.bar(x + (i - (len(curves) - 1) / 2) * w, ys, width=w, color=_PALETTE[i % len(_PALETTE)], label=c.sampler)
+            xs = x + (i - (len(curves) - 1) / 2) * w
+            ax.bar(xs, ys, width=w, color=_PALETTE[i % len(_PALETTE)], label=c.sampler)
+            widths = dict(zip(c.labels, c.half_width or [None] * len(c.labels)))
+            for xb, yb, lab in zip(xs, ys, labels):
+                hw = widths.get(lab)
+                if hw is not None and not np.isnan(yb) and yb >= 25:
+                    # inside the bar, upright: neighbouring bars' labels never overlap
+                    ax.text(xb, yb - 2, f"±{hw:.2g}%", rotation=90, ha="center", va="top", fontsize=6.5, color="white")
+            if nominal is None and c.confidence is not None:
+                drawn = [xb for xb, yb in zip(xs, ys) if not np.isnan(yb)]
+                if drawn:
+                    own.append(ax.hlines(100 * c.confidence, min(drawn) - w / 2, max(drawn) + w / 2, colors="#111111", linestyles="--", linewidth=1.0))
         if nominal is not None:
-            ax.axhline(100 * nominal, color="#333333", linestyle="--", linewidth=0.9, label=f"nominal {100 * nominal:.0f}%")
+            line = ax.axhline(100 * nominal, color="#111111", linestyle="--", linewidth=1.0, label=f"nominal {100 * nominal:.0f}%")
+            line.set_gid("nominal-confidence")
+        elif own:
+            own[0].set_label("each sampler's nominal confidence")
+            for k, seg in enumerate(own):
+                seg.set_gid("nominal-confidence" if k == 0 else f"nominal-confidence-{k}")
         ax.set_xticks(x, [lab or "default" for lab in labels], fontsize=8)
         ax.set_ylim(0, 105)
         ax.set_ylabel("runs whose interval holds the truth (%)")
         ax.set_xlabel("parameter value")
-        ax.legend(fontsize=7, frameon=False, loc="lower right")
-    label = "Coverage of the confidence intervals (%) per parameter value and sampler"
+        ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    label = "Coverage of the confidence intervals (%) per parameter value and sampler, each bar labelled with the median half-width of its intervals"
+    if nominal is not None:
+        label += f", the nominal {100 * nominal:.0f}% dashed"
+    elif own:
+        label += ", each sampler's nominal confidence dashed over its bars (" + ", ".join(
+            f"{c.sampler} {100 * c.confidence:.0f}%" for c in curves if c.confidence is not None) + ")"
     return _to_svg(fig, label)
 
 

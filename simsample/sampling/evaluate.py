@@ -57,6 +57,7 @@ class RepeatScore:
     speedup: float | None  # None when the sampled launches took no time
     sampled_launches: int
     covered: bool | None  # None when the plan gives no interval
+    half_width: float | None = None  # the interval's half-width relative to the truth; None without one
 
 
 @dataclass
@@ -94,6 +95,13 @@ class WorkloadResult:
             return None
         return float(np.mean(cov))
 
+    @property
+    def half_width_median_pct(self) -> float | None:
+        """Median over the repeats of the interval's half-width in percent of the truth: what
+        coverage is bought with (an interval wide enough always covers)."""
+        hw = [s.half_width for s in self.scores if s.half_width is not None]
+        return 100.0 * float(np.median(hw)) if hw else None
+
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -105,6 +113,7 @@ class WorkloadResult:
             "speedup_hmean": self.speedup_hmean,
             "sampled_launches_mean": self.sampled_launches_mean,
             "coverage": self.coverage,
+            "half_width_median_pct": self.half_width_median_pct,
         }
 
 
@@ -122,10 +131,12 @@ def suite_summary(results: Sequence[WorkloadResult]) -> dict[str, float | None]:
     """Means over workloads: arithmetic for the error and coverage, harmonic for the speedup."""
     errs = [r.error_mean_pct for r in results if r.error_mean_pct is not None]
     covs = [r.coverage for r in results]
+    hws = [s.half_width for r in results for s in r.scores if s.half_width is not None]
     return {
         "error_mean_pct": float(np.mean(errs)) if errs else None,
         "speedup_hmean": harmonic_mean([r.speedup_hmean for r in results]),
         "coverage": float(np.mean(covs)) if covs and all(c is not None for c in covs) else None,
+        "half_width_median_pct": 100.0 * float(np.median(hws)) if hws else None,
     }
 
 
@@ -140,6 +151,7 @@ def score_plan(plan: Plan, values: np.ndarray, kernel_ids: np.ndarray, *, truth:
     speedup = t / simulated if simulated > 0 else (math.inf if t > 0 else None)
     error = abs(est - t) / t if t > 0 else (0.0 if est == 0 else None)
     covered: bool | None = None
+    half_width: float | None = None
     if plan.estimator.get("kind") == "stratified":
         series = pd.Series(values[distinct], index=kernel_ids[distinct])
         conf = plan.prediction.get("confidence") or 0.95
@@ -147,6 +159,8 @@ def score_plan(plan: Plan, values: np.ndarray, kernel_ids: np.ndarray, *, truth:
         if e.ci_low is not None:
             tol = 1e-9 * max(abs(t), 1.0)
             covered = bool(e.ci_low - tol <= t <= e.ci_high + tol)
+            if t > 0:
+                half_width = (e.ci_high - e.ci_low) / 2 / t
     return RepeatScore(
         seed=int(plan.sampler.get("seed", 0)),
         truth=t,
@@ -155,6 +169,7 @@ def score_plan(plan: Plan, values: np.ndarray, kernel_ids: np.ndarray, *, truth:
         speedup=speedup,
         sampled_launches=int(distinct.size),
         covered=covered,
+        half_width=half_width,
     )
 
 
@@ -300,14 +315,15 @@ def sweep_points(sweeps: Sequence[str]) -> list[dict[str, str]]:
     return [dict(combo) for combo in itertools.product(*axes)]
 
 
-def discover_profiles(paths: Sequence[str | Path], *, format: str | None = None) -> list[tuple[Path, bool]]:
+def discover_profiles(paths: Sequence[str | Path], *, format: str | None = None, skipped: list[str] | None = None) -> list[tuple[Path, bool]]:
     """``(path, found_in_folder)`` for each workload.
 
     Each path is a workload; a directory that no reader takes as a whole is searched
     (recursively, in sorted order) for files and folders that a reader detects (``format``:
     that reader), so a suite's folder can be evaluated in one command. Files found in a folder
     may still turn out not to be workloads (a detector looks at the first bytes only); callers
-    skip those with a note rather than fail.
+    skip those with a note rather than fail. ``skipped``: a list that receives one line per file
+    in a folder that no reader takes (an Nsight Systems report names its export command).
     """
     from simsample.manager import get_host
 
@@ -322,9 +338,14 @@ def discover_profiles(paths: Sequence[str | Path], *, format: str | None = None)
         if not p.is_dir() or _reader_of(p, format, host) is not None:
             out.append((p, False))
             continue
-        found = list(_walk(p, format, host))
+        passed: list[str] = []
+        found = list(_walk(p, format, host, passed))
+        if skipped is not None:
+            skipped.extend(passed)
         if not found:
-            raise UserError(f"{p}: no profile inside that a reader recognises")
+            hint = next((m for m in passed if "nsys export" in m), None)
+            what = f"no {format} profile" if format else "no profile"
+            raise UserError(f"{p}: is a directory with {what} inside that a reader recognises" + (f" ({hint})" if hint else ""))
         out.extend((f, True) for f in found)
     return out
 
@@ -352,11 +373,15 @@ def _reader_of(p: Path, format: str | None, host: Any) -> str | None:
     return None
 
 
-def _walk(folder: Path, format: str | None, host: Any) -> Iterable[Path]:
+def _walk(folder: Path, format: str | None, host: Any, passed: list[str]) -> Iterable[Path]:
+    from simsample.io.loading import export_hint
+
     for child in sorted(folder.iterdir(), key=lambda c: c.name):
         if child.name.startswith("."):
             continue
         if _reader_of(child, format, host) is not None:
             yield child
         elif child.is_dir():
-            yield from _walk(child, format, host)
+            yield from _walk(child, format, host, passed)
+        else:
+            passed.append(export_hint(child) or f"{child}: not a format any reader recognises")

@@ -1,0 +1,65 @@
+"""The README stays a newcomer's page and the documentation site stays whole.
+
+``.ci/run`` builds the site with ``mkdocs build --strict`` (every link, page and API name
+checked); these tests check what a broken site build would not say: the README's size, that
+every page is in the navigation and every navigation entry exists, and that nothing measured
+was left behind in the README.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers import ROOT
+
+DOCS = ROOT / "docs"
+
+
+def _nav_pages() -> list[str]:
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    nav = text[text.index("\nnav:") :]
+    return re.findall(r"([\w/.-]+\.md)\s*$", nav, flags=re.M)
+
+
+def test_readme_is_short():
+    assert (ROOT / "README.md").stat().st_size <= 12 * 1024
+
+
+def test_readme_keeps_the_quick_start():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    for needed in ("make demo", "make test", "simsample plan", "simsample estimate", "import simsample", "## Where things are"):
+        assert needed in text, needed
+
+
+def test_nav_lists_existing_pages_and_every_page():
+    listed = _nav_pages()
+    assert listed, "mkdocs.yml has no nav"
+    for page in listed:
+        assert (DOCS / page).is_file(), page
+    pages = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md"))
+    assert sorted(set(listed)) == pages
+
+
+def test_measurements_live_in_the_results_pages():
+    """Tables of figures (a row with a percentage or a speedup) are in docs/results/, not the README."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    measured = [line for line in readme.splitlines() if line.startswith("|") and re.search(r"\d(\.\d+)?(%|×)", line)]
+    assert measured == []
+    assert (DOCS / "results" / "sampled-vs-full.md").is_file()
+    text = (DOCS / "results" / "sampled-vs-full.md").read_text(encoding="utf-8")
+    assert "chains" in text and "hetero" in text and "targeted" in text
+
+
+@pytest.mark.slow
+def test_site_builds_strictly(tmp_path):
+    if shutil.which("mkdocs") is None and not (ROOT / ".venv" / "bin" / "mkdocs").exists():
+        pytest.skip("mkdocs not installed (pip install '.[docs]')")
+    out = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert (tmp_path / "site" / "reference" / "api" / "index.html").is_file()
