@@ -13,6 +13,7 @@ from simsample.cli import cli
 from simsample.cli.common import echo_json, fmt_ns, join_option, parse_params, profile_options, reader_options
 from simsample.errors import FormatError, UserError
 from simsample.io.files import check_input_file, check_output_file, writable_parent
+from simsample.io.limits import check_size
 
 pd = lazy.load("pandas")
 rich_console = lazy.load("rich.console", suppress_warning=True)
@@ -227,6 +228,7 @@ def plan_cmd(profiles: tuple[Path, ...], sampler_name: str | None, params: tuple
 def read_values_csv(path: Path) -> pd.DataFrame:
     """A CSV of ``kernel_id`` and one or more numeric metric columns (``value`` by default)."""
     check_input_file(path)
+    check_size(path, "log")
     try:
         df = pd.read_csv(path)
     except Exception as exc:
@@ -256,6 +258,8 @@ def print_estimates(estimates: list, plan, as_json: bool, *, header: str = "") -
         "plan": {
             "sampler": plan.sampler["name"],
             "samples": int(len(plan.samples)),
+            "fingerprint": plan.workload.get("fingerprint"),
+            "digest": plan.digest,
             "error_bound": plan.prediction.get("error_bound"),
             "confidence": plan.prediction.get("confidence"),
         },

@@ -68,6 +68,8 @@ class WorkloadResult:
     sampler: str
     params: dict[str, Any]
     scores: list[RepeatScore] = field(default_factory=list)
+    #: the workload's fingerprint, so that a report can tell an evaluation of its plan's workload
+    fingerprint: str | None = None
 
     @property
     def error_mean_pct(self) -> float | None:
@@ -105,6 +107,7 @@ class WorkloadResult:
             "speedup_hmean": self.speedup_hmean,
             "sampled_launches_mean": self.sampled_launches_mean,
             "coverage": self.coverage,
+            "fingerprint": self.fingerprint,
         }
 
 
@@ -164,7 +167,15 @@ def read_truth_csv(path: str | Path) -> pd.DataFrame:
     from simsample.errors import FormatError
     from simsample.io.files import check_input_file
 
+    from simsample.io.limits import check_size
+
+    from simsample.io.files import read_head
+
     p = check_input_file(path)
+    check_size(p, "log")
+    first = read_head(p, 4096).split(b"\n", 1)[0]
+    if b"kernel_id" not in first or b"value" not in first:
+        raise FormatError(p, "not a kernel_id,value CSV; for a simulator's output, name the simulator with --sim (accelsim, macsim, hyfiss)", line=1)
     try:
         df = pd.read_csv(p)
     except Exception as exc:  # pandas raises several types for malformed CSV
@@ -260,7 +271,7 @@ def evaluate_workload(
     if against is not None:
         check_same_sequence(workload, against)
         truth_wl = against
-    out = WorkloadResult(name or workload.source, len(workload), sampler.name, dict(params))
+    out = WorkloadResult(name or workload.source, len(workload), sampler.name, dict(params), fingerprint=workload.fingerprint)
     ids = workload.kernels["kernel_id"].to_numpy(np.int64)
     cache: dict[str, tuple[np.ndarray, float]] = {}
     for seed in range(repeats):
