@@ -106,7 +106,7 @@ CASES += [
     C("plan-kineto-folder", f"plan {{D}}/{HTA}/trace_filter --sampler random -o {{O}}/p.json", 0, "launches", "p.json"),
     C("info-kineto-tar-damaged", "profile info {W}/ranks-cut.tar.gz --format kineto", 1, "ranks-cut.tar.gz"),
     C("info-kineto-empty-folder", "profile info {W}/emptydir --format kineto", 1, "no Kineto trace files"),
-    C("info-tar-of-junk", "profile info {W}/junk.tar.gz", 1, "unrecognised"),
+    C("info-tar-of-junk", "profile info {W}/junk.tar.gz", 1, "no Kineto trace in this archive"),
     # a generic CSV with its own columns
     C("csv-ok", "profile info --format csv --columns name=Name,duration_ns=Duration {W}/artifact.csv", 0, "launches"),
     C("csv-us", "plan --format csv --columns name=Name,duration_us=Time,grid_x=Grid {W}/artifact.csv --sampler stem -o {O}/p.json", 0, "launches", "p.json"),

@@ -105,11 +105,15 @@ def check_size(path: str | Path, name: str, size: int | None = None) -> None:
         raise refusal(path, name, f"{human(n)}, larger than {LIMITS[name].what.split(' (')[0]} may be")
 
 
-def check_ratio(path: str | Path, inflated: int, compressed: int) -> None:
-    """Refuse data that inflates more than the ratio limit allows (judged past :data:`RATIO_FLOOR`)."""
+def check_ratio(path: str | Path, inflated: int, compressed: int, *, what: str = "inflates to") -> None:
+    """Refuse data that inflates more than the ratio limit allows (judged past :data:`RATIO_FLOOR`);
+    ``what`` says how ``inflated`` is known (``"its members declare"`` for an archive's listing)."""
     cap = limit("ratio")
     if cap and inflated > RATIO_FLOOR and inflated > cap * max(compressed, 1):
-        raise refusal(path, "ratio", f"inflates {inflated // max(compressed, 1)} times ({human(inflated)} from {human(compressed)}), more than real data does (a decompression bomb?)")
+        raise refusal(
+            path, "ratio",
+            f"{what} {human(inflated)} from {human(compressed)}, {inflated // max(compressed, 1)} times its size, more than real data inflates (a decompression bomb?)",
+        )
 
 
 def read_bytes_limited(path: str | Path, name: str = "document") -> bytes:

@@ -33,8 +33,8 @@ def read_estimate(path: Path) -> dict[str, Any]:
     if not isinstance(doc, dict) or not isinstance(doc.get("estimates"), list) or not isinstance(doc.get("plan"), dict):
         raise FormatError(path, f"expected an object with 'plan' and 'estimates', as written by {what}")
     for i, e in enumerate(doc["estimates"]):
-        if not isinstance(e, dict) or not isinstance(e.get("metric"), str) or not isinstance(e.get("estimate"), (int, float)):
-            raise FormatError(path, f"estimates[{i}]: expected an object with 'metric' and a numeric 'estimate'")
+        if not isinstance(e, dict) or not isinstance(e.get("metric"), str) or not (e.get("estimate") is None or isinstance(e.get("estimate"), (int, float))):
+            raise FormatError(path, f"estimates[{i}]: expected an object with 'metric' and a numeric 'estimate' (or null: not reported)")
     return doc
 
 

@@ -39,6 +39,7 @@ import numpy as np
 
 from simsample.api import Sampler
 from simsample.errors import UserError
+from simsample.io.files import missing_message
 from simsample.sampling.estimate import estimate_total
 from simsample.plan import Plan
 from simsample.workload import Workload
@@ -329,7 +330,7 @@ def discover_profiles(paths: Sequence[str | Path], *, format: str | None = None)
     for raw in paths:
         p = Path(raw)
         if not p.exists():
-            raise UserError(f"{p}: no such file or directory")
+            raise UserError(missing_message(p))  # a broken link or a loop is named as such
         if not p.is_dir() or _reader_of(p, format, host) is not None:
             out.append((p, False))
             continue

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from simsample.errors import FormatError, UserError
+from simsample.io.files import missing_message
 from simsample.io.limits import read_text_limited
 
 CONFIGS = "configs"
@@ -81,7 +82,7 @@ def find_app(path: Path) -> AppPaths:
     """An application folder, its ``configs`` folder, or ``app.config`` itself."""
     path = Path(path)
     if not path.exists():
-        raise UserError(f"{path}: no such file or directory")
+        raise UserError(missing_message(path))  # a broken link or a loop is named as such
     if path.is_file():
         if path.name != APP_CONFIG:
             raise UserError(f"{path}: expected a HyFiSS application folder or its configs/{APP_CONFIG}")

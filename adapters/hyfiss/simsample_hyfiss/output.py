@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from simsample.errors import UserError
+from simsample.io.files import missing_message
 from simsample.io.files import check_input_file
 from simsample.io.limits import read_text_limited
 
@@ -85,7 +86,7 @@ def find_summaries(path: Path) -> list[Path]:
     """A report itself, or the reports in a folder: the folder, its ``outputs/`` or ``app/outputs/``."""
     path = Path(path)
     if not path.exists():
-        raise UserError(f"{path}: no such file or directory")
+        raise UserError(missing_message(path))  # a broken link or a loop is named as such
     if path.is_file():
         return [path]
     for d in (path, path / "outputs", path / "app" / "outputs"):

@@ -124,6 +124,11 @@ def apply_plan(
         run_pos = {e.number: i for i, e in enumerate(folder.config.kernels)}
         order = sorted(set(numbers_by_id.values()), key=run_pos.__getitem__)
     if params is not None and not Path(params).is_file():
+        from simsample.io.files import special_file
+
+        kind = special_file(Path(params))
+        if kind is not None:
+            raise UserError(f"{params}: is {kind}, not a regular file; pass the params.in MacSim should run with")
         raise UserError(f"{params}: no such file (pass the params.in MacSim should run with)")
     out = Path(out)
     final = out.resolve()

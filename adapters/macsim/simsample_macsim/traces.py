@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from simsample.errors import FormatError, UserError
+from simsample.io.files import missing_message
 from simsample.io.limits import read_bytes_limited, read_text_limited
 
 KERNEL_CONFIG = "kernel_config.txt"
@@ -180,7 +181,7 @@ def find_kernel_config(path: Path) -> Path:
     """The ``kernel_config.txt`` behind a trace folder, a ``trace_file_list`` or the file itself."""
     path = Path(path)
     if not path.exists():
-        raise UserError(f"{path}: no such file or directory")
+        raise UserError(missing_message(path))  # a broken link or a loop is named as such
     if path.is_dir():
         if (path / KERNEL_CONFIG).is_file():
             return path / KERNEL_CONFIG

@@ -184,7 +184,7 @@ def _unpack_traces(path: Path, dest: Path) -> list[tuple[Path, str]]:
             declared = sum(m.size for m in members)
             if cap and declared > cap:
                 raise limits.refusal(path, "unpack", f"its trace members declare {limits.human(declared)}")
-            limits.check_ratio(path, declared, size)
+            limits.check_ratio(path, declared, size, what="its trace members declare")
             out: list[tuple[Path, str]] = []
             written = 0
             for i, m in enumerate(sorted(members, key=lambda m: m.name)):
