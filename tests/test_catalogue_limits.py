@@ -317,7 +317,7 @@ def test_catalogue_limits(case: L, hostile: Path, tmp_path: Path, capsys: pytest
         raise TimeoutError(f"{case.id}: still running after 120 s (blocked on an input?)")
 
     old = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(120)
+    signal.alarm(int(os.environ.get("CATALOGUE_ALARM", "120")))
     try:
         written = _wchar()
         code = run(argv)

@@ -268,8 +268,12 @@ def csv_source(path: Path) -> Path | bytes:
     """What :func:`read_csv_table` reads: the file itself when it is not compressed (pyarrow then
     streams it, so its bytes are never all in memory), else the decompressed bytes."""
     from simsample.io.files import compression_of, read_all
+    from simsample.io.limits import check_size
 
-    return Path(path) if compression_of(path) is None else read_all(path)
+    if compression_of(path) is None:
+        check_size(path, "profile")  # pyarrow holds the whole table in memory
+        return Path(path)
+    return read_all(path)
 
 
 #: bytes read from the start of a CSV to find its header and first data row (for the compiled
