@@ -93,9 +93,9 @@ def check_input_file(path: str | Path, *, stream: bool = False) -> Path:
     """Fail with a user error unless ``path`` is an existing, non-empty regular file.
 
     Named pipes and devices are refused (``stream=True`` lets a reader that reads its input
-    once, front to back, take them): format detection reads a file's head and then reads it
-    again, and a reader that reads a document whole would wait forever on a pipe with no writer
-    or fill memory from ``/dev/zero``.
+    once, front to back, take a named pipe, such as ``<(...)``): format detection reads a file's
+    head and then reads it again, and a reader that reads a document whole would wait forever on
+    a pipe with no writer or fill memory from ``/dev/zero``.
     """
     p = Path(path)
     if not p.exists():
@@ -103,7 +103,7 @@ def check_input_file(path: str | Path, *, stream: bool = False) -> Path:
     if p.is_dir():
         raise UserError(f"{p}: is a directory, expected a file")
     kind = special_file(p)
-    if kind is not None and not stream:
+    if kind is not None and not (stream and stat.S_ISFIFO(p.stat().st_mode)):
         raise UserError(f"{p}: is {kind}, not a regular file; save the data to a file and give that")
     if p.is_file() and p.stat().st_size == 0:  # pipes (e.g. <(...)) report size 0 too
         raise UserError(f"{p}: file is empty")

@@ -116,24 +116,26 @@ def check_ratio(path: str | Path, inflated: int, compressed: int, *, what: str =
         )
 
 
-def read_bytes_limited(path: str | Path, name: str = "document") -> bytes:
+def read_bytes_limited(path: str | Path, name: str = "document", *, stream: bool = False) -> bytes:
     """The whole (undecompressed) content of a regular file within limit ``name``: the size is
     checked before reading, and at most one byte more than the limit is read (a file that grows
-    while it is read is refused too)."""
+    while it is read, or a named pipe, which ``stream=True`` accepts, is held to it too)."""
+    import stat
+
     from simsample.io.files import special_file
 
     kind = special_file(Path(path))
-    if kind is not None:
+    if kind is not None and not (stream and stat.S_ISFIFO(os.stat(path).st_mode)):
         raise UserError(f"{path}: is {kind}, not a regular file; save the data to a file and give that")
     check_size(path, name)
     cap = limit(name)
     with open(path, "rb") as fh:
         data = fh.read(cap + 1) if cap else fh.read()
     if cap and len(data) > cap:
-        raise refusal(path, name, "grew beyond its size while it was read")
+        raise refusal(path, name, f"more than {human(cap)}")
     return data
 
 
-def read_text_limited(path: str | Path, name: str = "document", *, errors: str = "strict") -> str:
+def read_text_limited(path: str | Path, name: str = "document", *, errors: str = "strict", stream: bool = False) -> str:
     """:func:`read_bytes_limited` decoded as UTF-8 (``errors`` as for :meth:`bytes.decode`)."""
-    return read_bytes_limited(path, name).decode("utf-8", errors=errors)
+    return read_bytes_limited(path, name, stream=stream).decode("utf-8", errors=errors)

@@ -175,7 +175,7 @@ def read_truth_csv(path: str | Path) -> pd.DataFrame:
     p = check_input_file(path)
     check_size(p, "log")
     first = read_head(p, 4096).split(b"\n", 1)[0]
-    if b"kernel_id" not in first or b"value" not in first:
+    if b"kernel_id" not in first and b"value" not in first:  # not even a try at the table: a log
         raise FormatError(p, "not a kernel_id,value CSV; for a simulator's output, name the simulator with --sim (accelsim, macsim, hyfiss)", line=1)
     try:
         df = pd.read_csv(p)

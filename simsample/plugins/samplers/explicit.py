@@ -32,8 +32,8 @@ pd = lazy.load("pandas")
 
 def _read_samples(path: Path) -> tuple[pd.DataFrame, dict[str, list[int]]]:
     """Rows of kernel_id, weight, cluster (label) and, per cluster label, its members if given."""
-    check_input_file(path)
-    text = read_text_limited(path, errors="replace")
+    check_input_file(path, stream=True)  # read once, front to back: a pipe (<(...)) will do
+    text = read_text_limited(path, errors="replace", stream=True)
     members: dict[str, list[int]] = {}
     if text.lstrip().startswith(("[", "{")):
         try:
