@@ -98,7 +98,7 @@ def _interrupted(exc: BaseException | None = None) -> int:
         click.echo("terminated" if terminated else "interrupted", err=True)
     except Exception:  # stderr closed: the exit code still says it
         pass
-    return 128 + exc.signum if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+    return 128 + exc.signum if terminated else EXIT_INTERRUPTED
 
 
 def run(argv: list[str] | None = None) -> int:
