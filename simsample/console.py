@@ -14,9 +14,13 @@ EXIT_INTERRUPTED = 130
 
 
 def main() -> None:
+    from simsample.errors import Terminated, install_termination_handlers
+
     try:
+        install_termination_handlers()  # SIGTERM and SIGHUP end like Ctrl-C, from the start
         from simsample.cli import main as cli_main
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt as exc:
+        signum = exc.signum if isinstance(exc, Terminated) else 2
+        sys.stderr.write(("terminated" if signum != 2 else "interrupted") + "\n")
+        sys.exit(128 + signum)
     cli_main()

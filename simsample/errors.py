@@ -38,3 +38,52 @@ class FormatError(UserError):
 
 class PlanMismatchError(UserError):
     """A plan is applied to a workload other than the one it was made for."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (what ``timeout``, SLURM's time limit and a closed terminal send), raised
+    in the main thread so that it unwinds like Ctrl-C: every ``finally`` and cleanup for an
+    interrupt runs (temporaries removed, simulators stopped), then one line and exit 128+signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def raise_terminated(signum: int, frame: object = None) -> None:
+    """A signal handler: turn the signal into :class:`Terminated`."""
+    raise Terminated(signum)
+
+
+def install_termination_handlers() -> None:
+    """Handle SIGTERM and SIGHUP like Ctrl-C (see :class:`Terminated`); a signal the parent set
+    to be ignored (``nohup``) stays ignored."""
+    import signal
+
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None and signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, raise_terminated)
+
+
+#: longest error message shown, in characters (a message quoting a hostile file is cut with ``…``)
+MESSAGE_LIMIT = 1000
+
+
+def one_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``text`` as one printable line: line breaks become spaces, other control characters
+    (NUL bytes, escape sequences that would drive the terminal) ``?``, cut at ``limit`` with ``…``.
+
+    Messages quote what the user gave (a cell, a line of a log); a binary file or a huge line
+    must not turn the one error line into pages of garbage.
+    """
+    out = []
+    for ch in text:
+        if ch in "\r\n\t":
+            out.append(" ")
+        elif not ch.isprintable():
+            out.append("?")
+        else:
+            out.append(ch)
+    line = " ".join("".join(out).split(" ")).strip()
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -306,6 +306,8 @@ class Estimate:
             "plan": {
                 "sampler": p.sampler["name"],
                 "samples": int(len(p.samples)),
+                "fingerprint": p.workload.get("fingerprint"),
+                "digest": p.digest,
                 "error_bound": p.prediction.get("error_bound"),
                 "confidence": p.prediction.get("confidence"),
             },

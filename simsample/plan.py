@@ -30,6 +30,7 @@ import numpy as np
 from simsample import __version__
 from simsample.errors import FormatError, PlanMismatchError, UserError
 from simsample.io.files import atomic_write_text, check_input_file
+from simsample.io.limits import read_text_limited
 
 pd = lazy.load("pandas")
 
@@ -198,6 +199,18 @@ class Plan:
         s = self.samples.drop_duplicates("kernel_id").sort_values("launch")
         return [int(k) for k in s["kernel_id"]]
 
+    @property
+    def digest(self) -> str:
+        """A short hash of the workload's fingerprint and the samples (kernel id, weight): what
+        an estimate records of its plan, so that ``report`` can refuse an estimate of another
+        plan of the same workload (another sampler or seed)."""
+        import hashlib
+
+        h = hashlib.sha256(str(self.workload.get("fingerprint")).encode())
+        h.update(np.ascontiguousarray(self.samples["kernel_id"].to_numpy(np.int64)).tobytes())
+        h.update(np.ascontiguousarray(self.samples["weight"].to_numpy(np.float64)).tobytes())
+        return h.hexdigest()[:16]
+
     def weights_by_id(self) -> pd.DataFrame:
         """One row per distinct sampled kernel id: summed weight and its cluster, launch order."""
         g = self.samples.groupby("kernel_id", sort=False).agg(
@@ -293,14 +306,17 @@ class Plan:
         """Read and validate a plan file; every problem is one :class:`UserError` line."""
         p = check_input_file(path)
         try:
-            doc = json.loads(p.read_text(encoding="utf-8"))
+            doc = json.loads(read_text_limited(p))
         except UnicodeDecodeError as exc:
             raise FormatError(p, f"not a text file ({exc})") from exc
         except json.JSONDecodeError as exc:
             raise FormatError(p, f"not valid JSON: {exc.msg}", line=exc.lineno) from exc
         except RecursionError:
             raise FormatError(p, "JSON nested too deeply to be a plan; give a plan written by 'simsample plan'") from None
-        return cls.from_json(doc, source=str(p))
+        plan = cls.from_json(doc, source=str(p))
+        if plan.samples.empty:  # nothing to apply, run or estimate: every later step would say less
+            raise FormatError(p, "the plan has no samples ('samples': []); make a new plan with 'simsample plan'")
+        return plan
 
 
 def _samples_frame(items: Sequence[Mapping[str, Any]], estimator: Mapping[str, Any], source: str) -> pd.DataFrame:

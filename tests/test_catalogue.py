@@ -106,7 +106,7 @@ CASES += [
     C("plan-kineto-folder", f"plan {{D}}/{HTA}/trace_filter --sampler random -o {{O}}/p.json", 0, "launches", "p.json"),
     C("info-kineto-tar-damaged", "profile info {W}/ranks-cut.tar.gz --format kineto", 1, "ranks-cut.tar.gz"),
     C("info-kineto-empty-folder", "profile info {W}/emptydir --format kineto", 1, "no Kineto trace files"),
-    C("info-tar-of-junk", "profile info {W}/junk.tar.gz", 1, "unrecognised"),
+    C("info-tar-of-junk", "profile info {W}/junk.tar.gz", 1, "no Kineto trace in this archive"),
     # a generic CSV with its own columns
     C("csv-ok", "profile info --format csv --columns name=Name,duration_ns=Duration {W}/artifact.csv", 0, "launches"),
     C("csv-us", "plan --format csv --columns name=Name,duration_us=Time,grid_x=Grid {W}/artifact.csv --sampler stem -o {O}/p.json", 0, "launches", "p.json"),
@@ -447,6 +447,22 @@ def _inputs(argv: list[str], out_dir: Path) -> dict[Path, str]:
     return found
 
 
+def _wchar() -> int:
+    """Bytes this process has written so far (files, pipes; ``wchar`` of ``/proc/self/io``)."""
+    with open("/proc/self/io") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("wchar:"))
+
+
+def _disk_size(p: Path) -> int:
+    """Bytes ``p`` (a file, or a folder's files) occupies on disk."""
+    try:
+        if p.is_dir():
+            return sum(f.stat().st_size for f in p.rglob("*") if f.is_file() and not f.is_symlink())
+        return p.stat().st_size if p.is_file() else 0
+    except OSError:
+        return 0
+
+
 def _listing(folder: Path) -> set[str]:
     return {str(f.relative_to(folder)) for f in folder.rglob("*")}
 
@@ -464,7 +480,9 @@ def test_catalogue(case: Case, work: Path, tmp_path: Path, capsys: pytest.Captur
     argv = shlex.split(case.cmd.format(D=D, W=work, O=out))
     before = _inputs(argv, out)
     work_before = _listing(work)
+    written = _wchar()
     code = run(argv)
+    written = _wchar() - written
     captured = capsys.readouterr()
     text = captured.out + captured.err
     assert "Traceback" not in text, text
@@ -476,6 +494,10 @@ def test_catalogue(case: Case, work: Path, tmp_path: Path, capsys: pytest.Captur
     if code == 1:
         errors = [line for line in captured.err.splitlines() if line.startswith("error:")]
         assert len(errors) == 1, captured.err
+        assert errors[0].isprintable(), repr(errors[0][:300])
+        # a refusal writes (temporaries included) no more than its inputs occupy
+        size = sum(_disk_size(p) for p in before)
+        assert written <= max(size, 256 * 1024), f"a refusal wrote {written} bytes for {size} bytes of input"
     after = {p: _digest(p) for p in before}
     assert after == before, f"inputs modified: {[str(p) for p in before if after[p] != before[p]]}"
     assert _listing(work) == work_before, f"stray files among the inputs: {_listing(work) ^ work_before}"

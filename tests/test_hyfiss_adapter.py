@@ -125,7 +125,7 @@ def test_apply_writes_script_app_view_and_weights(tmp_path):
     assert res.kernels == [k]
     script = (out / "run_sampled.sh").read_text()
     assert os.access(out / "run_sampled.sh", os.X_OK)
-    assert f"simulate {k} {k - 1} synth_k{k} || failed=\"$failed {k}\"" in script  # --kernel_id is K-1
+    assert f"simulate {k} {k - 1} synth_k{k} 2 || failed=\"$failed {k}\"" in script  # --kernel_id is K-1; 2 CTAs: at most 2 ranks
     assert "--configs \"$configs\"" in script and "os.path.relpath" in script
     assert "default_home=/opt/hyfiss" in script and 'NP="${NP:-4}"' in script
     assert subprocess.run(["bash", "-n", str(out / "run_sampled.sh")]).returncode == 0  # valid bash

@@ -23,9 +23,11 @@ from simsample.errors import UserError
 def check_output_folder(out: Path, *, force: bool, inputs: Sequence[Path] = ()) -> None:
     """Refuse an OUT that overlaps an input, is not a folder, or is not empty (unless ``force``)."""
     out = Path(out)
-    out_r = out.resolve()
+    from simsample.io.files import resolve_path
+
+    out_r = resolve_path(out)
     for p in inputs:
-        p_r = Path(p).resolve()
+        p_r = resolve_path(Path(p))
         if out_r == p_r or p_r in out_r.parents or out_r in p_r.parents:
             raise UserError(
                 f"{out}: the output folder overlaps the input {p}; choose a folder outside it (inputs are never modified)"

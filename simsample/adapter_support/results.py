@@ -25,6 +25,7 @@ import numpy as np
 
 from simsample.errors import FormatError, UserError
 from simsample.io.files import atomic_write_text, check_input_file, check_output_file
+from simsample.io.limits import check_size
 from simsample.plan import Plan
 
 pd = lazy.load("pandas")
@@ -175,6 +176,7 @@ def is_results_csv(path: Path) -> bool:
 def read_results_csv(path: Path, metrics: Sequence[str]) -> pd.DataFrame:
     """``kernel_id, *metrics, status`` of a results table written by ``collect -o``."""
     p = check_input_file(path)
+    check_size(p, "log")
     try:
         df = pd.read_csv(p)
     except Exception as exc:

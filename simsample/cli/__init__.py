@@ -15,7 +15,7 @@ import traceback
 import click
 
 from simsample import __version__
-from simsample.errors import UserError
+from simsample.errors import Terminated, UserError, install_termination_handlers, one_line
 
 EXIT_OK, EXIT_USER, EXIT_BUG = 0, 1, 2
 
@@ -79,21 +79,26 @@ def main(argv: list[str] | None = None) -> None:
     always ends in one line and exit code 130, never a traceback.
     """
     try:
+        install_termination_handlers()  # SIGTERM, SIGHUP: as Ctrl-C, exit 128+signal
         code = run(argv)
-    except KeyboardInterrupt:
-        code = _interrupted()
+    except KeyboardInterrupt as exc:
+        code = _interrupted(exc)
     # The command is over and its outputs are complete: a Ctrl-C during the interpreter's
     # teardown (freeing large tables can take a moment) must not turn it into a killed process.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
     sys.exit(code)
 
 
-def _interrupted() -> int:
+def _interrupted(exc: BaseException | None = None) -> int:
+    terminated = isinstance(exc, Terminated)
     try:
-        click.echo("interrupted", err=True)
+        click.echo("terminated" if terminated else "interrupted", err=True)
     except Exception:  # stderr closed: the exit code still says it
         pass
-    return EXIT_INTERRUPTED
+    return 128 + exc.signum if terminated else EXIT_INTERRUPTED
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -102,7 +107,7 @@ def run(argv: list[str] | None = None) -> int:
         rv = cli.main(args=argv, prog_name="simsample", standalone_mode=False)
         return rv if isinstance(rv, int) else EXIT_OK
     except UserError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {one_line(str(exc))}", err=True)
         return EXIT_USER
     except click.exceptions.Exit as exc:
         return exc.exit_code
@@ -110,25 +115,28 @@ def run(argv: list[str] | None = None) -> int:
         if isinstance(exc.__cause__, EOFError):  # click turns EOFError into Abort: a file ended early
             click.echo(f"error: unexpected end of input ({exc.__cause__ or 'truncated file'}); check that the input files are complete", err=True)
             return EXIT_USER
-        return _interrupted()
+        return _interrupted(exc.__cause__)
     except click.ClickException as exc:
-        msg = exc.format_message().replace("\n", " ")
+        msg = one_line(exc.format_message())
         ctx = getattr(exc, "ctx", None)
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
         click.echo(f"error: {msg}{hint}", err=True)
         return EXIT_USER
     except BrokenPipeError:
         return EXIT_OK
-    except KeyboardInterrupt:
-        return _interrupted()
+    except KeyboardInterrupt as exc:
+        return _interrupted(exc)
     except RecursionError:
         click.echo("error: input nested too deeply to read (a JSON or other document with thousands of nested levels); check the file", err=True)
+        return EXIT_USER
+    except MemoryError:
+        click.echo("error: out of memory reading the input; give a smaller input, or lower the limits in docs/limits.md (SIMSAMPLE_MAX_...) so that it is refused early", err=True)
         return EXIT_USER
     except Exception as exc:  # a bug
         if os.environ.get("SIMSAMPLE_DEBUG"):
             traceback.print_exc()
         click.echo(
-            f"internal error: {type(exc).__name__}: {exc} (this is a bug; rerun with SIMSAMPLE_DEBUG=1 for a traceback)",
+            f"internal error: {type(exc).__name__}: {one_line(str(exc), 300)} (this is a bug; rerun with SIMSAMPLE_DEBUG=1 for a traceback)",
             err=True,
         )
         return EXIT_BUG

@@ -16,6 +16,7 @@ from simsample.cli.tables import kernel_label, name_column, one_of, print_csv, p
 from simsample.library import DEFAULT_SAMPLER
 from simsample.errors import FormatError, UserError
 from simsample.io.files import check_input_file, check_output_file, writable_parent
+from simsample.io.limits import check_size
 
 pd = lazy.load("pandas")
 rich_console = lazy.load("rich.console", suppress_warning=True)
@@ -258,6 +259,7 @@ def plan_cmd(profiles: tuple[Path, ...], sampler_name: str | None, params: tuple
 def read_values_csv(path: Path) -> pd.DataFrame:
     """A CSV of ``kernel_id`` and one or more numeric metric columns (``value`` by default)."""
     check_input_file(path)
+    check_size(path, "log")
     try:
         df = pd.read_csv(path)
     except Exception as exc:

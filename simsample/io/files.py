@@ -16,6 +16,7 @@ import io
 import lzma
 import os
 import shutil
+import stat
 import tempfile
 import zlib
 from collections.abc import Iterator, Sequence
@@ -67,15 +68,56 @@ def missing_message(p: Path, what: str = "file or directory") -> str:
     return f"{p}: no such {what}"
 
 
-def check_input_file(path: str | Path) -> Path:
-    """Fail with a user error unless ``path`` is an existing, non-empty regular file."""
+def special_file(p: Path) -> str | None:
+    """What ``p`` is when it exists but is neither a regular file nor a folder (a named pipe, a
+    device, a socket), else None. Checked with ``stat`` alone: opening a pipe with no writer
+    blocks forever, reading ``/dev/zero`` never ends."""
+    try:
+        mode = p.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def check_input_file(path: str | Path, *, stream: bool = False) -> Path:
+    """Fail with a user error unless ``path`` is an existing, non-empty regular file.
+
+    Named pipes and devices are refused (``stream=True`` lets a reader that reads its input
+    once, front to back, take a named pipe, such as ``<(...)``): format detection reads a file's
+    head and then reads it again, and a reader that reads a document whole would wait forever on
+    a pipe with no writer or fill memory from ``/dev/zero``.
+    """
     p = Path(path)
     if not p.exists():
         raise UserError(missing_message(p, "file"))
     if p.is_dir():
         raise UserError(f"{p}: is a directory, expected a file")
+    kind = special_file(p)
+    if kind is not None and not (stream and stat.S_ISFIFO(p.stat().st_mode)):
+        raise UserError(f"{p}: is {kind}, not a regular file; save the data to a file and give that")
     if p.is_file() and p.stat().st_size == 0:  # pipes (e.g. <(...)) report size 0 too
         raise UserError(f"{p}: file is empty")
+    return p
+
+
+def check_input_folder(path: str | Path, what: str = "folder") -> Path:
+    """Fail with a user error unless ``path`` is an existing folder (checked before any option
+    that depends on it, so that a mistyped folder is what the message names)."""
+    p = Path(path)
+    if not p.exists():
+        raise UserError(missing_message(p, what))
+    if not p.is_dir():
+        raise UserError(f"{p}: is not a folder; expected the {what}")
     return p
 
 
@@ -106,13 +148,37 @@ def read_head(path: str | Path, size: int = 65536) -> bytes:
         raise FormatError(path, f"cannot decompress: {exc}") from exc
 
 
-def read_all(path: str | Path) -> bytes:
-    """The whole decompressed content; a truncated archive is a :class:`FormatError`."""
+def read_all(path: str | Path, limit_name: str = "profile") -> bytes:
+    """The whole decompressed content; a truncated archive is a :class:`FormatError`.
+
+    Bounded (:mod:`simsample.io.limits`): a plain file by its size before it is read, a
+    compressed one by the bytes it inflates to and by its compression ratio, as it inflates.
+    """
+    from simsample.io import limits
+
+    p = check_input_file(path)
+    size = p.stat().st_size
+    compressed = compression_of(p) is not None
+    if not compressed:
+        limits.check_size(p, limit_name)
+    cap = limits.limit(limit_name)
+    parts: list[bytes] = []
+    total = 0
     try:
-        with open_binary(path) as fh:
-            return fh.read()
+        with open_binary(p) as fh:
+            while True:
+                chunk = fh.read(16 << 20)
+                if not chunk:
+                    break
+                total += len(chunk)
+                if cap and total > cap:
+                    raise limits.refusal(p, limit_name, f"inflates to more than {limits.human(cap)}")
+                if compressed:
+                    limits.check_ratio(p, total, size)
+                parts.append(chunk)
     except DECOMPRESSION_ERRORS as exc:
         raise FormatError(path, f"truncated or corrupt compressed file ({exc})") from exc
+    return b"".join(parts)
 
 
 @contextlib.contextmanager
@@ -130,15 +196,44 @@ def decompressed_copy(path: str | Path, suffix: str = "") -> Iterator[Path]:
         out = Path(tmp) / (p.stem + suffix)
         try:
             with open_binary(p) as src, open(out, "wb") as dst:
-                shutil.copyfileobj(src, dst, 1 << 20)
+                copy_bounded(src, dst, p, p.stat().st_size)
         except DECOMPRESSION_ERRORS as exc:
             raise FormatError(p, f"truncated or corrupt compressed file ({exc})") from exc
         yield out
 
 
+def copy_bounded(src: IO[bytes], dst: IO[bytes], source: str | Path, compressed: int | None, *, written: int = 0) -> int:
+    """Copy ``src`` to ``dst`` within the unpack budget (:mod:`simsample.io.limits`): the total
+    written (``written`` counts what earlier members of the same archive wrote) and, when
+    ``compressed`` gives the compressed size, the inflation ratio, both checked as it streams.
+    Returns the new total written."""
+    from simsample.io import limits
+
+    cap = limits.limit("unpack")
+    while True:
+        chunk = src.read(1 << 20)
+        if not chunk:
+            return written
+        written += len(chunk)
+        if cap and written > cap:
+            raise limits.refusal(source, "unpack", f"unpacks to more than {limits.human(cap)}")
+        if compressed is not None:
+            limits.check_ratio(source, written, compressed)
+        dst.write(chunk)
+
+
+def resolve_path(p: Path) -> Path:
+    """``p.resolve()``, or its absolute spelling where a symbolic link loop stops resolution
+    (Python raises RuntimeError or OSError for a loop, depending on its version)."""
+    try:
+        return p.resolve()
+    except (RuntimeError, OSError):
+        return Path(os.path.abspath(p))
+
+
 def _same_or_inside(out: Path, inp: Path) -> bool:
     """Whether ``out`` is ``inp`` (by any spelling: symlinks, ``..``, hard links) or lies inside it."""
-    out_r, in_r = out.resolve(), inp.resolve()
+    out_r, in_r = resolve_path(out), resolve_path(inp)
     if out_r == in_r or in_r in out_r.parents:
         return True
     try:
@@ -161,7 +256,7 @@ def check_output_file(output: str | Path, inputs: Sequence[str | Path | None], *
         if inp is None:
             continue
         if _same_or_inside(out, Path(inp)):
-            rel = "is" if out.resolve() == Path(inp).resolve() or not Path(inp).is_dir() else "lies inside"
+            rel = "is" if resolve_path(out) == resolve_path(Path(inp)) or not Path(inp).is_dir() else "lies inside"
             raise UserError(
                 f"{out}: the {what} {rel} the input {inp}; choose another output path (inputs are never modified)"
             )

@@ -268,8 +268,12 @@ def csv_source(path: Path) -> Path | bytes:
     """What :func:`read_csv_table` reads: the file itself when it is not compressed (pyarrow then
     streams it, so its bytes are never all in memory), else the decompressed bytes."""
     from simsample.io.files import compression_of, read_all
+    from simsample.io.limits import check_size
 
-    return Path(path) if compression_of(path) is None else read_all(path)
+    if compression_of(path) is None:
+        check_size(path, "profile")  # pyarrow holds the whole table in memory
+        return Path(path)
+    return read_all(path)
 
 
 #: bytes read from the start of a CSV to find its header and first data row (for the compiled
@@ -527,19 +531,40 @@ def split_corr_names(table: Any, column: str, rows: np.ndarray) -> tuple[pd.Cate
     return cat, ids if (ids >= 0).any() else None
 
 
-def numeric_column(table: Any, column: str, *, path: str | Path, first_line: int, allow_null: bool = True) -> np.ndarray:
+#: a number written with thousands separators, as profilers do (``1,024``, ``12,345,678.5``)
+_GROUPED = r"^[+-]?[0-9]{1,3}(,[0-9]{3})+(\.[0-9]*)?([eE][+-]?[0-9]+)?$"
+
+
+def numeric_column(
+    table: Any, column: str, *, path: str | Path, first_line: int, allow_null: bool = True, thousands: bool = True, label: str | None = None
+) -> np.ndarray:
     """A pyarrow table column as float64 (NaN for empty cells); text that is not a number is a
-    :class:`FormatError` naming the line. Thousands separators (``1,024.00``) are accepted."""
+    :class:`FormatError` naming the line.
+
+    Thousands separators are accepted only where they group digits by three (``1,024.00``, as
+    Nsight Compute writes them), and not at all with ``thousands=False`` (a user's own table,
+    where ``1,500`` may be a decimal comma): a comma anywhere else (``"1,5"``) would silently read
+    as 15, so it is refused naming the cell. ``label`` names the column in messages (default
+    ``column``)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     col = table.column(column)
+    name = column if label is None else label
     if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
         out = col.to_numpy().astype(np.float64, copy=False) if col.null_count == 0 else pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False)
     elif pa.types.is_null(col.type):
         out = np.full(len(col), np.nan)
     else:
         s = pc.utf8_trim_whitespace(pc.cast(col, pa.string()))
+        comma = pc.fill_null(pc.match_substring(s, ","), False)
+        if pc.any(comma).as_py():
+            ok = pc.fill_null(pc.match_substring_regex(s, _GROUPED), False) if thousands else pc.fill_null(pc.equal(s, ""), True)
+            bad = np.flatnonzero(np.asarray(pc.and_(comma, pc.invert(ok)).to_numpy(zero_copy_only=False)))
+            if bad.size:
+                i = int(bad[0])
+                why = "a comma that does not separate thousands (a decimal comma?)" if thousands else "a comma (thousands separators and decimal commas are ambiguous here)"
+                raise FormatError(path, f"column {name!r}: {s[i].as_py()!r} is not a number: {why}; write plain numbers with a decimal point, such as 1500 or 1.5", line=first_line + i)
         s = pc.replace_substring(s, ",", "")
         empty = pc.equal(s, "")
         s = pc.if_else(empty, pa.scalar(None, pa.string()), s)
@@ -553,18 +578,18 @@ def numeric_column(table: Any, column: str, *, path: str | Path, first_line: int
                 try:
                     float(v)
                 except ValueError:
-                    raise FormatError(path, f"column {column!r}: expected a number, got {v!r}", line=first_line + i) from None
+                    raise FormatError(path, f"column {name!r}: expected a number, got {v!r}", line=first_line + i) from None
             raise
     if not allow_null and np.isnan(out).any():
         i = int(np.flatnonzero(np.isnan(out))[0])
-        raise FormatError(path, f"column {column!r} is empty", line=first_line + i)
+        raise FormatError(path, f"column {name!r} is empty", line=first_line + i)
     if np.isinf(out).any():
         # NaN stands for an empty cell (the compiled scanner gives NaN there); infinity, written
         # as such or as a number too large for a float (1e400), is a damaged value: refused here
         bad = np.isinf(out)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise FormatError(path, f"column {column!r}: value {col[i].as_py()} is out of range (not a finite number)", line=first_line + i)
+            raise FormatError(path, f"column {name!r}: value {col[i].as_py()} is out of range (not a finite number)", line=first_line + i)
     return out
 
 

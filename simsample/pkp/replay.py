@@ -423,9 +423,11 @@ def read_insn_file(path: str | Path) -> dict[int, int]:
     from simsample.io.files import check_input_file
 
     p = Path(path)
+    from simsample.io.limits import read_text_limited
+
     check_input_file(p)
     out: dict[int, int] = {}
-    for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1):
+    for n, line in enumerate(read_text_limited(p, errors="replace").splitlines(), 1):
         text = line.split("#", 1)[0].split()
         if not text:
             continue

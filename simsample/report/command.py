@@ -52,12 +52,16 @@ def report_cmd(
     """
     from simsample.io.files import atomic_write_text, check_output_file
     from simsample.plan import Plan
-    from simsample.report.inputs import read_estimate, read_evaluation
+    from simsample.report.inputs import check_estimate_plan, check_evaluation_plan, read_estimate, read_evaluation
 
     check_output_file(output, [plan_path, estimate_path, *evaluate_paths, *profile_paths], what="report")
     plan = Plan.read(plan_path)
     estimate = read_estimate(estimate_path) if estimate_path is not None else None
     evaluations = [(p.name, read_evaluation(p)) for p in evaluate_paths]
+    if estimate is not None:
+        check_estimate_plan(estimate, plan, estimate_path, plan_path)
+    for p, (_, doc) in zip(evaluate_paths, evaluations):
+        check_evaluation_plan(doc, plan, p, plan_path)
     workload = None
     if profile_paths:
         from simsample.library import read

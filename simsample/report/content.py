@@ -349,6 +349,8 @@ def estimates_section(estimate: dict[str, Any] | None) -> tuple[list[dict[str, s
     names: list[str] = []
     conf = 0.95
     for e in estimate["estimates"]:
+        if e["estimate"] is None:  # a metric the simulator did not report for every launch
+            continue
         est = float(e["estimate"])
         conf = float(e.get("confidence") or conf)
         ratio = e.get("kind") == "ratio"

@@ -9,7 +9,12 @@ The log is written as ``LOG.partial`` and renamed to ``LOG`` only when ``check``
 failed attempt is renamed to ``LOG.failed`` (kept for its tail). So a ``LOG`` file is always a
 complete run: a killed worker, a cancelled cluster job or Ctrl-C leaves at most a ``.partial``,
 which a rerun overwrites. This is what makes a run resumable: a job whose ``LOG`` exists and
-passes ``check`` is not run again.
+passes ``check`` is not run again. An attempt stopped by Ctrl-C, SIGTERM or SIGHUP is not a
+failure: its ``.partial`` is removed and no ``.failed`` is written.
+
+Each simulator starts in its own session (its own process group), and stopping it ends the
+whole group: a simulator started through a wrapper script (``mpirun``, a site's launcher)
+would otherwise keep running, reparented to init, after its parent shell was terminated.
 
 :func:`run_job` is a plain top-level function of picklable arguments so that it runs the same
 in a thread of this process, in a Dask worker or in a SLURM job started by dask-jobqueue.
@@ -18,6 +23,7 @@ in a thread of this process, in a Dask worker or in a SLURM job started by dask-
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Sequence
@@ -101,7 +107,9 @@ def run_job(
     try:
         with open(partial, "w") as fh:
             try:
-                proc = subprocess.Popen(list(job.argv), cwd=job.cwd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+                proc = subprocess.Popen(
+                    list(job.argv), cwd=job.cwd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True
+                )
             except OSError as exc:
                 return JobResult(job.name, False, f"cannot start {job.argv[0]}: {exc}", seconds=time.monotonic() - start)
             if on_start is not None:
@@ -115,9 +123,14 @@ def run_job(
                     if should_stop is not None and should_stop():
                         stopped = True
                         _stop(proc)
-                except BaseException:  # Ctrl-C in this thread: stop the simulator, leave only the .partial
+                except BaseException:  # Ctrl-C in this thread: stop the simulator, remove the .partial
                     _stop(proc)
+                    fh.close()
+                    partial.unlink(missing_ok=True)
                     raise
+            if should_stop is not None and should_stop():  # ended by the executor's stop()
+                stopped = True
+                _stop(proc)
         if stopped:
             partial.unlink(missing_ok=True)
             return JobResult(job.name, False, "stopped", seconds=time.monotonic() - start, interrupted=True)
@@ -134,16 +147,60 @@ def run_job(
         return JobResult(job.name, False, f"{job.log}: {exc.strerror or exc}", seconds=time.monotonic() - start)
 
 
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    """Send ``sig`` to the process group ``proc`` leads (its own session: see the module docstring)."""
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def _stop(proc: subprocess.Popen, grace: float = 5.0) -> None:
-    """Terminate a process, then kill it if it does not end within ``grace`` seconds."""
-    if proc.poll() is not None:
-        return
-    proc.terminate()
+    """Terminate a simulator and everything it started (its process group), kill what is left
+    after ``grace`` seconds, and wait for it."""
+    _signal_group(proc, signal.SIGTERM)
     try:
         proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        _signal_group(proc, signal.SIGKILL)
         proc.wait()
+    # the leader may have ended while a child it started ignores SIGTERM
+    deadline = time.monotonic() + grace
+    while _group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    _signal_group(proc, signal.SIGKILL)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def stop_process(proc: subprocess.Popen) -> None:
+    """End a process started by :func:`run_in_group` (or a job) and its whole group."""
+    _stop(proc)
+
+
+def run_in_group(argv: Sequence[str], *, cwd: str | os.PathLike[str] | None = None, stdout: object = None, env: dict[str, str] | None = None) -> int:
+    """``subprocess.run(argv).returncode``, with the command in its own session: Ctrl-C,
+    SIGTERM or SIGHUP received here (they raise in this thread) end the command's whole process
+    group, which is waited for before the exception goes on.
+
+    Standard output (and error, unless ``stdout`` is None) go to ``stdout``; standard input is
+    closed, since a simulator in its own session cannot read the terminal anyway.
+    """
+    proc = subprocess.Popen(
+        list(argv), cwd=cwd, stdout=stdout, stderr=subprocess.STDOUT if stdout is not None else None,
+        stdin=subprocess.DEVNULL, env=env, start_new_session=True,
+    )
+    try:
+        return proc.wait()
+    except BaseException:
+        _stop(proc)
+        raise
 
 
 def pending(jobs: Sequence[Job]) -> tuple[list[Job], list[Job]]:

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from simsample.runner.jobs import Job, JobResult, run_job
+from simsample.runner.jobs import Job, JobResult, run_job, stop_process
 
 
 def usable_cpus() -> int:
@@ -61,13 +61,13 @@ class LocalExecutor:
                 self._procs = {p for p in self._procs if p.poll() is None}
 
     def stop(self) -> None:
-        """Ctrl-C: start nothing more, terminate the running simulators, wait for the workers."""
+        """Ctrl-C: start nothing more, end the running simulators (each one's process group), wait
+        for the workers."""
         self._stop.set()
         with self._lock:
             procs = list(self._procs)
         for p in procs:
-            if p.poll() is None:
-                p.terminate()
+            stop_process(p)
         self._pool.shutdown(wait=True, cancel_futures=True)
 
     def close(self) -> None:

@@ -39,6 +39,7 @@ import numpy as np
 
 from simsample.api import Sampler
 from simsample.errors import UserError
+from simsample.io.files import missing_message
 from simsample.sampling.estimate import estimate_total
 from simsample.plan import Plan
 from simsample.workload import Workload
@@ -69,6 +70,8 @@ class WorkloadResult:
     sampler: str
     params: dict[str, Any]
     scores: list[RepeatScore] = field(default_factory=list)
+    #: the workload's fingerprint, so that a report can tell an evaluation of its plan's workload
+    fingerprint: str | None = None
 
     @property
     def error_mean_pct(self) -> float | None:
@@ -114,6 +117,7 @@ class WorkloadResult:
             "sampled_launches_mean": self.sampled_launches_mean,
             "coverage": self.coverage,
             "half_width_median_pct": self.half_width_median_pct,
+            "fingerprint": self.fingerprint,
         }
 
 
@@ -179,7 +183,15 @@ def read_truth_csv(path: str | Path) -> pd.DataFrame:
     from simsample.errors import FormatError
     from simsample.io.files import check_input_file
 
+    from simsample.io.limits import check_size
+
+    from simsample.io.files import read_head
+
     p = check_input_file(path)
+    check_size(p, "log")
+    first = read_head(p, 4096).split(b"\n", 1)[0]
+    if b"kernel_id" not in first and b"value" not in first:  # not even a try at the table: a log
+        raise FormatError(p, "not a kernel_id,value CSV; for a simulator's output, name the simulator with --sim (accelsim, macsim, hyfiss)", line=1)
     try:
         df = pd.read_csv(p)
     except Exception as exc:  # pandas raises several types for malformed CSV
@@ -275,7 +287,7 @@ def evaluate_workload(
     if against is not None:
         check_same_sequence(workload, against)
         truth_wl = against
-    out = WorkloadResult(name or workload.source, len(workload), sampler.name, dict(params))
+    out = WorkloadResult(name or workload.source, len(workload), sampler.name, dict(params), fingerprint=workload.fingerprint)
     ids = workload.kernels["kernel_id"].to_numpy(np.int64)
     cache: dict[str, tuple[np.ndarray, float]] = {}
     for seed in range(repeats):
@@ -334,7 +346,7 @@ def discover_profiles(paths: Sequence[str | Path], *, format: str | None = None,
     for raw in paths:
         p = Path(raw)
         if not p.exists():
-            raise UserError(f"{p}: no such file or directory")
+            raise UserError(missing_message(p))  # a broken link or a loop is named as such
         if not p.is_dir() or _reader_of(p, format, host) is not None:
             out.append((p, False))
             continue

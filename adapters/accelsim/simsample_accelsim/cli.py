@@ -201,6 +201,9 @@ def run_cmd(sampled: Path, binary: Path, configs: tuple[Path, ...], output: Path
     from simsample_accelsim.run import build_command, run_simulator
     from simsample_accelsim.split import is_run_folder
 
+    from simsample.io.files import check_input_folder
+
+    check_input_folder(sampled, "folder written by 'simsample apply'")
     if is_run_folder(sampled):
         if output is not None:
             raise UserError(f"{sampled}: a split run folder keeps one log per job (jobs/NAME/accelsim.log); leave out -o")

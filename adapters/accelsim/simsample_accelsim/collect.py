@@ -147,6 +147,20 @@ def _num(text: str) -> float:
         return math.nan  # "-nan" occupancy and the like
 
 
+#: values Accel-Sim itself prints as ``-nan`` (an occupancy with no active warps); every other
+#: statistic must be a finite number, or the log is damaged
+_MAY_BE_NAN = frozenset({"gpu_occupancy"})
+
+
+def _finite(path: Path, key: str, value: str) -> float:
+    """A statistic's value, refused unless it is a finite number: ``gpu_sim_cycle = nan`` would
+    otherwise drop cycles and IPC from an estimate without a word."""
+    v = _num(value)
+    if not math.isfinite(v):
+        raise FormatError(path, f"kernel statistics: {key} = {value.strip()[:40]!r} is not a finite number; the log is damaged (rerun the simulation)")
+    return v
+
+
 def parse_log(path: str | Path) -> LogSummary:
     """Read one Accel-Sim stdout log (plain, gz or xz)."""
     p = check_input_file(path)
@@ -210,9 +224,9 @@ def parse_log(path: str | Path) -> LogSummary:
                     key, _, value = line.strip().partition("=")
                     key = key.strip()
                     if key in _ABS:
-                        current.stats[_ABS[key]] = _num(value)
+                        current.stats[_ABS[key]] = _finite(p, key, value) if key not in _MAY_BE_NAN else _num(value)
                     elif key in _STAT_KEYS:
-                        current.raw[_STAT_KEYS[key]] = _num(value)
+                        current.raw[_STAT_KEYS[key]] = _finite(p, key, value)
                     elif key == "gpgpu_simulation_time":
                         m = _SIMTIME.search(value)
                         if m:

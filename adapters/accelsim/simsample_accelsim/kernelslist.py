@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from simsample.errors import FormatError
+from simsample.io.limits import read_bytes_limited
 
 #: File name the tracer writes and the simulator is usually pointed at.
 DEFAULT_LIST = "kernelslist.g"
@@ -84,7 +85,7 @@ def parse_kernelslist(path: str | Path) -> KernelsList:
     """Parse a command list; raise :class:`FormatError` (with the line) where the simulator would fail."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        raw = read_bytes_limited(p)
     except FileNotFoundError:
         raise FormatError(p, "no such command list") from None
     except IsADirectoryError:

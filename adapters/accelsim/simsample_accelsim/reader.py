@@ -26,6 +26,7 @@ import numpy as np
 
 from simsample.api import Reader
 from simsample.errors import FormatError, UserError
+from simsample.io.files import missing_message
 from simsample.workload import Workload
 from simsample_accelsim.kernelslist import DEFAULT_LIST, KernelEntry, KernelsList, looks_like_kernelslist, parse_kernelslist
 from simsample_accelsim.notes import warn
@@ -59,7 +60,7 @@ def resolve_list(path: str | Path) -> Path:
     """The command list for a folder (its ``kernelslist.g``) or a list file given directly."""
     p = Path(path)
     if not p.exists():
-        raise UserError(f"{p}: no such file or directory")
+        raise UserError(missing_message(p))  # a broken link or a loop is named as such
     if p.is_dir():
         lst = p / DEFAULT_LIST
         if not lst.is_file():

@@ -10,7 +10,6 @@ trace is missing.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -47,11 +46,17 @@ def run_simulator(cmd: list[str], cwd: Path, log: str | Path) -> str:
 
     out = Path(log).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w") as fh:
-        try:
-            rc = subprocess.run(cmd, cwd=cwd, stdout=fh, stderr=subprocess.STDOUT, check=False).returncode
-        except OSError as exc:
-            raise UserError(f"cannot start {cmd[0]}: {exc}") from exc
+    from simsample.runner.jobs import run_in_group
+
+    try:
+        with open(out, "w") as fh:
+            try:
+                rc = run_in_group(cmd, cwd=cwd, stdout=fh)
+            except OSError as exc:
+                raise UserError(f"cannot start {cmd[0]}: {exc}") from exc
+    except BaseException:  # Ctrl-C, SIGTERM, no binary: the simulator ended and no partial log left
+        out.unlink(missing_ok=True)
+        raise
     summary = parse_log(out)
     done = sum(r.has_stats for r in summary.runs)
     if rc != 0 or not summary.exit_detected or summary.failure:

@@ -33,6 +33,7 @@ from pathlib import Path
 from simsample.adapter_support import link_or_copy, staged_folder, write_plan_records
 from simsample.errors import UserError
 from simsample.io.files import atomic_write_text
+from simsample.io.limits import read_text_limited
 from simsample.plan import Plan
 from simsample_accelsim.apply import WARMUP_PREFIX, choose_warmup, open_for_plan
 from simsample_accelsim.kernelslist import DEFAULT_LIST, KernelEntry, Memcpy, render
@@ -170,7 +171,7 @@ def read_jobs(run: str | Path) -> tuple[list[JobEntry], bool]:
     """The jobs of a run folder and whether its warm-up is functional (one clear line if malformed)."""
     path = Path(run) / JOBS_FILE
     try:
-        doc = json.loads(path.read_text())
+        doc = json.loads(read_text_limited(path))
         if doc.get("format") != FORMAT:
             raise ValueError(f"format is {doc.get('format')!r}, expected {FORMAT!r}")
         jobs = [JobEntry(str(j["name"]), int(j["kernel_id"]), str(j["trace"]), tuple(int(w) for w in j.get("warmup", []))) for j in doc["jobs"]]

@@ -48,6 +48,7 @@ from typing import NamedTuple
 import numpy as np
 
 from simsample.errors import UserError
+from simsample.io.limits import read_text_limited
 from simsample_accelsim.kernelslist import KernelEntry, Memcpy
 
 class Footprint(NamedTuple):
@@ -104,7 +105,7 @@ class CostModel:
         names = ("-gpgpu_kernel_launch_latency", "-gpgpu_n_clusters", "-gpgpu_n_cores_per_cluster")
         for path in paths:
             try:
-                text = Path(path).read_text(errors="replace")
+                text = read_text_limited(path, errors="replace")
             except OSError as e:
                 raise UserError(f"{path}: cannot read the simulator config ({e.strerror or e}); give the gpgpusim.config the run uses") from None
             for line in text.splitlines():

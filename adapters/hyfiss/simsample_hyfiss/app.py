@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from simsample.errors import FormatError, UserError
+from simsample.io.files import missing_message
+from simsample.io.limits import read_text_limited
 
 CONFIGS = "configs"
 APP_CONFIG = "app.config"
@@ -80,7 +82,7 @@ def find_app(path: Path) -> AppPaths:
     """An application folder, its ``configs`` folder, or ``app.config`` itself."""
     path = Path(path)
     if not path.exists():
-        raise UserError(f"{path}: no such file or directory")
+        raise UserError(missing_message(path))  # a broken link or a loop is named as such
     if path.is_file():
         if path.name != APP_CONFIG:
             raise UserError(f"{path}: expected a HyFiSS application folder or its configs/{APP_CONFIG}")
@@ -139,7 +141,7 @@ def parse_app_config(path: Path) -> AppConfig:
     path = Path(path)
     if not path.is_file():
         raise UserError(f"{path}: no such file")
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    lines = read_text_limited(path, errors="replace").splitlines()
     ids: list[int] | None = None
     ids_line = 0
     entries: list[tuple[int, str, str, int]] = []
@@ -239,7 +241,7 @@ def parse_issue_config(path: Path) -> Schedule:
     seen_sms: dict[int, int] = {}
     listed: list[int] | None = None
     count: int | None = None
-    for i, raw in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+    for i, raw in enumerate(read_text_limited(path, errors="replace").splitlines(), start=1):
         if "#" in raw or not raw.strip():
             continue
         s = raw.strip()
@@ -302,7 +304,7 @@ def parse_instn_config(path: Path) -> StaticInstructions:
     if not path.is_file():
         raise UserError(f"{path}: no such file (HyFiSS's static instructions)")
     out: dict[int, dict[int, str]] = defaultdict(dict)
-    for i, raw in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+    for i, raw in enumerate(read_text_limited(path, errors="replace").splitlines(), start=1):
         if "#" in raw or not raw.strip():
             continue
         toks = raw.split()

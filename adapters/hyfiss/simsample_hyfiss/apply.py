@@ -27,6 +27,7 @@ from simsample import __version__ as simsample_version
 from simsample.adapter_support import link_or_copy, match_plan, staged_folder, write_plan_records
 from simsample.errors import UserError
 from simsample.io.files import atomic_write_text
+from simsample.io.limits import read_text_limited
 from simsample.plan import Plan
 
 from simsample_hyfiss import __version__
@@ -46,20 +47,31 @@ class ApplyResult:
     kernels: list[int]  # app kernel ids (1-based), in launch order
 
 
-def render_script(*, kernels: list[tuple[int, str]], np_ranks: int, hyfiss_home: str, device_config: str, plan_name: str) -> str:
-    """The run script for these (id, name) kernels."""
+def render_script(
+    *, kernels: list[tuple[int, str]], np_ranks: int, hyfiss_home: str, device_config: str, plan_name: str, sms: dict[int, int] | None = None
+) -> str:
+    """The run script for these (id, name) kernels; ``sms``: per kernel id, the SMs it can use
+    (its CTA count), the most MPI processes it is run with."""
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False,
                              trim_blocks=True, lstrip_blocks=True)
     env.filters["sh"] = lambda v: shlex.quote(str(v))
     text = resources.files("simsample_hyfiss").joinpath("templates/run_sampled.sh.j2").read_text(encoding="utf-8")
     return env.from_string(text).render(
-        kernels=[{"id": k, "index": k - 1, "name": name} for k, name in kernels],
+        kernels=[{"id": k, "index": k - 1, "name": name, "sms": max(1, int((sms or {}).get(k, np_ranks)))} for k, name in kernels],
         np=int(np_ranks),
         hyfiss_home=hyfiss_home,
         device_config=device_config,
         plan_name=plan_name,
         version=f"{simsample_version} (simsample-hyfiss {__version__})",
     )
+
+
+def _ctas(grid: tuple[int | None, int | None, int | None]) -> int:
+    """A kernel's CTA count: the most SMs it can use (unknown dimensions count as 1)."""
+    n = 1
+    for d in grid:
+        n *= int(d) if d else 1
+    return n
 
 
 def _check_traces(folder: AppFolder, k: int) -> None:
@@ -114,7 +126,7 @@ def apply_plan(
         (app / CONFIGS).mkdir(parents=True)
         (app / OUTPUTS).mkdir()
         src_cfg = Path(app_config) if app_config is not None else paths.app_config
-        atomic_write_text(app / CONFIGS / APP_CONFIG, src_cfg.read_text(encoding="utf-8", errors="replace"))
+        atomic_write_text(app / CONFIGS / APP_CONFIG, read_text_limited(src_cfg, errors="replace"))
         for name in (INSTN_CONFIG, ISSUE_CONFIG):
             if (paths.configs / name).is_file():
                 link_or_copy(paths.configs / name, app / CONFIGS / name, copy=copy)
@@ -128,8 +140,9 @@ def apply_plan(
             else:
                 link_or_copy(src, app / sub, copy=copy)
         names = {k.id: k.name for k in folder.config.kernels}
+        ctas = {k.id: _ctas(k.grid) for k in folder.config.kernels}
         script = render_script(kernels=[(k, names[k]) for k in order], np_ranks=np_ranks, hyfiss_home=hyfiss_home,
-                               device_config=device_config, plan_name=plan_name)
+                               device_config=device_config, plan_name=plan_name, sms=ctas)
         atomic_write_text(tmp / SCRIPT, script)
         os.chmod(tmp / SCRIPT, 0o755)
         write_plan_records(tmp, plan, {"trace": {int(k): f"kernel-{int(ids[r])}" for k, r in zip(plan.samples["kernel_id"], rows)}})

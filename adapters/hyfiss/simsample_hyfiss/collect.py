@@ -8,11 +8,11 @@ from pathlib import Path
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.adapter_support import against_plan, note, plan_ids
+from simsample.adapter_support import STATUS_MISSING, against_plan, note, plan_ids
 from simsample.errors import UserError
 from simsample.plan import Plan
 
-from simsample_hyfiss.output import FIELDS, Summary, find_summaries, parse_summary
+from simsample_hyfiss.output import FIELDS, Summary, find_summaries, kernel_logs, parse_summary
 from simsample_hyfiss.reader import FORMAT
 
 pd = lazy.load("pandas")
@@ -47,4 +47,15 @@ def collect(outputs: Sequence[Path], plan: Plan | None = None) -> tuple[pd.DataF
     found = found[found["kernel_id"].notna()].copy()
     found["kernel_id"] = found["kernel_id"].astype(np.int64)
     details = {int(k): r for k, r in zip(found["kernel_id"], found["reason"]) if r}
-    return against_plan(found, plan, METRICS), details
+    table = against_plan(found, plan, METRICS)
+    # a sampled kernel with no report: its simulation failed; name the log the run script kept
+    logs: dict[int, Path] = {}
+    for out in outputs:
+        logs.update(kernel_logs(Path(out)))
+    if logs:
+        missing = set(table.loc[table["status"] == STATUS_MISSING, "kernel_id"].astype(int))
+        order = sorted(logs)
+        for i, k in zip(order, plan_ids(plan, [i + 1 for i in order], order, FORMAT)):
+            if k is not None and int(k) in missing:
+                details.setdefault(int(k), f"its simulation (HyFiSS kernel {i + 1}) failed; read {logs[i]}")
+    return table, details

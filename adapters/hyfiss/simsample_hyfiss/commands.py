@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 from pathlib import Path
 
 import click
@@ -90,6 +89,9 @@ def features_cmd(traces: Path, output: Path) -> None:
 @click.option("--dry-run", is_flag=True, help="Print the command instead of running it.")
 def run_cmd(sampled: Path, hyfiss_home: Path | None, np_ranks: int | None, dry_run: bool) -> None:
     """Run the script apply wrote (each sampled kernel once, then merge its reports)."""
+    from simsample.io.files import check_input_folder
+
+    check_input_folder(sampled, "folder written by 'simsample apply'")
     from simsample_hyfiss.apply import SCRIPT
 
     script = sampled / SCRIPT
@@ -105,7 +107,9 @@ def run_cmd(sampled: Path, hyfiss_home: Path | None, np_ranks: int | None, dry_r
         click.echo(" ".join([*(f"{k}={shlex.quote(v)}" for k, v in extra.items()), "bash", shlex.quote(str(script))]))
         return
     env.update(extra)
-    rc = subprocess.run(["bash", str(script)], env=env, check=False).returncode
+    from simsample.runner.jobs import run_in_group
+
+    rc = run_in_group(["bash", str(script)], env=env)  # Ctrl-C ends mpirun and every rank too
     if rc != 0:
         raise UserError(f"{script} exited with status {rc}; see its messages above")
     click.echo(f"done; collect with: simsample collect --sim hyfiss --plan PLAN {shlex.quote(str(sampled))}")

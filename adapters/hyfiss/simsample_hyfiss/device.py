@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simsample.errors import FormatError, UserError
+from simsample.io.limits import read_text_limited
 
 from simsample_hyfiss.units import CLASSES
 
@@ -64,7 +65,7 @@ def _read(path: Path) -> dict[str, tuple[str, int]]:
     if not path.is_file():
         raise UserError(f"{path}: no such file (pass HyFiSS's DEV-Def/<device>.config)")
     out: dict[str, tuple[str, int]] = {}
-    for i, raw in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+    for i, raw in enumerate(read_text_limited(path, errors="replace").splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()
         if not line.startswith("-"):
             continue

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from simsample.errors import UserError
+from simsample.io.files import missing_message
 from simsample.io.files import check_input_file
+from simsample.io.limits import read_text_limited
 
 SUMMARY = re.compile(r"^kernel-(\d+)-summary\.txt$")
 _ITEM = re.compile(r"^\s*\*\s*(.+?):\s*(\S*)\s*$")
@@ -49,7 +51,7 @@ def parse_summary(path: Path) -> Summary:
     if not m:
         raise UserError(f"{path}: expected a HyFiSS report named kernel-K-summary.txt (K is the --kernel_id it was run with)")
     s = Summary(path, int(m.group(1)))
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = read_text_limited(path, errors="replace")
     raw: dict[str, str] = {}
     for line in text.splitlines():
         im = _ITEM.match(line)
@@ -84,7 +86,7 @@ def find_summaries(path: Path) -> list[Path]:
     """A report itself, or the reports in a folder: the folder, its ``outputs/`` or ``app/outputs/``."""
     path = Path(path)
     if not path.exists():
-        raise UserError(f"{path}: no such file or directory")
+        raise UserError(missing_message(path))  # a broken link or a loop is named as such
     if path.is_file():
         return [path]
     for d in (path, path / "outputs", path / "app" / "outputs"):
@@ -92,4 +94,30 @@ def find_summaries(path: Path) -> list[Path]:
             found = sorted((p for p in d.iterdir() if SUMMARY.match(p.name)), key=lambda p: int(SUMMARY.match(p.name).group(1)))
             if found:
                 return found
+    logs = [log for d in (path, path / "outputs", path / "app" / "outputs") if d.is_dir() for log in sorted(d.glob("kernel-*.log"))]
+    if logs:
+        raise UserError(f"{path}: no kernel-K-summary.txt here: the simulation of {_kernel_of_log(logs[0])} failed; read {logs[0]}")
     raise UserError(f"{path}: no kernel-K-summary.txt here (nor in outputs/ or app/outputs/); run merge_report.py after the simulator")
+
+
+#: the simulator's output of one kernel, as the run script writes it (``kernel-<K-1>.log``)
+KERNEL_LOG = re.compile(r"^kernel-(\d+)\.log$")
+
+
+def _kernel_of_log(log: Path) -> str:
+    m = KERNEL_LOG.match(log.name)
+    return f"kernel {int(m.group(1)) + 1}" if m else log.name
+
+
+def kernel_logs(path: Path) -> dict[int, Path]:
+    """The run script's per-kernel logs near ``path`` (a report or a folder), by 0-based index."""
+    path = Path(path)
+    base = path.parent if path.is_file() else path
+    out: dict[int, Path] = {}
+    for d in (base, base / "outputs", base / "app" / "outputs"):
+        if d.is_dir():
+            for log in d.glob("kernel-*.log"):
+                m = KERNEL_LOG.match(log.name)
+                if m:
+                    out.setdefault(int(m.group(1)), log)
+    return out

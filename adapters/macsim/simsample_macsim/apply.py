@@ -23,9 +23,10 @@ import numpy as np
 from simsample.adapter_support import link_or_copy, match_plan, staged_folder, write_plan_records
 from simsample.errors import PlanMismatchError, UserError
 from simsample.io.files import atomic_write_text
+from simsample.io.limits import read_text_limited
 from simsample.plan import Plan
 
-from simsample_macsim.params import patch_params, required_knobs
+from simsample_macsim.params import check_params_text, patch_params, required_knobs
 from simsample_macsim.reader import FORMAT, TraceFolder, launch_list, load_trace_folder
 from simsample_macsim.traces import KERNEL_CONFIG, KERNEL_NAMES, TRACE_FILE_LIST, kernel_names_text
 
@@ -123,6 +124,11 @@ def apply_plan(
         run_pos = {e.number: i for i, e in enumerate(folder.config.kernels)}
         order = sorted(set(numbers_by_id.values()), key=run_pos.__getitem__)
     if params is not None and not Path(params).is_file():
+        from simsample.io.files import special_file
+
+        kind = special_file(Path(params))
+        if kind is not None:
+            raise UserError(f"{params}: is {kind}, not a regular file; pass the params.in MacSim should run with")
         raise UserError(f"{params}: no such file (pass the params.in MacSim should run with)")
     out = Path(out)
     final = out.resolve()
@@ -152,9 +158,8 @@ def apply_plan(
                 k = folder.workload.kernels.set_index("kernel_id")
                 max_warp = int(k.loc[order, "max_warp_insts"].max())
                 total = int(k.loc[order, "instructions"].sum())
-            text, changes = patch_params(
-                Path(params).read_text(encoding="utf-8", errors="replace"),
-                required_knobs(max_warp_insts=max_warp, total_insts=total),
-            )
+            original = read_text_limited(params, errors="replace")
+            check_params_text(original, str(params))
+            text, changes = patch_params(original, required_knobs(max_warp_insts=max_warp, total_insts=total))
             atomic_write_text(tmp / PARAMS, text)
     return ApplyResult(out, order, changes, params is not None)

@@ -4,7 +4,6 @@ and ``simsample profile features --sim macsim``."""
 from __future__ import annotations
 
 import shlex
-import subprocess
 from pathlib import Path
 
 import click
@@ -88,6 +87,9 @@ def features_cmd(traces: Path, output: Path) -> None:
 @click.option("--dry-run", is_flag=True, help="Print the command instead of running it.")
 def run_cmd(sampled: Path, binary: Path, output: Path | None, force: bool, dry_run: bool) -> None:
     """Run MacSim in a folder written by apply (it reads params.in and trace_file_list there)."""
+    from simsample.io.files import check_input_folder
+
+    check_input_folder(sampled, "folder written by 'simsample apply'")
     for need in ("params.in", "trace_file_list", "kernel_config.txt"):
         if not (sampled / need).is_file():
             raise UserError(f"{sampled}: no {need}; run 'simsample apply --sim macsim --traces ... --params ...' first")
@@ -105,8 +107,14 @@ def run_cmd(sampled: Path, binary: Path, output: Path | None, force: bool, dry_r
     if target.exists() and not force:
         raise UserError(f"{target}: exists; pass --force to overwrite it")
     click.echo(f"running {exe} in {sampled} (output in {target})", err=True)
-    with open(target, "wb") as fh:
-        rc = subprocess.run([str(exe)], cwd=sampled, stdout=fh, stderr=subprocess.STDOUT, check=False).returncode
+    from simsample.runner.jobs import run_in_group
+
+    try:
+        with open(target, "wb") as fh:
+            rc = run_in_group([str(exe)], cwd=sampled, stdout=fh)
+    except BaseException:  # Ctrl-C, SIGTERM: MacSim and its children ended, the partial log removed
+        target.unlink(missing_ok=True)
+        raise
     if rc != 0:
         raise UserError(f"MacSim exited with status {rc}; see {target}")
     click.echo(f"{target}: done; collect with: simsample collect --sim macsim --plan PLAN {shlex.quote(str(target))}")

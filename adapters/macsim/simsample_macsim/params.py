@@ -16,6 +16,7 @@ Every changed line keeps the original beside it as a comment.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 #: knobs removed from params.in (so that all of MacSim's output reaches its standard output)
@@ -37,6 +38,23 @@ def required_knobs(*, max_warp_insts: int | None, total_insts: int | None) -> di
         "max_insts": (MAX_INSTS_CEILING if max_warp_insts is None else max_warp_insts + 1, "atleast"),
         "max_insts1": (MAX_INSTS1_CEILING if total_insts is None else max(total_insts + 1, 10**10), "atleast"),
     }
+
+
+_KNOB = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def check_params_text(text: str, path: str) -> None:
+    """Refuse a ``params.in`` that is not one: binary data (NUL bytes, undecodable bytes) or a
+    line that does not start with a knob name. MacSim ignores what it cannot parse, so garbage
+    would become a sampled run with MacSim's defaults in place of the user's machine."""
+    from simsample.errors import FormatError
+
+    for n, raw in enumerate(text.splitlines(), 1):
+        toks = raw.split()
+        if "\x00" in raw or "\ufffd" in raw:
+            raise FormatError(path, "binary data, not a MacSim params.in (lines of 'knob value'); give the params.in of the machine to simulate", line=n)
+        if toks and not toks[0].startswith("#") and not _KNOB.fullmatch(toks[0]):
+            raise FormatError(path, f"expected 'knob value', got {raw.strip()[:40]!r}; give a MacSim params.in", line=n)
 
 
 def _value(tokens: list[str]) -> str:

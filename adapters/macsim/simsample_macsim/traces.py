@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from simsample.errors import FormatError, UserError
+from simsample.io.files import missing_message
+from simsample.io.limits import read_bytes_limited, read_text_limited
 
 KERNEL_CONFIG = "kernel_config.txt"
 TRACE_FILE_LIST = "trace_file_list"
@@ -95,7 +97,7 @@ def parse_kernel_config(path: Path) -> KernelConfig:
     path = Path(path)
     if not path.is_file():
         raise UserError(f"{path}: no such file")
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = read_text_limited(path, errors="replace")
     toks = _tokens_with_lines(text)
     if not toks:
         raise FormatError(path, "file is empty; expected 'nvbit', '14', '-1' and one KernelN/trace.txt line per kernel")
@@ -153,7 +155,7 @@ def parse_trace_file_list(path: Path) -> list[Path]:
     list's folder, which is where MacSim is normally run from.
     """
     path = Path(path)
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = read_text_limited(path, errors="replace")
     toks = _tokens_with_lines(text)
     if not toks:
         raise FormatError(path, "file is empty; expected a count, then that many kernel_config.txt paths")
@@ -179,7 +181,7 @@ def find_kernel_config(path: Path) -> Path:
     """The ``kernel_config.txt`` behind a trace folder, a ``trace_file_list`` or the file itself."""
     path = Path(path)
     if not path.exists():
-        raise UserError(f"{path}: no such file or directory")
+        raise UserError(missing_message(path))  # a broken link or a loop is named as such
     if path.is_dir():
         if (path / KERNEL_CONFIG).is_file():
             return path / KERNEL_CONFIG
@@ -220,7 +222,7 @@ def read_kernel_trace(entry: KernelEntry, config: KernelConfig) -> KernelTrace:
     info = entry.folder / "trace_info.txt"
     instructions = max_warp = None
     if info.is_file():
-        data = info.read_bytes().split()
+        data = read_bytes_limited(info).split()
         if len(data) % 2:
             raise FormatError(info, "expected '<warp> <instructions>' pairs; the file ends in the middle of one")
         try:
@@ -246,7 +248,7 @@ _EXTRA = {
 
 def parse_kernel_names(path: Path) -> dict[int, LaunchName]:
     """Every launch the tracer saw, traced or not, by its number N."""
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = read_text_limited(path, errors="replace")
     starts = list(_NAME_START.finditer(text))
     if not starts and text.strip():
         raise FormatError(path, "expected 'KernelN name: ...' entries", line=1)

@@ -74,14 +74,21 @@ def read_generic_csv(path: Path, mapping: Mapping[str, str]) -> Workload:
         raise UserError(f"{path}: file is empty")
     import csv
 
-    header = [c.strip() for c in next(csv.reader([head[0]]), [])]
+    raw_header = next(csv.reader([head[0]]), [])
+    header = [c.strip() for c in raw_header]
+    shown = ", ".join(repr(c) for c in header[:12]) + (" ..." if len(header) > 12 else "")
     absent = [f"{col!r} (for {key})" for key, col in mapping.items() if col not in header]
     if absent:
-        shown = ", ".join(header[:12]) + (" ..." if len(header) > 12 else "")
         raise FormatError(path, f"no column {', '.join(absent)} in the header (columns: {shown}); fix --columns", line=1)
-    table = read_csv_table(csv_source(path), path, skip_rows=0, string_columns=[mapping["name"]], include_columns=sorted(set(mapping.values())))
+    twice = sorted({col for col in mapping.values() if header.count(col) > 1})
+    if twice:
+        raise FormatError(path, f"the header names column {twice[0]!r} twice (columns: {shown}); rename one", line=1)
+    # the names as the file spells them: a header written "Kernel Name , Time (us)" is matched
+    # after trimming, but the table's columns keep their spaces
+    raw = {col: raw_header[header.index(col)] for col in mapping.values()}
+    table = read_csv_table(csv_source(path), path, skip_rows=0, string_columns=[raw[mapping["name"]]], include_columns=sorted(set(raw.values())))
     first = 2
-    names = string_column(table, mapping["name"])
+    names = string_column(table, raw[mapping["name"]])
     names_list = names.to_pylist() if hasattr(names, "to_pylist") else list(names)
     for i, n in enumerate(names_list):
         if n is None or not str(n).strip():
@@ -91,7 +98,7 @@ def read_generic_csv(path: Path, mapping: Mapping[str, str]) -> Workload:
     for key, col in mapping.items():
         if key == "name":
             continue
-        vals = numeric_column(table, col, path=path, first_line=first, allow_null=False)
+        vals = numeric_column(table, raw[col], path=path, first_line=first, allow_null=False, thousands=False, label=col)
         if key.startswith(("duration_", "start_")):
             what, unit = key.split("_")
             scale = _UNITS[unit]

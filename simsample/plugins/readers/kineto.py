@@ -67,8 +67,8 @@ class KinetoReader(Reader):
     def detect(self, path: Path, head: bytes) -> bool:
         if path.is_dir():
             return any(_looks_kineto(f) for f in _rank_files(path)[:4])
-        if is_tar(head):
-            return any(n.endswith(_TRACE_SUFFIXES) for n in _tar_names(path)[:64])
+        if is_tar(head):  # the only reader of archives: one without a trace is told so when read
+            return True
         if looks_binary(head):
             return False
         text = head.lstrip()
@@ -154,13 +154,49 @@ def _looks_kineto(path: Path) -> bool:
     return text.startswith((b"{", b"[")) and (b'"traceEvents"' in head or b'"schemaVersion"' in head or b'"deviceProperties"' in head)
 
 
-def _tar_names(path: Path) -> list[str]:
+def _unpack_traces(path: Path, dest: Path) -> list[tuple[Path, str]]:
+    """Unpack an archive's trace members (only those) into ``dest``, within the unpack budget.
+
+    The members are listed first and their declared sizes (a sparse member counts by the size it
+    declares, not the few bytes it stores) summed against the unpack limit and the archive's own
+    size (the compression ratio), so that an archive that would fill the disk is refused before
+    a byte is written; the copy then checks both again as it streams. Members are written flat,
+    numbered, so no member path can leave ``dest``. Returns (unpacked file, member name) pairs.
+    """
     import tarfile
 
+    from simsample.io import limits
+    from simsample.io.files import DECOMPRESSION_ERRORS, copy_bounded
+
+    size = path.stat().st_size
+    max_members = limits.limit("members")
+    cap = limits.limit("unpack")
     try:
         with tarfile.open(path, "r:*") as tar:
-            return [m.name for m in tar.getmembers() if m.isfile()]
-    except (tarfile.TarError, EOFError, OSError) as exc:
+            members = []
+            for count, m in enumerate(tar, 1):
+                if max_members and count > max_members:
+                    raise limits.refusal(path, "members", f"more than {max_members} members")
+                if m.isfile() and m.name.endswith(_TRACE_SUFFIXES):
+                    members.append(m)
+            if not members:
+                raise UserError(f"{path}: no Kineto trace in this archive (no member named *.json or *.json.gz)")
+            declared = sum(m.size for m in members)
+            if cap and declared > cap:
+                raise limits.refusal(path, "unpack", f"its trace members declare {limits.human(declared)}")
+            limits.check_ratio(path, declared, size, what="its trace members declare")
+            out: list[tuple[Path, str]] = []
+            written = 0
+            for i, m in enumerate(sorted(members, key=lambda m: m.name)):
+                src = tar.extractfile(m)
+                if src is None:
+                    continue
+                target = dest / f"{i:06d}-{Path(m.name).name}"
+                with src, open(target, "wb") as dst:
+                    written = copy_bounded(src, dst, path, size, written=written)
+                out.append((target, m.name))
+            return out
+    except (tarfile.TarError, EOFError, OSError, *DECOMPRESSION_ERRORS) as exc:
         raise FormatError(path, f"unreadable tar archive ({exc}); check that the archive is complete") from None
 
 
@@ -175,7 +211,6 @@ def expanded_rank_files(paths: Sequence[Path]) -> Iterator[tuple[list[Path], dic
     The second value maps an unpacked member back to ``ARCHIVE:member`` for the workload's meta.
     """
     import shutil
-    import tarfile
     import tempfile
 
     from simsample.io.files import read_head
@@ -195,22 +230,9 @@ def expanded_rank_files(paths: Sequence[Path]) -> Iterator[tuple[list[Path], dic
                     tmp = Path(tempfile.mkdtemp(prefix="simsample-ranks-"))
                 dest = tmp / str(len(files))
                 dest.mkdir()
-                try:
-                    with tarfile.open(p, "r:*") as tar:
-                        members = [m for m in tar.getmembers() if m.isfile() and m.name.endswith(_TRACE_SUFFIXES)]
-                        if not members:
-                            raise UserError(f"{p}: no Kineto trace files (*.json, *.json.gz) in this archive")
-                        for i, m in enumerate(sorted(members, key=lambda m: m.name)):
-                            src = tar.extractfile(m)
-                            if src is None:
-                                continue
-                            out = dest / f"{i:06d}-{Path(m.name).name}"  # flat: no member path can leave the folder
-                            with src, open(out, "wb") as dst:
-                                shutil.copyfileobj(src, dst, 1 << 20)
-                            files.append(out)
-                            labels[out] = f"{p}:{m.name}"
-                except (tarfile.TarError, EOFError, OSError) as exc:
-                    raise FormatError(p, f"unreadable tar archive ({exc}); check that the archive is complete") from None
+                for out, member in _unpack_traces(p, dest):
+                    files.append(out)
+                    labels[out] = f"{p}:{member}"
             else:
                 files.append(p)
         yield files, labels

@@ -21,6 +21,7 @@ import numpy as np
 from simsample.api import Param, Sampler
 from simsample.errors import FormatError, UserError
 from simsample.io.files import check_input_file
+from simsample.io.limits import read_text_limited
 from simsample.hookspecs import hookimpl
 from simsample.plan import Cluster, Plan
 from simsample.sampling.draws import cluster_stats
@@ -31,8 +32,8 @@ pd = lazy.load("pandas")
 
 def _read_samples(path: Path) -> tuple[pd.DataFrame, dict[str, list[int]]]:
     """Rows of kernel_id, weight, cluster (label) and, per cluster label, its members if given."""
-    check_input_file(path)
-    text = path.read_text(encoding="utf-8", errors="replace")
+    check_input_file(path, stream=True)  # read once, front to back: a pipe (<(...)) will do
+    text = read_text_limited(path, errors="replace", stream=True)
     members: dict[str, list[int]] = {}
     if text.lstrip().startswith(("[", "{")):
         try:

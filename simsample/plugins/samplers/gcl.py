@@ -120,16 +120,19 @@ class GclSampler(Sampler):
         jobs = params["jobs"] or usable_cpus()
         with task("gcl: graphs", len(set(traces.files))) as advance:
             graphs, _ = launch_graphs(traces, selection, cache=cache, jobs=jobs, progress=advance)
-        from simsample.gcl.train import TrainConfig, train_and_embed  # torch is imported here, not before
+        from simsample.gcl.scratch import torch_scratch
 
-        cfg = TrainConfig(
-            epochs=params["epochs"], batch=params["batch"], hidden=params["hidden"], out=params["embedding"],
-            proj_hidden=params["proj_hidden"], proj_out=params["proj_out"], bases=params["bases"], dropout=params["dropout"],
-            temperature=params["temperature"], lr=params["lr"], weight_decay=params["weight_decay"],
-            node_drop=params["node_drop"], edge_drop=params["edge_drop"], noise=params["noise"], validation=params["validation"],
-        )
-        with task("gcl: training", params["epochs"]) as advance:
-            trained = train_and_embed(graphs, cfg, seed, progress=lambda e, n: advance(1))
+        with torch_scratch():  # torch's generated modules and caches go to a folder removed afterwards
+            from simsample.gcl.train import TrainConfig, train_and_embed  # torch is imported here, not before
+
+            cfg = TrainConfig(
+                epochs=params["epochs"], batch=params["batch"], hidden=params["hidden"], out=params["embedding"],
+                proj_hidden=params["proj_hidden"], proj_out=params["proj_out"], bases=params["bases"], dropout=params["dropout"],
+                temperature=params["temperature"], lr=params["lr"], weight_decay=params["weight_decay"],
+                node_drop=params["node_drop"], edge_drop=params["edge_drop"], noise=params["noise"], validation=params["validation"],
+            )
+            with task("gcl: training", params["epochs"]) as advance:
+                trained = train_and_embed(graphs, cfg, seed, progress=lambda e, n: advance(1))
         clustering = choose_k(trained.embeddings, k_max=params["k_max"], tolerance=params["tolerance"], seed=seed)
         labels, k = relabel_by_first(clustering.labels)
         reps = first_of_each(labels, k)
