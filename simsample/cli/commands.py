@@ -193,7 +193,15 @@ DEFAULT_SAMPLER = "margin"
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Plan file to write.")
 @profile_options
 @join_option
-def plan_cmd(profiles: tuple[Path, ...], sampler_name: str | None, params: tuple[str, ...], seed: int, output: Path, fmt: str | None, rank: int | None, join: Path | None) -> None:
+@click.option("--include", metavar="REGEX", help="Plan only the launches whose kernel name matches (case-insensitive search).")
+@click.option("--exclude", metavar="REGEX", help="Leave out the launches whose kernel name matches (e.g. nccl); their measured time is reported by estimate.")
+@click.option("--steps", metavar="A-B", help="Only the launches of ProfilerStep#A..#B (PyTorch-profiler traces).")
+@click.option("--time-range", metavar="START-END", help="Only the launches starting in this window from the first launch's start, e.g. 200ms-450ms.")
+@click.option("--first-launch", type=int, metavar="N",
+              help="The process's launch number (the tracer's 1-based counter) of the profile's first launch; needed for tracer selections "
+                   "from a profile that does not start with the process (a PyTorch-profiler window).")
+def plan_cmd(profiles: tuple[Path, ...], sampler_name: str | None, params: tuple[str, ...], seed: int, output: Path, fmt: str | None, rank: int | None, join: Path | None,
+             include: str | None, exclude: str | None, steps: str | None, time_range: str | None, first_launch: int | None) -> None:
     """Choose the launches to simulate and write a plan."""
     from simsample.io.loading import load_workload
     from simsample.manager import get_host
@@ -206,8 +214,15 @@ def plan_cmd(profiles: tuple[Path, ...], sampler_name: str | None, params: tuple
     wl = load_workload(profiles, format=fmt, options=reader_options(rank), join=join)
     if len(wl) == 0:
         raise UserError(f"{wl.source}: no kernel launches to sample")
+    from simsample.sampling.filters import LaunchFilter, attach_process, prepare
+
+    prep = prepare(wl, profiles, LaunchFilter(include, exclude, steps, time_range), first_launch=first_launch)
+    for line in prep.filtered.notes:
+        click.echo(f"note: {line}", err=True)
+    wl = prep.workload
     sampler.check_workload(wl, resolved)
     plan = sampler.plan(wl, resolved, seed)
+    attach_process(plan, prep)
     if chosen:
         plan.prediction["default_sampler"] = True  # the plan says it was not asked for by name
     plan.write(output)
@@ -222,6 +237,8 @@ def plan_cmd(profiles: tuple[Path, ...], sampler_name: str | None, params: tuple
     click.echo(summary)
     if pred.get("note"):
         click.echo(f"note: {pred['note']}", err=True)
+    if prep.filtered.excluded_launches:
+        click.echo(f"note: {prep.filtered.excluded_launches:,} of {prep.filtered.profile_launches:,} launches left out by the filters", err=True)
 
 
 def read_values_csv(path: Path) -> pd.DataFrame:
