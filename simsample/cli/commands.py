@@ -278,6 +278,11 @@ def print_estimates(estimates: list, plan, as_json: bool, *, header: str = "") -
         },
         "estimates": [e.to_json() for e in estimates],
     }
+    from simsample.sampling.filters import excluded_line, excluded_summary
+
+    excluded = excluded_summary(plan)
+    if excluded:  # measured on the GPU, not simulated: beside the estimate, never added to it
+        doc["plan"]["excluded"] = {"filters": (plan.process or {}).get("filters"), **dict(excluded)}
     if as_json:
         echo_json(doc)
         return
@@ -294,6 +299,9 @@ def print_estimates(estimates: list, plan, as_json: bool, *, header: str = "") -
     con.print(table)
     if plan.prediction.get("error_bound") is not None:
         con.print(f"plan's bound: ±{100 * plan.prediction['error_bound']:.2f}% at {100 * plan.prediction['confidence']:.0f}% confidence")
+    line = excluded_line(plan)
+    if line:
+        con.print(line, highlight=False)
 
 
 @click.command("estimate")

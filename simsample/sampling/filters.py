@@ -38,7 +38,7 @@ from simsample.io.names import base_name
 pd = lazy.load("pandas")
 
 #: Formats whose first launch is launch 1 of the process (captures of the whole process).
-WHOLE_PROCESS_FORMATS = ("nsys_sqlite", "nsys_csv", "nvprof")
+WHOLE_PROCESS_FORMATS = ("nsys", "nsys_sqlite", "nsys_csv", "nvprof")
 #: Formats whose ids are the tracer's own launch numbers.
 TRACE_ID_FORMATS = ("accelsim",)
 SHAPE = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
@@ -255,8 +255,9 @@ def launch_numbers(plan: Any, *, what: str = "a tracer selection") -> dict[int, 
     if any(s.number is None for s in samples):
         src = plan.workload.get("source") or "the profile"
         raise UserError(
-            f"{src} covers a window of the process ({plan.workload.get('format')}), so the tracer's launch numbers of its launches are unknown; "
-            f"make the plan with --first-launch N (N = the process's launch number of the profile's first launch) for {what}"
+            f"the plan's profile {src} ({plan.workload.get('format')}) does not say which launch of the process it starts at (a PyTorch-profiler "
+            f"trace covers a window of steps), so the tracer's numbers of its launches are unknown; make the plan with --first-launch N "
+            f"(N = the process's launch number of the profile's first launch) for {what}"
         )
     return {s.kernel_id: int(s.number) for s in samples}  # type: ignore[misc]
 
