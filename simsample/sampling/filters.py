@@ -74,6 +74,10 @@ class Filtered:
     total_time_ns: int | None
     profile_launches: int
     notes: list[str]
+    #: of the excluded: those inside the window left out by name, and those outside the window,
+    #: each as {"launches", "time_ns", "share"} (share: of the window's kernel time for the former,
+    #: of the profile's for the latter)
+    parts: dict[str, dict[str, Any]] | None = None
 
 
 def _regex(text: str, option: str) -> re.Pattern[str]:
@@ -117,6 +121,7 @@ def apply_filters(wl: Any, flt: LaunchFilter, *, step_of: np.ndarray | None = No
     n = len(k)
     keep = np.ones(n, dtype=bool)
     notes: list[str] = []
+    by_name = np.ones(n, dtype=bool)
     names = k["name"]
     if not isinstance(names.dtype, pd.CategoricalDtype):
         names = names.astype("category")
@@ -124,10 +129,10 @@ def apply_filters(wl: Any, flt: LaunchFilter, *, step_of: np.ndarray | None = No
     codes = names.cat.codes.to_numpy()
     if flt.include is not None:
         rx = _regex(flt.include, "--include")
-        keep &= np.array([bool(rx.search(c)) for c in cats], dtype=bool)[codes] if cats else keep
+        by_name &= np.array([bool(rx.search(c)) for c in cats], dtype=bool)[codes] if cats else by_name
     if flt.exclude is not None:
         rx = _regex(flt.exclude, "--exclude")
-        keep &= ~np.array([bool(rx.search(c)) for c in cats], dtype=bool)[codes] if cats else keep
+        by_name &= ~np.array([bool(rx.search(c)) for c in cats], dtype=bool)[codes] if cats else by_name
     if flt.steps is not None:
         a, b = parse_steps(flt.steps)
         if step_of is None:
@@ -144,6 +149,8 @@ def apply_filters(wl: Any, flt: LaunchFilter, *, step_of: np.ndarray | None = No
         start = k["start_ns"].to_numpy(np.int64)
         rel = start - (int(start.min()) if n else 0)
         keep &= (rel >= lo) & (rel < hi)
+    window = keep.copy()
+    keep &= by_name
     if flt.active and not keep.any():
         raise UserError(f"{wl.source}: the filters ({', '.join(f'{a}={b}' for a, b in flt.to_json().items())}) keep no launch; loosen them")
     rows = np.flatnonzero(keep)
@@ -152,7 +159,17 @@ def apply_filters(wl: Any, flt: LaunchFilter, *, step_of: np.ndarray | None = No
     total = int(dur.sum()) if timed else None
     excluded_time = int(dur[~keep].sum()) if timed else None
     kept = wl if keep.all() else wl.subset(rows) if hasattr(wl, "subset") else _subset(wl, rows)
-    return Filtered(kept, rows, int(n - len(rows)), excluded_time, total, n, notes)
+    parts: dict[str, dict[str, Any]] = {}
+    named, outside = window & ~by_name, ~window
+    window_time = int(dur[window].sum()) if timed else None
+    if flt.include is not None or flt.exclude is not None:
+        t_named = int(dur[named].sum()) if timed else None
+        parts["by_name"] = {"launches": int(named.sum()), "time_ns": t_named,
+                            "share": (t_named / window_time) if t_named is not None and window_time else None}
+    if flt.steps is not None or flt.time_range is not None:
+        t_out = int(dur[outside].sum()) if timed else None
+        parts["outside_window"] = {"launches": int(outside.sum()), "time_ns": t_out, "share": (t_out / total) if t_out is not None and total else None}
+    return Filtered(kept, rows, int(n - len(rows)), excluded_time, total, n, notes, parts or None)
 
 
 def _subset(wl: Any, rows: np.ndarray) -> Any:
@@ -214,7 +231,7 @@ def process_section(plan: Any, kept: Any, rows: np.ndarray, numbers: np.ndarray 
         if flt.active:
             out["filters"] = flt.to_json()
             share = (filtered.excluded_time_ns / filtered.total_time_ns) if filtered.excluded_time_ns is not None and filtered.total_time_ns else None
-            out["excluded"] = {"launches": filtered.excluded_launches, "time_ns": filtered.excluded_time_ns, "share": share}
+            out["excluded"] = {"launches": filtered.excluded_launches, "time_ns": filtered.excluded_time_ns, "share": share, **(filtered.parts or {})}
     out["samples"] = samples
     return out
 
@@ -310,10 +327,22 @@ def excluded_line(plan: Any) -> str | None:
     ex = excluded_summary(plan)
     if not ex:
         return None
-    filters = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in (plan.process or {}).get("filters", {}).items())
-    measured = ""
-    if ex.get("time_ns") is not None:
-        share = f" ({100 * ex['share']:.1f}% of the profile's kernel time)" if ex.get("share") is not None else ""
-        measured = f", measured {ex['time_ns'] / 1e6:,.3f} ms on the GPU{share}"
-    return (f"the estimate is for the {plan.workload.get('launches', '?'):,} launches planned ({filters}); "
-            f"not in it: {ex.get('launches', 0):,} launches excluded by the filters{measured}, not simulated")
+    filters = (plan.process or {}).get("filters", {})
+    given = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in filters.items())
+
+    def measured(part: Mapping[str, Any], of: str) -> str:
+        if part.get("time_ns") is None:
+            return " (the profile has no times)"
+        share = f", {100 * part['share']:.1f}% of {of}" if part.get("share") is not None else ""
+        return f" (measured on the GPU: {part['time_ns'] / 1e6:,.3f} ms{share})"
+
+    pieces = []
+    if ex.get("by_name"):
+        names = " ".join(f"--{k} {filters[k]}" for k in ("include", "exclude") if k in filters)
+        pieces.append(f"{ex['by_name']['launches']:,} launches left out by name ({names}){measured(ex['by_name'], 'the window's kernel time')}")
+    if ex.get("outside_window"):
+        pieces.append(f"{ex['outside_window']['launches']:,} launches outside the window{measured(ex['outside_window'], 'the profile's kernel time')}")
+    if not pieces:
+        pieces.append(f"{ex.get('launches', 0):,} launches excluded{measured(ex, 'the profile's kernel time')}")
+    return (f"estimated: the {plan.workload.get('launches', '?'):,} launches planned ({given}); "
+            f"measured, not simulated, not in the estimate: " + "; ".join(pieces))
