@@ -303,7 +303,10 @@ class Prepared:
 def prepare(wl: Any, paths: Sequence[Any], flt: LaunchFilter, *, first_launch: int | None = None) -> Prepared:
     """Filter ``wl`` (read from ``paths``) and find where its launches are in the process."""
     step_of = None
+    if flt.time_range is not None:
+        parse_time_range(flt.time_range)  # a malformed option is refused before any work
     if flt.steps is not None:
+        parse_steps(flt.steps)
         if wl.format != "kineto":
             raise UserError(f"--steps: {wl.source} is {wl.format}; steps are read from PyTorch-profiler traces (ProfilerStep#N annotations)")
         from simsample.io.kineto_steps import step_of_launches
@@ -336,13 +339,14 @@ def excluded_line(plan: Any) -> str | None:
         share = f", {100 * part['share']:.1f}% of {of}" if part.get("share") is not None else ""
         return f" (measured on the GPU: {part['time_ns'] / 1e6:,.3f} ms{share})"
 
+    of_window, of_profile = "the window's kernel time", "the profile's kernel time"
     pieces = []
     if ex.get("by_name"):
         names = " ".join(f"--{k} {filters[k]}" for k in ("include", "exclude") if k in filters)
-        pieces.append(f"{ex['by_name']['launches']:,} launches left out by name ({names}){measured(ex['by_name'], 'the window's kernel time')}")
+        pieces.append(f"{ex['by_name']['launches']:,} launches left out by name ({names}){measured(ex['by_name'], of_window)}")
     if ex.get("outside_window"):
-        pieces.append(f"{ex['outside_window']['launches']:,} launches outside the window{measured(ex['outside_window'], 'the profile's kernel time')}")
+        pieces.append(f"{ex['outside_window']['launches']:,} launches outside the window{measured(ex['outside_window'], of_profile)}")
     if not pieces:
-        pieces.append(f"{ex.get('launches', 0):,} launches excluded{measured(ex, 'the profile's kernel time')}")
+        pieces.append(f"{ex.get('launches', 0):,} launches excluded{measured(ex, of_profile)}")
     return (f"estimated: the {plan.workload.get('launches', '?'):,} launches planned ({given}); "
             f"measured, not simulated, not in the estimate: " + "; ".join(pieces))
