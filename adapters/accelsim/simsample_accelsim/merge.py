@@ -147,7 +147,7 @@ def _check_stats(run_ranges: list[tuple[Path, int, int]]) -> Path | None:
     if not run_ranges:
         return None
     longest = max(run_ranges, key=lambda r: r[2])[0]
-    full = read_stats(longest)
+    full = read_stats(longest, only={n for _, a, b in run_ranges for n in range(a, b + 1)})
     for path, a, b in run_ranges:
         if path == longest:
             continue

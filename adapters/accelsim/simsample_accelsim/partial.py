@@ -75,8 +75,8 @@ def match_partial(plan: Plan, tf: TraceFolder, first_error: PlanMismatchError) -
     row_of = {int(n): i for i, n in enumerate(numbers.tolist())}
     records = {s.kernel_id: s for s in (sample_launches(plan) or [])}
     stats_path = tf.folder / STATS_FILE
-    stats = read_stats(stats_path) if stats_path.is_file() else None
     ids = plan.samples["kernel_id"].to_numpy(np.int64)
+    stats = read_stats(stats_path, only=set(number_of_id.values())) if stats_path.is_file() else None
     missing = sorted({number_of_id[int(k)] for k in ids} - set(row_of))
     if missing:
         n = missing[0]
