@@ -337,3 +337,31 @@ def test_hetero_selection_only_folder_matches_the_full_folder(tmp_path):
     for f in ("kernelslist.g", "simsample-weights.csv"):
         assert (tmp_path / "a" / f).read_text() == (tmp_path / "b" / f).read_text()
     assert parse_kernelslist(tmp_path / "b" / "kernelslist.g").memcpys  # every memcpy before the last kept launch, once
+
+
+def test_nvtx_step_ranges_of_an_nsys_export(tmp_path, capsys):
+    import sqlite3
+
+    from tests.test_readers_nsys import _FULL, STRINGS, _export, _row
+
+    # kernels launched at 100, 200, ... (runtime calls), each running 100 ns later: the second of each step runs in the next
+    # step's range, but belongs to the step that launched it
+    rows = [_row(200 + 100 * i, 10, i + 1, name_id=1 + i % 2) for i in range(8)]
+    p = _export(tmp_path / "run.sqlite", _FULL, rows, {**STRINGS, 300: "step 2"})
+    con = sqlite3.connect(p)
+    con.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, correlationId INTEGER)")
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, ?)", [(100 + 100 * i, 110 + 100 * i, i + 1) for i in range(8)])
+    con.execute("CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT, textId INTEGER)")
+    con.executemany("INSERT INTO NVTX_EVENTS VALUES (?, ?, ?, ?, ?)", [
+        (90, 290, 59, "step 1", None), (290, 490, 59, None, 300), (490, 690, 60, "ProfilerStep#3", None), (95, 96, 59, "forward", None)])
+    con.commit()
+    con.close()
+    plan = tmp_path / "plan.json"
+    assert cli_run(["plan", str(p), "--steps", "2-3", "--sampler", "random", "--param", "count=2", "-o", str(plan)]) == 0
+    proc = Plan.read(plan).process
+    assert proc["first_launch"] == 1 and proc["excluded"]["outside_window"]["launches"] == 4  # launches 3-6 are steps 2 and 3
+    assert all(3 <= s[1] <= 6 for s in proc["samples"]) and len(proc["samples"]) == 2
+    from simsample.io.loading import load_workload
+    from simsample.io.nsys_steps import step_of_launches
+
+    assert step_of_launches(p, load_workload([p])).tolist() == [1, 1, 2, 2, 3, 3, -1, -1]

@@ -12,7 +12,8 @@ plan's ``process`` section (plan format 1.2):
   found from the source where it can be), or ``None``: a plan without it cannot name launches to
   a tracer, and :func:`launch_numbers` refuses rather than guess.
 * **What was left out.** ``--include``/``--exclude`` (regular expressions on kernel names),
-  ``--steps A-B`` (Kineto ``ProfilerStep#N`` annotations) and ``--time-range`` keep a subset of
+  ``--steps A-B`` (Kineto ``ProfilerStep#N`` annotations, NVTX step ranges of an Nsight Systems
+  export) and ``--time-range`` keep a subset of
   the launches; the plan is made on that subset, and records the filters and the measured time
   of what they excluded so that ``estimate`` can put it beside the estimate (it is measured on
   the GPU, not simulated). Each kept launch keeps its number in the process (filters remove
@@ -307,13 +308,20 @@ def prepare(wl: Any, paths: Sequence[Any], flt: LaunchFilter, *, first_launch: i
         parse_time_range(flt.time_range)  # a malformed option is refused before any work
     if flt.steps is not None:
         parse_steps(flt.steps)
-        if wl.format != "kineto":
-            raise UserError(f"--steps: {wl.source} is {wl.format}; steps are read from PyTorch-profiler traces (ProfilerStep#N annotations)")
-        from simsample.io.kineto_steps import step_of_launches
+        if wl.format == "kineto":
+            from simsample.io.kineto_steps import step_of_launches
 
-        step_of = step_of_launches(paths, wl)
+            step_of = step_of_launches(paths, wl)
+        elif wl.format == "nsys_sqlite":
+            from simsample.io.nsys_steps import step_of_launches as nvtx_steps
+
+            step_of = nvtx_steps(paths[0], wl)
+        else:
+            raise UserError(f"--steps: {wl.source} is {wl.format}; steps are read from PyTorch-profiler traces (ProfilerStep#N) and "
+                            "Nsight Systems SQLite exports (NVTX ranges named 'step N' or 'ProfilerStep#N'); use --time-range")
         if step_of is None:
-            raise UserError(f"--steps {flt.steps}: {wl.source} has no ProfilerStep#N annotation; use --time-range instead")
+            raise UserError(f"--steps {flt.steps}: {wl.source} has no step annotation (ProfilerStep#N, or an NVTX range 'step N'); "
+                            "use --time-range instead")
     filtered = apply_filters(wl, flt, step_of=step_of)
     first, how = first_launch_of(wl, first_launch)
     return Prepared(filtered, first, how, process_numbers(wl, first), flt)
