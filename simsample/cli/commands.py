@@ -195,7 +195,7 @@ DEFAULT_SAMPLER = "margin"
 @join_option
 @click.option("--include", metavar="REGEX", help="Plan only the launches whose kernel name matches (case-insensitive search).")
 @click.option("--exclude", metavar="REGEX", help="Leave out the launches whose kernel name matches (e.g. nccl); their measured time is reported by estimate.")
-@click.option("--steps", metavar="A-B", help="Only the launches of ProfilerStep#A..#B (PyTorch-profiler traces).")
+@click.option("--steps", metavar="A-B", help="Only the launches of steps A..B: ProfilerStep#N of a PyTorch-profiler trace, NVTX ranges 'step N' of an nsys export.")
 @click.option("--time-range", metavar="START-END", help="Only the launches starting in this window from the first launch's start, e.g. 200ms-450ms.")
 @click.option("--first-launch", type=int, metavar="N",
               help="The process's launch number (the tracer's 1-based counter) of the profile's first launch; needed for tracer selections "

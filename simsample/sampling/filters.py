@@ -137,7 +137,7 @@ def apply_filters(wl: Any, flt: LaunchFilter, *, step_of: np.ndarray | None = No
     if flt.steps is not None:
         a, b = parse_steps(flt.steps)
         if step_of is None:
-            raise UserError(f"--steps {flt.steps}: {wl.source} has no step annotations that simsample reads (ProfilerStep#N in a PyTorch-profiler trace)")
+            raise UserError(f"--steps {flt.steps}: {wl.source} has no step annotations that simsample reads (ProfilerStep#N, NVTX 'step N')")
         present = sorted(set(int(s) for s in np.unique(step_of) if s >= 0))
         inside = [s for s in present if a <= s <= b]
         if not inside:
@@ -159,7 +159,7 @@ def apply_filters(wl: Any, flt: LaunchFilter, *, step_of: np.ndarray | None = No
     timed = not dur.isna().any() if n else False
     total = int(dur.sum()) if timed else None
     excluded_time = int(dur[~keep].sum()) if timed else None
-    kept = wl if keep.all() else wl.subset(rows) if hasattr(wl, "subset") else _subset(wl, rows)
+    kept = wl if keep.all() else _subset(wl, rows)
     parts: dict[str, dict[str, Any]] = {}
     named, outside = window & ~by_name, ~window
     window_time = int(dur[window].sum()) if timed else None
@@ -174,6 +174,8 @@ def apply_filters(wl: Any, flt: LaunchFilter, *, step_of: np.ndarray | None = No
 
 
 def _subset(wl: Any, rows: np.ndarray) -> Any:
+    """The launches ``rows`` of ``wl``, their ids kept (side data such as basic-block vectors is
+    not carried: samplers that need it plan on the whole workload)."""
     from simsample.workload import Workload
 
     df = wl.kernels.iloc[rows].reset_index(drop=True)
