@@ -157,27 +157,32 @@ def choose_warmup_traced(tf: TraceFolder, plan: Plan, rows: Sequence[int], spec:
     return {s: [row_of[n] for n in chosen[int(numbers[s])]] for s in samples}
 
 
-def warmup_records(plan: Plan, sample_rows: Sequence[int], numbers: np.ndarray | None, folder_ids: np.ndarray,
-                   warm: Sequence[int], entry_name) -> dict[int, tuple[int, str]]:
-    """The weights file's rows of the warm-up launches ``warm`` (folder rows), in the plan's id
-    space: kernel id -> (launch position, trace). A plan made on a profile numbers its launches
-    its own way (0-based positions, where the traces count from 1); where its samples sit at a
-    constant offset from the launch numbers, the warm-up launches get ids and positions at the
-    same offset, so that they can never take a sampled launch's id. Otherwise (no offset that
-    holds for every sample) the traces' own ids are used, as before."""
+def warmup_ids(plan: Plan, sample_rows: Sequence[int], numbers: np.ndarray | None, folder_ids: np.ndarray,
+               warm: Sequence[int]) -> dict[int, tuple[int, int]]:
+    """Folder row -> (kernel id, launch position) in the plan's own numbering, for each warm-up
+    launch ``warm``. A plan made on a profile numbers its launches its own way (0-based
+    positions, where the traces count from 1); where its samples sit at a constant offset from the
+    launch numbers, the warm-up launches get ids and positions at the same offset, so that they
+    can never take a sampled launch's id. Otherwise (no offset that holds for every sample) the
+    traces' own ids and the folder rows are used, as before."""
     ids = plan.samples["kernel_id"].to_numpy(np.int64)
     launches = plan.samples["launch"].to_numpy(np.int64)
     key = numbers if numbers is not None else folder_ids
     at = key[np.asarray(sample_rows, dtype=np.int64)] if len(ids) else np.empty(0, np.int64)
     id_off = np.unique(ids - at)
     pos_off = np.unique(launches - at)
-    out: dict[int, tuple[int, str]] = {}
+    out: dict[int, tuple[int, int]] = {}
     for i in warm:
         n = int(key[i])
-        kid = n + int(id_off[0]) if len(id_off) == 1 else int(folder_ids[i])
-        pos = n + int(pos_off[0]) if len(pos_off) == 1 else int(i)
-        out[kid] = (pos, entry_name(i))
+        out[int(i)] = (n + int(id_off[0]) if len(id_off) == 1 else int(folder_ids[i]), n + int(pos_off[0]) if len(pos_off) == 1 else int(i))
     return out
+
+
+def warmup_records(plan: Plan, sample_rows: Sequence[int], numbers: np.ndarray | None, folder_ids: np.ndarray,
+                   warm: Sequence[int], entry_name) -> dict[int, tuple[int, str]]:
+    """The weights file's rows of the warm-up launches ``warm`` (folder rows): kernel id ->
+    (launch position, trace), in the plan's numbering (:func:`warmup_ids`)."""
+    return {kid: (pos, entry_name(i)) for i, (kid, pos) in warmup_ids(plan, sample_rows, numbers, folder_ids, warm).items()}
 
 
 def sampled_numbers(plan: Plan) -> Mapping[int, int]:
