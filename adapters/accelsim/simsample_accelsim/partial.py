@@ -78,6 +78,8 @@ def match_partial(plan: Plan, tf: TraceFolder, first_error: PlanMismatchError) -
     ids = plan.samples["kernel_id"].to_numpy(np.int64)
     stats = read_stats(stats_path, only=set(number_of_id.values())) if stats_path.is_file() else None
     missing = sorted({number_of_id[int(k)] for k in ids} - set(row_of))
+    if missing and len(missing) == len(set(number_of_id.values())):
+        raise first_error  # not one of its launches: another run's folder, not a part of this one
     if missing:
         n = missing[0]
         rec = next((r for r in records.values() if r.number == n), None)
