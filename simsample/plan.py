@@ -52,7 +52,12 @@ PLAN_FORMAT_VERSION = 1
 #: metric's value of the launch (the estimator's auxiliary variable); plans without it (1.0)
 #: still read and estimate.
 PLAN_FORMAT_MINOR = 1
-_KEY_ORDER = ("simsample_plan", "simsample_plan_minor", "created_by", "workload", "sampler", "estimator", "prediction", "clusters", "samples")
+#: 2: the optional ``process`` section (where the launches are in the process, the filters the
+#: workload went through; :mod:`simsample.sampling.filters`). Written only by plans that have it,
+#: so plans without it keep their bytes.
+PLAN_FORMAT_MINOR_PROCESS = 2
+_KEY_ORDER = ("simsample_plan", "simsample_plan_minor", "created_by", "workload", "sampler", "estimator", "prediction", "clusters", "samples",
+              "process")
 #: A sample's keys, in the order written; the ones the schema does not require (``x``) are
 #: left out of a sample whose value is missing.
 SAMPLE_FIELDS = ("kernel_id", "launch", "weight", "cluster", "x")
@@ -112,6 +117,8 @@ class Plan:
     clusters: list[Cluster]
     samples: pd.DataFrame
     created_by: str = field(default_factory=lambda: f"simsample {__version__}")
+    #: where the launches are in the process and how the workload was filtered (format 1.2; None before)
+    process: dict[str, Any] | None = None
 
     # --- construction ------------------------------------------------------------------------
     @classmethod
@@ -255,9 +262,9 @@ class Plan:
                 {f: v for f, v in zip(fields, map(_num, values)) if v is not None or f in _REQUIRED_SAMPLE_FIELDS}
                 for values in zip(*cols)
             ]
-        return {
+        doc = {
             "simsample_plan": PLAN_FORMAT_VERSION,
-            "simsample_plan_minor": PLAN_FORMAT_MINOR,
+            "simsample_plan_minor": PLAN_FORMAT_MINOR if self.process is None else PLAN_FORMAT_MINOR_PROCESS,
             "created_by": self.created_by,
             "workload": {k: _jsonable(v) for k, v in self.workload.items()},
             "sampler": _jsonable(self.sampler),
@@ -266,6 +273,9 @@ class Plan:
             "clusters": [c.to_json() for c in self.clusters],
             "samples": rows,
         }
+        if self.process is not None:
+            doc["process"] = _jsonable(self.process)
+        return doc
 
     def dumps(self) -> str:
         """Canonical text: nested objects indented, one line per cluster and per sample."""
@@ -299,6 +309,7 @@ class Plan:
             clusters=clusters,
             samples=samples,
             created_by=doc["created_by"],
+            process=dict(doc["process"]) if doc.get("process") is not None else None,
         )
 
     @classmethod
@@ -388,6 +399,13 @@ def dumps_document(doc: Mapping[str, Any], *, sample_lines: Sequence[str] | None
             lines.extend(f"    {t}," for t in texts[:-1])
             lines.append(f"    {texts[-1]}")
             lines.append(f"  ]{comma}")
+        elif key == "process" and isinstance(value, Mapping) and value.get("samples"):
+            # one line per sampled launch, as for the samples
+            head = json.dumps({k: v for k, v in value.items() if k != "samples"}, indent=2, ensure_ascii=False, allow_nan=False)
+            rows = [json.dumps(s, ensure_ascii=False, allow_nan=False) for s in value["samples"]]
+            body = head[:-2] + (',\n  "samples": [\n' if len(value) > 1 else '\n  "samples": [\n') + ",\n".join(f"    {r}" for r in rows) + "\n  ]\n}"
+            body = body.replace("\n", "\n  ")
+            lines.append(f'  "{key}": {body}{comma}')
         else:
             body = json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
             body = body.replace("\n", "\n  ")

@@ -388,7 +388,11 @@ def test_functional_warmup_run_has_only_the_sampled_launches(warm_run, capsys):
     assert abs(cycles["estimate"] / expected["full_cycles"] - 1) < 0.01
 
 
-def test_warmup_id_taken_by_a_sample_of_a_profile_plan_is_one_line_error(tmp_path):
+def test_warmup_of_a_profile_plan_is_numbered_in_the_plan_s_own_ids(tmp_path):
+    """A profile numbers launches from 0, the traces from 1: the launch before profile launch 3 is
+    trace kernel 3. Its warm-up row takes the profile's numbering (id 2, position 2), so it can
+    never collide with a sampled id (it used to be refused as 'kernel id 3, which the plan gives to
+    a sampled launch')."""
     from simsample.workload import from_records
     from tests.test_accelsim_apply import synth_folder
 
@@ -396,7 +400,25 @@ def test_warmup_id_taken_by_a_sample_of_a_profile_plan_is_one_line_error(tmp_pat
     k = read_traces(d).kernels
     prof = from_records({"name": ["axpy(float*)", "relu(float*)", "axpy(float*)", "gemm(float*)", "relu(float*)"], "grid_x": k["grid_x"].to_numpy(), "block_x": k["block_x"].to_numpy(),
                          "duration_ns": [5, 6, 5, 9, 6]}, source="profile.sqlite", format="nsys")
-    plan = make_plan(prof, [3, 4])  # profile ids 3, 4; the traces number the launch before them 3 as well
-    with pytest.raises(UserError, match="kernel id 3, which the plan gives to a sampled launch"):
-        apply_plan(plan, d, tmp_path / "out", warmup=WarmupSpec(1))
-    assert not (tmp_path / "out").exists()
+    plan = make_plan(prof, [3, 4])  # profile ids 3, 4; the traces number the launch before them 3
+    res = apply_plan(plan, d, tmp_path / "out", warmup=WarmupSpec(1))
+    assert res.warmup == [2]
+    w = pd.read_csv(tmp_path / "out" / "simsample-weights.csv")
+    assert w[["kernel_id", "launch", "role", "trace"]].values.tolist() == [
+        [2, 2, "warmup", "kernel-3.traceg"], [3, 3, "sample", "kernel-4.traceg"], [4, 4, "sample", "kernel-5.traceg"]]
+    assert [ln for ln in (tmp_path / "out" / "kernelslist.g").read_text().splitlines() if ln.startswith("kernel")] == [
+        "kernel-3.traceg", "kernel-4.traceg", "kernel-5.traceg"]
+
+
+def test_split_warmup_of_a_profile_plan_is_numbered_in_the_plan_s_own_ids(tmp_path):
+    """The same 0/1-based collision in one job per sample (apply --split)."""
+    from simsample.workload import from_records
+    from simsample_accelsim.split import split_plan
+    from tests.test_accelsim_apply import synth_folder
+
+    d = synth_folder(tmp_path)
+    k = read_traces(d).kernels
+    prof = from_records({"name": ["axpy(float*)", "relu(float*)", "axpy(float*)", "gemm(float*)", "relu(float*)"], "grid_x": k["grid_x"].to_numpy(), "block_x": k["block_x"].to_numpy(),
+                         "duration_ns": [5, 6, 5, 9, 6]}, source="profile.sqlite", format="nsys")
+    res = split_plan(make_plan(prof, [3, 4]), d, tmp_path / "out", warmup=WarmupSpec(1))
+    assert [(j.kernel_id, j.warmup) for j in res.jobs] == [(3, (2,)), (4, (3,))]  # profile ids; in its own job, sample 3 warms sample 4

@@ -225,7 +225,15 @@ def _info_metric(wl) -> str:
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Plan file to write.")
 @profile_options
 @join_option
-def plan_cmd(profiles: tuple[Path, ...], sampler_name: str | None, params: tuple[str, ...], seed: int, output: Path, fmt: str | None, rank: int | None, join: Path | None) -> None:
+@click.option("--include", metavar="REGEX", help="Plan only the launches whose kernel name matches (case-insensitive search).")
+@click.option("--exclude", metavar="REGEX", help="Leave out the launches whose kernel name matches (e.g. nccl); their measured time is reported by estimate.")
+@click.option("--steps", metavar="A-B", help="Only the launches of steps A..B: ProfilerStep#N of a PyTorch-profiler trace, NVTX ranges 'step N' of an nsys export.")
+@click.option("--time-range", metavar="START-END", help="Only the launches starting in this window from the first launch's start, e.g. 200ms-450ms.")
+@click.option("--first-launch", type=int, metavar="N",
+              help="The process's launch number (the tracer's 1-based counter) of the profile's first launch; needed for tracer selections "
+                   "from a profile that does not start with the process (a PyTorch-profiler window).")
+def plan_cmd(profiles: tuple[Path, ...], sampler_name: str | None, params: tuple[str, ...], seed: int, output: Path, fmt: str | None, rank: int | None, join: Path | None,
+             include: str | None, exclude: str | None, steps: str | None, time_range: str | None, first_launch: int | None) -> None:
     """Choose the launches to simulate and write a plan."""
     from simsample.library import get_sampler, plan, read, resolve_params
     from simsample.progress import stage
@@ -238,8 +246,17 @@ def plan_cmd(profiles: tuple[Path, ...], sampler_name: str | None, params: tuple
     resolve_params(sampler, given)  # a wrong parameter is refused before the profile is read
     options = reader_options(rank)
     wl = read(*profiles, format=fmt, rank=options.get("rank"), join=join, columns=options.get("columns"))
+    if len(wl) == 0:
+        raise UserError(f"{wl.source}: no kernel launches to sample")
+    from simsample.sampling.filters import LaunchFilter, attach_process, prepare
+
+    prep = prepare(wl, profiles, LaunchFilter(include, exclude, steps, time_range), first_launch=first_launch)
+    for line in prep.filtered.notes:
+        click.echo(f"note: {line}", err=True)
+    wl = prep.workload
     with stage(f"planning {len(wl):,} launches with {sampler.name}") as say:
         plan_ = plan(wl, sampler.name, seed=seed, stage=say, **given)
+    attach_process(plan_, prep)
     if chosen:
         plan_.prediction["default_sampler"] = True  # the plan says it was not asked for by name
     plan_.write(output)
@@ -254,6 +271,8 @@ def plan_cmd(profiles: tuple[Path, ...], sampler_name: str | None, params: tuple
     click.echo(summary)
     if pred.get("note"):
         click.echo(f"note: {pred['note']}", err=True)
+    if prep.filtered.excluded_launches:
+        click.echo(f"note: {prep.filtered.excluded_launches:,} of {prep.filtered.profile_launches:,} launches left out by the filters", err=True)
 
 
 def read_values_csv(path: Path) -> pd.DataFrame:
@@ -285,14 +304,20 @@ def read_values_csv(path: Path) -> pd.DataFrame:
 
 def print_estimates(estimates: list, plan, as_json: bool, *, header: str = "", as_csv: bool | None = None) -> None:
     """Shared output of ``estimate`` for the generic path and for adapters (``--csv``: from
-    ``simsample estimate --sim NAME ... --csv`` when the adapter's command has no such option)."""
+    ``simsample estimate --sim NAME ... --csv`` when the adapter's command has no such option).
+    Launches a plan's filters left out are reported beside the estimate, never added to it."""
     from simsample.library import Estimate
+    from simsample.sampling.filters import excluded_line, excluded_summary
 
     est = Estimate(plan, list(estimates))
     if as_csv is None:
         as_csv = csv_requested()
+    excluded = excluded_summary(plan)
     if as_json:
-        echo_json(est.to_json())
+        doc = est.to_json()
+        if excluded:  # measured on the GPU, not simulated: beside the estimate, never added to it
+            doc["plan"]["excluded"] = {"filters": (plan.process or {}).get("filters"), **dict(excluded)}
+        echo_json(doc)
         return
     if as_csv:
         frame = est.to_dataframe().reset_index()
@@ -311,6 +336,9 @@ def print_estimates(estimates: list, plan, as_json: bool, *, header: str = "", a
     con.print(table)
     if plan.prediction.get("error_bound") is not None:
         con.print(f"plan's bound: ±{100 * plan.prediction['error_bound']:.2f}% at {100 * plan.prediction['confidence']:.0f}% confidence")
+    line = excluded_line(plan)
+    if line:
+        con.print(line, highlight=False)
 
 
 @click.command("estimate")

@@ -38,11 +38,12 @@ from simsample.adapter_support import (
     staged_folder,
     write_plan_records,
 )
-from simsample.errors import UserError
+from simsample.errors import PlanMismatchError, UserError
 from simsample.io.files import atomic_write_text
 from simsample.plan import Plan
 from simsample_accelsim.kernelslist import DEFAULT_LIST, KernelEntry, Memcpy, render, shell_unsafe
 from simsample_accelsim.notes import warn
+from simsample_accelsim.partial import choose_warmup_traced, folder_numbers, is_partial, match_partial, warmup_records
 from simsample_accelsim.reader import TraceFolder, folder_notes, resolve_list, scan_folder, workload_of
 from simsample_accelsim.warmup import WarmupSpec, preceding, reuse_window, targeted, warmup_steps
 
@@ -83,6 +84,10 @@ def choose_warmup(tf: TraceFolder, plan: Plan, rows: Sequence[int], spec: Warmup
     samples = sorted(set(int(r) for r in rows))
     if spec.none or not samples:
         return {s: [] for s in samples}
+    numbers = folder_numbers(tf)
+    if is_partial(numbers):  # a folder of selected ranges: predecessors by launch number, among those traced
+        assert numbers is not None
+        return choose_warmup_traced(tf, plan, rows, spec, numbers, shared=shared)
     if not spec.targeted and not spec.reuse:
         assert spec.k is not None
         warm, short = preceding(samples, spec.k)
@@ -113,7 +118,10 @@ def open_for_plan(
     tf = scan_folder(traces)
     for message in folder_notes(tf):
         warn(message)
-    rows, by_position = match_plan(plan, workload_of(tf), what="trace folder")
+    try:
+        rows, by_position = match_plan(plan, workload_of(tf), what="trace folder")
+    except PlanMismatchError as e:  # a folder holding some launches of the run: match by launch number
+        rows, by_position = match_partial(plan, tf, e), plan.workload.get("format") != "accelsim"
     kept = sorted(set(int(r) for r in rows))  # match_plan checked that they are rows of this folder
     for i in kept:
         if not tf.files[i].exists():
@@ -154,7 +162,7 @@ def apply_plan(
             commands.append(cmd)
     trace_of_id = {int(k): tf.entry_name(int(r)) for k, r in zip(plan.samples["kernel_id"], rows)}
     ids = workload_of(tf).kernels["kernel_id"].to_numpy()
-    warm_rows = {int(ids[i]): (i, tf.entry_name(i)) for i in extra}
+    warm_rows = warmup_records(plan, rows, folder_numbers(tf), ids, extra, tf.entry_name)
     clash = sorted(set(warm_rows) & set(int(k) for k in plan.samples["kernel_id"]))
     if clash:  # a plan made on another source numbers launches its own way
         raise UserError(

@@ -413,6 +413,14 @@ def _id_mapper(summaries: list[LogSummary], plan: Plan | None, traces: str | Pat
             return via_traces
     if plan_on_traces and all(r.trace_kernel_id is not None for s in summaries for r in s.runs):
         return lambda summary, run: run.trace_kernel_id
+    if plan is not None and all(r.trace_kernel_id is not None for s in summaries for r in s.runs):
+        from simsample.sampling.filters import sample_launches
+
+        records = sample_launches(plan)  # a plan that knows its launches' numbers in the process (format 1.2)
+        if records and all(r.number is not None for r in records):
+            by_number = {int(r.number): r.kernel_id for r in records}  # type: ignore[arg-type]
+            # a launch the plan did not sample (warm-up) gets an id no plan launch has, so it is counted and left out
+            return lambda summary, run: by_number.get(int(run.trace_kernel_id), -int(run.trace_kernel_id))
     if plan is None:
         raise UserError("the log does not echo the traces' '-kernel id' lines; pass --plan so that launches can be mapped by order")
     sampled = plan.sampled_ids

@@ -17,3 +17,10 @@ def register_readers(register):
     from simsample_accelsim.reader import AccelSimReader
 
     register(AccelSimReader())
+
+
+@hookimpl
+def register_commands(cli):
+    from simsample_accelsim.tracecli import accelsim_group
+
+    cli.add_command(accelsim_group)

@@ -36,6 +36,7 @@ from simsample.io.files import atomic_write_text
 from simsample.io.limits import read_text_limited
 from simsample.plan import Plan
 from simsample_accelsim.apply import WARMUP_PREFIX, choose_warmup, open_for_plan
+from simsample_accelsim.partial import folder_numbers, warmup_ids
 from simsample_accelsim.kernelslist import DEFAULT_LIST, KernelEntry, Memcpy, render
 from simsample_accelsim.notes import warn
 from simsample_accelsim.reader import resolve_list, workload_of
@@ -99,7 +100,8 @@ def split_plan(
     for i in warm_only:
         if not tf.files[i].exists():
             raise UserError(f"{tf.files[i]}: warm-up trace is missing")
-    warm_rows = {int(ids[i]): (i, tf.entry_name(i)) for i in warm_only}
+    warm_id = warmup_ids(plan, rows, folder_numbers(tf), ids, warm_only)  # in the plan's numbering
+    warm_rows = {kid: (pos, tf.entry_name(i)) for i, (kid, pos) in warm_id.items()}
     clash = sorted(set(warm_rows) & set(id_of_row.values()))
     if clash:
         raise UserError(
@@ -126,7 +128,7 @@ def split_plan(
                 link_or_copy(tf.files[step], folder / trace, copy=copy)
                 replayed = functional and detailed.get(s) != step
                 commands.append(KernelEntry(entries[step].line, WARMUP_PREFIX + trace if replayed else trace))
-                warm_ids.append(int(ids[step]) if step not in keep else id_of_row[step])
+                warm_ids.append(warm_id[step][0] if step not in keep else id_of_row[step])
             trace = tf.entry_name(s)
             link_or_copy(tf.files[s], folder / trace, copy=copy)
             commands.append(KernelEntry(entries[s].line, trace))

@@ -83,13 +83,25 @@ def tracer_numbers(plan: Plan, numbers_by_id: dict[int, int] | None) -> dict[int
     if numbers_by_id is not None:
         return dict(numbers_by_id)
     own = plan.workload.get("format") == FORMAT
+    if not own:
+        from simsample.sampling.filters import WHOLE_PROCESS_FORMATS, launch_numbers, sample_launches
+
+        if sample_launches(plan) is not None:  # format 1.2: the process numbers (1-based) the plan recorded; MacSim's count from 0
+            return {k: n - 1 for k, n in launch_numbers(plan, what="SAMPLED_KERNEL_INFO").items()}
+        if plan.workload.get("format") not in WHOLE_PROCESS_FORMATS:
+            raise UserError(
+                f"the plan's profile {plan.workload.get('source') or '?'} ({plan.workload.get('format')}) does not say which launch of the process "
+                "it starts at, so the tracer's numbers of its launches are unknown; make the plan again with --first-launch N"
+            )
     return {int(k): int(k) if own else int(p) for k, p in zip(plan.samples["kernel_id"], plan.samples["launch"])}
 
 
-def sampled_kernel_info(plan: Plan, tracer_id: dict[int, int]) -> str:
+def sampled_kernel_info(plan: Plan, tracer_id: dict[int, int], window: int = 0) -> str:
     """The tracer's ``SAMPLED_KERNEL_INFO`` file: two header lines, then per sampled cluster
     ``<cluster size> <number of ids> <id> ...`` (distinct launches; no blank line, which would end
-    the tracer's reading)."""
+    the tracer's reading). With ``window``, a last line ``0 <n> <id> ...`` lists the ``window``
+    launches before each sampled one that are not sampled themselves: a cluster that stands for
+    no launch, traced so that they can be simulated before the samples for their cache state."""
     s = plan.samples
     lines = [
         f"simsample plan: sampler {plan.sampler.get('name')} seed {plan.sampler.get('seed')}, "
@@ -101,6 +113,12 @@ def sampled_kernel_info(plan: Plan, tracer_id: dict[int, int]) -> str:
         ids = sorted({tracer_id[int(k)] for k in s.loc[s["cluster"] == c.id, "kernel_id"]})
         if ids:
             lines.append(" ".join(str(x) for x in [int(c.size), len(ids), *ids]))
+    if window > 0:
+        sampled = set(tracer_id.values())
+        warm = sorted({j for n in sampled for j in range(max(0, n - window), n)} - sampled)
+        if warm:
+            lines[1] += f"; last line: the {window} launches before each sample, traced for warm-up (cluster size 0)"
+            lines.append(" ".join(str(x) for x in [0, len(warm), *warm]))
     return "\n".join(lines) + "\n"
 
 
@@ -113,6 +131,7 @@ def apply_plan(
     force: bool = False,
     copy: bool = False,
     absolute: bool = True,
+    warmup_window: int = 0,
 ) -> ApplyResult:
     """Write the sampled inputs into the new folder ``out`` (atomically)."""
     folder: TraceFolder | None = None
@@ -138,7 +157,7 @@ def apply_plan(
     changes: list[str] = []
     with staged_folder(out, force=force, inputs=inputs) as tmp:
         tracer_id = tracer_numbers(plan, numbers_by_id)
-        atomic_write_text(tmp / SAMPLED_INFO, sampled_kernel_info(plan, tracer_id))
+        atomic_write_text(tmp / SAMPLED_INFO, sampled_kernel_info(plan, tracer_id, warmup_window))
         extra = {"trace": {k: f"Kernel{n}" for k, n in numbers_by_id.items()}} if numbers_by_id else None
         write_plan_records(tmp, plan, extra)
         if folder is not None:

@@ -27,7 +27,10 @@ _PATH = click.Path(path_type=Path)
 @click.option("--copy", is_flag=True, help="Copy the sampled KernelN folders instead of linking them.")
 @click.option("--relative", is_flag=True, help="trace_file_list names ./kernel_config.txt (run MacSim from OUT) instead of its absolute path.")
 @click.option("--split", is_flag=True, help="Not available for MacSim (see the message).")
-def apply_cmd(plan_path: Path, traces: Path | None, out: Path, params: Path | None, force: bool, copy: bool, relative: bool, split: bool) -> None:
+@click.option("--warmup-window", default=0, show_default=True, type=click.IntRange(min=0), metavar="W",
+              help="Also name the W launches before each sampled one in SAMPLED_KERNEL_INFO, so that they are traced for warm-up.")
+def apply_cmd(plan_path: Path, traces: Path | None, out: Path, params: Path | None, force: bool, copy: bool, relative: bool, split: bool,
+              warmup_window: int) -> None:
     """Write a folder that runs only the plan's kernels (and the tracer's SAMPLED_KERNEL_INFO file)."""
     from simsample_macsim.apply import SAMPLED_INFO, apply_plan
 
@@ -36,7 +39,7 @@ def apply_cmd(plan_path: Path, traces: Path | None, out: Path, params: Path | No
                         "kernel_config.txt and one output folder per run; use apply without --split, or --sim accelsim")
 
     plan = Plan.read(plan_path)
-    res = apply_plan(plan, out, traces=traces, params=params, force=force, copy=copy, absolute=not relative)
+    res = apply_plan(plan, out, traces=traces, params=params, force=force, copy=copy, absolute=not relative, warmup_window=warmup_window)
     for change in res.params_changes:
         click.echo(f"params.in: {change}", err=True)
     if res.kernels:

@@ -1,0 +1,122 @@
+"""``stats.csv``, the NVBit tracer's list of every launch of the process (traced or not).
+
+The Accel-Sim tracer (``util/tracer_nvbit/tracer_tool/tracer_tool.cu``) writes one line per
+``cuLaunchKernel`` it sees, whether or not the launch is in ``DYNAMIC_KERNEL_LIMIT_START``..
+``_END``::
+
+    kernel id, kernel mangled name, grid_dimX, grid_dimY, grid_dimZ, #blocks, block_dimX, block_dimY, block_dimZ, #threads, total_insts, total_reported_insts
+    kernel-1.trace, _Z12sgemm_kernelPKfS0_Pfiii, 8, 8, 1, 64, 128, 1, 1, 128, 25344,25344
+
+The first field is the trace file the launch has (or would have) — ``kernel-N.trace``, with
+``.xz`` under ``TRACE_FILE_COMPRESS=1`` — so N is the launch number; the two instruction counts
+are written when the kernel ends (a run stopped by ``TERMINATE_UPON_LIMIT`` ends before the next
+launch, so its last line is complete). It is what lets a folder holding only some launches be
+checked against the whole launch sequence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+from simsample.errors import FormatError
+
+STATS_FILE = "stats.csv"
+_FILE = re.compile(r"^kernel-(\d+)\.trace(?:g)?(?:\.xz)?$")
+
+
+@dataclass(frozen=True)
+class StatsRow:
+    """One launch of ``stats.csv``."""
+
+    number: int
+    name: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    total_insts: int | None
+    text: str
+
+
+STATS_HEADER = ("kernel id, kernel mangled name, grid_dimX, grid_dimY, grid_dimZ, #blocks, block_dimX, block_dimY, block_dimZ, #threads, "
+                "total_insts, total_reported_insts")
+
+
+def stats_line(number: int, name: str, grid: tuple[int, int, int], block: tuple[int, int, int], insts: int | None = 0, *, xz: bool = False) -> str:
+    """One line as the tracer writes it (without the counts when ``insts`` is None: the process
+    ended inside the kernel)."""
+    g, b = grid, block
+    head = (f"kernel-{number}.trace{'.xz' if xz else ''}, {name}, {g[0]}, {g[1]}, {g[2]}, {g[0] * g[1] * g[2]}, {b[0]}, {b[1]}, {b[2]}, "
+            f"{b[0] * b[1] * b[2]}, ")
+    return head if insts is None else head + f"{insts},{insts}"
+
+
+def read_stats(path: str | Path, only: Collection[int] | None = None) -> dict[int, StatsRow]:
+    """Launch number -> row of a tracer ``stats.csv`` (a line is refused with its number when it
+    does not read as the tracer writes it). ``only``: parse just these launches' lines (a million
+    launches' file is scanned in about a second instead of parsed in tens)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise FormatError(p, f"cannot read ({e.strerror or e})") from None
+    lines = text.splitlines()
+    if only is None:
+        return parse_stats_lines(p, lines)
+    want = set(int(n) for n in only)
+    out: dict[int, StatsRow] = {}
+    for number, line in enumerate(lines, start=1):
+        if line.startswith("kernel-"):
+            dot = line.find(".", 7)
+            if dot > 7 and line[7:dot].isdigit() and int(line[7:dot]) not in want:
+                continue
+        out.update(parse_stats_lines(p, [line], first_line=number))
+    return out
+
+
+def read_stats_tail(path: str | Path, count: int) -> dict[int, StatsRow]:
+    """The last ``count`` launches of a ``stats.csv``, read from its end: a run of a range lists
+    every launch from the process start, its own range last."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as fh:
+            fh.seek(0, 2)
+            end = pos = fh.tell()
+            chunk = b""
+            while pos > 0 and chunk.count(b"\n") <= count + 1:
+                step = min(pos, 1 << 16)
+                pos -= step
+                fh.seek(pos)
+                chunk = fh.read(step) + chunk
+    except OSError as e:
+        raise FormatError(p, f"cannot read ({e.strerror or e})") from None
+    lines = chunk.decode("utf-8", errors="replace").splitlines()
+    if pos > 0:
+        lines = lines[1:]  # the first may be cut
+    del end
+    return parse_stats_lines(p, lines[-count:] if count > 0 else [], first_line=None)
+
+
+def parse_stats_lines(p: Path, lines: list[str], first_line: int | None = 1) -> dict[int, StatsRow]:
+    """Rows of ``stats.csv`` lines (``first_line``: the file line number of the first, for messages)."""
+    out: dict[int, StatsRow] = {}
+    for number, line in enumerate(lines, start=first_line or 1):
+        if not line.strip() or line.startswith("kernel id"):
+            continue
+        raw = line.rstrip()
+        complete = not raw.endswith(",")  # the counts are written when the kernel ends
+        parts = [x.strip() for x in (raw if complete else raw[:-1]).split(",")]
+        m = _FILE.match(parts[0])
+        tail = 10 if complete else 8
+        if m is None or len(parts) < tail + 2:
+            raise FormatError(p, f"{line[:80]!r} is not a tracer stats line (kernel-N.trace, name, grid, blocks, block, threads, insts)",
+                              line=number if first_line else None)
+        name = ",".join(parts[1:-tail])  # a name with commas is rejoined
+        try:
+            gx, gy, gz, _blocks, bx, by, bz, _threads = (int(x) for x in parts[-tail:][:8])
+            insts = int(parts[-2]) if complete else None
+        except ValueError:
+            raise FormatError(p, f"{line[:80]!r}: launch dimensions are not integers", line=number if first_line else None) from None
+        out[int(m.group(1))] = StatsRow(int(m.group(1)), name, (gx, gy, gz), (bx, by, bz), insts, line)
+    return out
