@@ -24,6 +24,7 @@ Only one simulation runs at a time; outputs are kept in WORK (a finished run of 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shutil
 import statistics
 import subprocess
@@ -93,7 +94,7 @@ def main() -> int:
     ap.add_argument("--samplers", default="", help="also make plans with these samplers, e.g. random,stem")
     ap.add_argument("--seeds", default="0-4", help="seeds for --samplers, e.g. 0-4")
     ap.add_argument("--plan-param", action="append", default=[], help="--param for plan, e.g. samples=2")
-    ap.add_argument("--warmup", default="none,1,2,targeted", help="comma-separated --warmup settings")
+    ap.add_argument("--warmup", default="none,1,2,targeted", help="comma-separated --warmup settings ('producers': targeted without the window)")
     ap.add_argument("--warmup-horizon", type=int, default=None)
     ap.add_argument("--warmup-coverage", type=float, default=None)
     args = ap.parse_args()
@@ -113,7 +114,9 @@ def main() -> int:
         on_full, _ = collect([args.work / "full" / "macsim.out"], plan)
         ideal = next(e for e in estimate_results(plan, on_full, metrics=["cycles"]) if e.metric == "cycles").estimate
         for w in args.warmup.split(","):
-            spec = parse_warmup(w, args.warmup_horizon or DEFAULT_HORIZON, args.warmup_coverage or DEFAULT_COVERAGE, None)
+            spec = parse_warmup("targeted" if w == "producers" else w, args.warmup_horizon or DEFAULT_HORIZON, args.warmup_coverage or DEFAULT_COVERAGE, None)
+            if w == "producers":  # the producers alone, without the launches between them and the sample
+                spec = dataclasses.replace(spec, window=False)
             folder = args.work / f"{name}-{spec.label()}".replace("(", "_").replace(")", "").replace(",", "_").replace("=", "")
             res = apply_plan(plan, folder, traces=args.traces, params=args.params, force=True, warmup=spec)
             listing = (folder / "kernel_config.txt").read_text()

@@ -109,16 +109,21 @@ def _fp(lines: list[int], insts: int = 10) -> Footprint:
     st.data(),
     st.integers(1, 6),
     st.sampled_from([0.5, 0.8, 1.0]),
+    st.booleans(),
 )
 @settings(max_examples=80, deadline=None)
-def test_targeted_takes_recent_touchers_until_covered(touches, data, horizon, coverage):
+def test_targeted_takes_recent_touchers_until_covered(touches, data, horizon, coverage, window):
     n = len(touches)
     samples = sorted(set(data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=3))))
     fps = {i: _fp(t) for i, t in enumerate(touches)}
-    warm = targeted(samples, fps.__getitem__, horizon=horizon, coverage=coverage, budget=None)
+    warm = targeted(samples, fps.__getitem__, horizon=horizon, coverage=coverage, budget=None, window=window)
     chosen = {j for w in warm.values() for j in w}
     for s, w in warm.items():
         assert all(s - horizon <= j < s and j not in samples for j in w)
+        if window and w:  # a window: every launch from its start to the sample, sampled ones aside
+            assert set(w) == set(range(min(w), s)) - set(samples)
+        if window and s > 0 and s - 1 not in samples:
+            assert s - 1 in w
         # every line the sample touches, attributed to its last toucher within the horizon
         last: dict[int, int] = {}
         for line in fps[s].lines:
@@ -132,8 +137,11 @@ def test_targeted_takes_recent_touchers_until_covered(touches, data, horizon, co
 
 def test_targeted_budget_limits_the_warmup_instructions():
     fps = {0: _fp([1, 2, 3], 100), 1: _fp([4], 10), 2: _fp([1, 2, 3, 4], 10)}
-    assert targeted([2], fps.__getitem__, budget=None) == {2: [0, 1]}
-    assert targeted([2], fps.__getitem__, budget=1.0) == {2: [1]}  # 100 warp instructions do not fit 1 x 10
+    for window in (True, False):
+        assert targeted([2], fps.__getitem__, budget=None, window=window) == {2: [0, 1]}
+        assert targeted([2], fps.__getitem__, budget=1.0, window=window) == {2: [1]}  # 100 warp instructions do not fit 1 x 10
+    assert targeted([2], fps.__getitem__, coverage=0.2, window=False) == {2: [0]}  # the producer of most lines first
+    assert targeted([2], fps.__getitem__, coverage=0.2) == {2: [1]}  # the window's nearest launch covers 1 of 4 lines
     assert choose([2], parse_warmup("none"), fps.__getitem__) == {2: []}
     with pytest.raises(UserError, match="--traces"):
         choose([2], parse_warmup("targeted"))
@@ -147,7 +155,8 @@ def test_footprint_of_the_real_vectormultadd_traces():
     assert np.isin(fp[2].lines, fp[0].lines).sum() == 128 and np.isin(fp[2].lines, fp[1].lines).sum() == 128
     assert not np.isin(fp[1].lines, fp[0].lines).any()
     assert targeted([2], fp.__getitem__) == {2: [0, 1]}
-    assert targeted([1], fp.__getitem__) == {1: []}  # nothing kernel 1 touches was touched before it
+    assert targeted([1], fp.__getitem__, window=False) == {1: []}  # nothing kernel 1 touches was touched before it
+    assert targeted([1], fp.__getitem__) == {1: [0]}  # but the window has at least the predecessor (same code, measured to warm it)
 
 
 def test_synth_records_are_what_the_footprint_reads(tmp_path):

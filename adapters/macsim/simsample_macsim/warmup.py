@@ -12,10 +12,12 @@ The options are those of the Accel-Sim adapter's ``--warmup``:
 * ``K`` (an int): the K launches immediately before each sampled launch (fewer near the start).
 * ``targeted``: from the traces' memory addresses (each ``LD``/``LDG``/``ST``/``STG``/``ATOM``/
   ``RED`` record's address is a line the launch touches), each line a sampled launch reads or
-  writes is attributed to the launch within ``horizon`` before it that last touched it; per
-  sample, those launches are added by accesses attributed, most first, until ``coverage`` of
-  those accesses is covered, while the warm-up's warp instructions stay within
-  ``budget`` x the sampled launches' (MacSim has no launch latency: cycles follow instructions).
+  writes is attributed to the launch within ``horizon`` before it that last touched it; each
+  sample then gets every launch back to the nearest point that covers ``coverage`` of those
+  accesses (at least its immediate predecessor), while the warm-up's warp instructions stay
+  within ``budget`` x the sampled launches' (MacSim has no launch latency: cycles follow
+  instructions). A window, not the producers alone: MacSim keeps L1 across kernels, and running
+  only the producers left samples too warm (see :func:`targeted`).
   Reading the addresses is cheap here: one 64-byte record per warp instruction, with the address
   of its first thread, and only the samples and the ``horizon`` launches before them are read.
 * ``none`` (= 0): cold, as before.
@@ -58,6 +60,7 @@ class WarmupSpec:
     horizon: int = DEFAULT_HORIZON
     coverage: float = DEFAULT_COVERAGE
     budget: float | None = DEFAULT_BUDGET
+    window: bool = True  # targeted: every launch back to the farthest producer needed, not the producers alone
 
     @property
     def targeted(self) -> bool:
@@ -69,7 +72,8 @@ class WarmupSpec:
 
     def label(self) -> str:
         b = "inf" if self.budget is None else f"{self.budget:g}"
-        return f"targeted(h={self.horizon},c={self.coverage:g},b={b})" if self.targeted else f"K={self.k}"
+        kind = "targeted" if self.window else "producers"
+        return f"{kind}(h={self.horizon},c={self.coverage:g},b={b})" if self.targeted else f"K={self.k}"
 
 
 def parse_warmup(text: str | int, horizon: int = DEFAULT_HORIZON, coverage: float = DEFAULT_COVERAGE,
@@ -140,12 +144,20 @@ def targeted(
     horizon: int = DEFAULT_HORIZON,
     coverage: float = DEFAULT_COVERAGE,
     budget: float | None = DEFAULT_BUDGET,
+    window: bool = True,
 ) -> dict[int, list[int]]:
     """Per sampled position, its targeted warm-up positions (see the module docstring).
 
-    Sampled launches run anyway, so a producer that is itself sampled costs nothing and covers its
-    loads for free. Samples are served in launch order; a producer that would take the warm-up
-    past ``budget`` x the sampled launches' warp instructions is skipped.
+    Each line a sample touches is attributed to its last toucher within ``horizon``. With
+    ``window`` (the default), the sample gets every launch back to the nearest point that covers
+    ``coverage`` of its attributed accesses, and at least its immediate predecessor: MacSim keeps
+    its L1 caches across kernels, so the launches between a producer and the sample matter too
+    (they evict what the full run did not find in L1), and a launch of the same code warms its
+    instruction fetch. Without ``window``, only the producers themselves are run, most accesses
+    first (the Accel-Sim adapter's choice; measured too warm here). Sampled launches run anyway
+    and cost nothing. Samples are served in launch order; with ``budget``, a sample's window is
+    cut (or a producer skipped) where the warm-up would pass ``budget`` x the sampled launches'
+    warp instructions.
     """
     kept = sorted(set(int(s) for s in samples))
     keep = set(kept)
@@ -161,29 +173,45 @@ def targeted(
     chosen: set[int] = set()
     out: dict[int, list[int]] = {}
     for s in kept:
-        need, loads = fp(s).lines, fp(s).counts
+        need, counts = fp(s).lines, fp(s).counts
         mine: dict[int, float] = {}
         for j in range(s - 1, max(-1, s - 1 - horizon), -1):
             if len(need) == 0:
                 break
-            f = fp(j)
-            hit = np.isin(need, f.lines, assume_unique=True)
+            hit = np.isin(need, fp(j).lines, assume_unique=True)
             if hit.any():
-                mine[j] = float(loads[hit].sum())
-                need, loads = need[~hit], loads[~hit]  # j touched the line last: earlier launches do not matter for it
+                mine[j] = float(counts[hit].sum())
+                need, counts = need[~hit], counts[~hit]  # j touched the line last: earlier launches do not matter for it
         goal = coverage * sum(mine.values())
-        covered = sum(n for j, n in mine.items() if j in keep or j in chosen)
-        for j in sorted(mine, key=lambda j: (-mine[j], -j)):
-            if covered >= goal:
+        if window:
+            start, covered = s - 1, 0.0
+            for j in range(s - 1, max(-1, s - 1 - horizon), -1):
+                covered += mine.get(j, 0.0)
+                start = j
+                if covered >= goal:
+                    break
+            picks = [j for j in range(s - 1, max(-1, start - 1), -1)]  # nearest first: a cut budget keeps the nearest
+        else:
+            covered = sum(n for j, n in mine.items() if j in keep or j in chosen)
+            picks = [j for j in sorted(mine, key=lambda j: (-mine[j], -j))]
+        own: list[int] = []
+        for j in picks:
+            if not window and covered >= goal:
                 break
-            if j in keep or j in chosen:
+            if j in keep:
+                continue
+            if j in chosen:  # already run for an earlier sample
+                own.append(j)
                 continue
             if spent + fp(j).warp_insts > allowed:
+                if window:
+                    break
                 continue
             spent += fp(j).warp_insts
             chosen.add(j)
-            covered += mine[j]
-        out[s] = sorted(j for j in mine if j in chosen)
+            own.append(j)
+            covered += mine.get(j, 0.0)
+        out[s] = sorted(own)
     return out
 
 
@@ -195,7 +223,7 @@ def choose(samples: Sequence[int], spec: WarmupSpec, footprint: Callable[[int], 
     if spec.targeted:
         if footprint is None:
             raise UserError("--warmup targeted reads the traces' memory addresses: pass --traces, or use --warmup K without traces")
-        return targeted(samples, footprint, horizon=spec.horizon, coverage=spec.coverage, budget=spec.budget)
+        return targeted(samples, footprint, horizon=spec.horizon, coverage=spec.coverage, budget=spec.budget, window=spec.window)
     assert spec.k is not None
     return preceding(samples, spec.k)
 
