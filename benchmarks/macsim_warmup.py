@@ -121,15 +121,18 @@ def main() -> int:
             res = apply_plan(plan, folder, traces=args.traces, params=args.params, force=True, warmup=spec)
             listing = (folder / "kernel_config.txt").read_text()
             log = folder / "macsim.out"
-            for other in sorted(args.work.glob("*/kernel_config.txt")):  # a finished run of the same list, from an earlier invocation
-                if other.parent != folder and other.read_text() == listing and finished(other.parent / "macsim.out"):
-                    done.setdefault(listing, other.parent / "macsim.out")
+            if not (listing in done and finished(done[listing])):
+                done.pop(listing, None)
+                for other in sorted(args.work.glob("*/kernel_config.txt")):  # a finished run of the same list, from an earlier invocation
+                    if other.parent != folder and other.read_text() == listing and finished(other.parent / "macsim.out"):
+                        done[listing] = other.parent / "macsim.out"
+                        break
             if listing in done:
                 shutil.copyfile(done[listing], log)
             else:
                 print(f"simulating {folder.name}: {len(res.kernels) - len(res.warmup)} sampled + {len(res.warmup)} warm-up kernels", file=sys.stderr)
                 run_macsim(args.macsim, folder)
-                done[listing] = log
+            done[listing] = log  # the newest copy: apply --force may since have replaced the folder it came from
             results, _ = collect([log], plan)
             est = next(e for e in estimate_results(plan, results, metrics=["cycles"]) if e.metric == "cycles")
             whole = float(parse_log(log).final_cycle)

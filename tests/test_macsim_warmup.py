@@ -211,15 +211,17 @@ def test_apply_lists_warmup_kernels_before_their_sample(tmp_path, chain):
     assert sorted(_tracer_ids((tmp_path / "cold" / SAMPLED_INFO).read_text())) == [1, 3, 5]
 
 
-def test_tracer_file_alone_names_the_warmup_launches(tmp_path, chain):
+def test_tracer_file_alone_names_the_warmup_launches(tmp_path, chain, capsys):
     plan = _explicit_plan(tmp_path, chain, "3,6,0\n")
     res = apply_plan(plan, tmp_path / "out", traces=None, params=None, warmup=parse_warmup("2"))
     assert res.kernels == [] and res.warmup == [1, 2]
     assert sorted(_tracer_ids((tmp_path / "out" / SAMPLED_INFO).read_text())) == [1, 2, 3]
     w = pd.read_csv(tmp_path / "out" / "simsample-weights.csv")
     assert w[["kernel_id", "launch", "role"]].values.tolist() == [[1, 1, "warmup"], [2, 2, "warmup"], [3, 3, "sample"]]
-    with pytest.raises(UserError, match="--traces"):
-        apply_plan(plan, tmp_path / "t", traces=None, params=None, warmup=parse_warmup("targeted"))
+    # targeted needs the traces' addresses: without them, the tracer is asked for every candidate
+    res = apply_plan(plan, tmp_path / "t", traces=None, params=None, warmup=parse_warmup("targeted", horizon=2))
+    assert res.warmup == [1, 2]
+    assert "lists the 2 launches before each sample" in capsys.readouterr().err
 
 
 def test_a_folder_traced_without_the_warmup_launches_is_refused(tmp_path, chain):

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from simsample.adapter_support import link_or_copy, match_plan, staged_folder, write_plan_records
+from simsample.adapter_support import check_output_folder, link_or_copy, match_plan, note, staged_folder, write_plan_records
 from simsample.errors import PlanMismatchError, UserError
 from simsample.io.files import atomic_write_text
 from simsample.plan import Plan
@@ -128,6 +128,7 @@ def apply_plan(
     order: list[int] = []
     if traces is not None:
         folder = load_trace_folder(traces)
+        check_output_folder(Path(out), force=force, inputs=[folder.config.folder])  # before the warm-up choice reads traces
         numbers_by_id = _numbers_by_id(plan, folder)
         run_pos = {e.number: i for i, e in enumerate(folder.config.kernels)}
         order = sorted(set(numbers_by_id.values()), key=run_pos.__getitem__)
@@ -186,6 +187,10 @@ def _choose_warmup(plan: Plan, folder: TraceFolder | None, numbers_by_id: dict[i
                                 "the launches before each sample: retrace them, or pass --warmup K")
             return kernel_footprint(by_number[n].folder)
 
+    if spec.targeted and folder is None:
+        note(f"--warmup targeted without --traces: {SAMPLED_INFO} lists the {spec.horizon} launches before each sample "
+             "(--warmup-horizon), so that apply --traces on what the tracer writes can choose among them")
+        spec = WarmupSpec(spec.horizon)
     warm = warmup_positions(choose(samples, spec, footprint), samples)
     if folder is not None:
         untraced = [n for n in warm if n not in by_number]

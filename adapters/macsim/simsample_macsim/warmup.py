@@ -14,7 +14,8 @@ The options are those of the Accel-Sim adapter's ``--warmup``:
   ``RED`` record's address is a line the launch touches), each line a sampled launch reads or
   writes is attributed to the launch within ``horizon`` before it that last touched it; each
   sample then gets every launch back to the nearest point that covers ``coverage`` of those
-  accesses (at least its immediate predecessor), while the warm-up's warp instructions stay
+  accesses, and back to the last launch of its own code (its instruction addresses; at least its
+  immediate predecessor), while the warm-up's warp instructions stay
   within ``budget`` x the sampled launches' (MacSim has no launch latency: cycles follow
   instructions). A window, not the producers alone: MacSim keeps L1 across kernels, and running
   only the producers left samples too warm (see :func:`targeted`).
@@ -31,7 +32,7 @@ from __future__ import annotations
 
 import gzip
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -39,8 +40,8 @@ import numpy as np
 from simsample.errors import UserError
 
 #: Defaults (see docs/howto/macsim-warmup.md for the measurements behind them).
-DEFAULT_WARMUP = "1"
-DEFAULT_HORIZON = 5
+DEFAULT_WARMUP = "targeted"
+DEFAULT_HORIZON = 16
 DEFAULT_COVERAGE = 0.8
 DEFAULT_BUDGET: float | None = None
 
@@ -48,7 +49,7 @@ DEFAULT_BUDGET: float | None = None
 READ_OPCODES = (71, 73, 83, 85)  # LD, LDG, ATOM, ATOMG
 WRITE_OPCODES = (77, 78, 83, 85, 86)  # ST, STG, ATOM, ATOMG, RED
 _RECORD_SIZE = 64  # sizeof(trace_info_nvbit_small_s)
-_OPCODE_AT, _ADDR_AT = 0, 48
+_OPCODE_AT, _PC_AT, _ADDR_AT = 0, 32, 48
 LINE = 128
 
 
@@ -107,11 +108,12 @@ def preceding(samples: Sequence[int], k: int) -> dict[int, list[int]]:
 @dataclass(frozen=True)
 class Footprint:
     """The 128-byte lines a launch's global loads and stores touch (sorted), how many warp-level
-    accesses touch each, and its warp instructions."""
+    accesses touch each, its warp instructions and the lines its instructions are fetched from."""
 
     lines: np.ndarray
     counts: np.ndarray
     warp_insts: int
+    code: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # the lines of its instructions
 
 
 def kernel_footprint(folder: Path) -> Footprint:
@@ -119,7 +121,7 @@ def kernel_footprint(folder: Path) -> Footprint:
     files = sorted(Path(folder).glob("trace_*.raw"))
     if not files:
         raise UserError(f"{folder}: no trace_*.raw files; targeted warm-up reads the traces' addresses (pass --warmup K instead)")
-    ops, addrs = [], []
+    ops, addrs, pcs = [], [], []
     for f in files:
         try:
             with gzip.open(f, "rb") as fh:
@@ -131,10 +133,11 @@ def kernel_footprint(folder: Path) -> Footprint:
         rec = np.frombuffer(raw, np.uint8).reshape(-1, _RECORD_SIZE)
         ops.append(rec[:, _OPCODE_AT])
         addrs.append(rec[:, _ADDR_AT:_ADDR_AT + 8].copy().view("<u8").ravel())
+        pcs.append(np.unique(rec[:, _PC_AT:_PC_AT + 8].copy().view("<u8").ravel() // LINE))
     op = np.concatenate(ops)
     line = np.concatenate(addrs) // LINE
     lines, counts = np.unique(line[np.isin(op, READ_OPCODES + WRITE_OPCODES) & (line > 0)], return_counts=True)
-    return Footprint(lines, counts.astype(np.float64), len(op))
+    return Footprint(lines, counts.astype(np.float64), len(op), np.unique(np.concatenate(pcs)))
 
 
 def targeted(
@@ -150,10 +153,11 @@ def targeted(
 
     Each line a sample touches is attributed to its last toucher within ``horizon``. With
     ``window`` (the default), the sample gets every launch back to the nearest point that covers
-    ``coverage`` of its attributed accesses, and at least its immediate predecessor: MacSim keeps
-    its L1 caches across kernels, so the launches between a producer and the sample matter too
-    (they evict what the full run did not find in L1), and a launch of the same code warms its
-    instruction fetch. Without ``window``, only the producers themselves are run, most accesses
+    ``coverage`` of its attributed accesses, back to the last launch of its code (the lines of its
+    instruction addresses) if that is farther, and at least its immediate predecessor: MacSim
+    keeps its L1 caches across kernels, so the launches between a producer and the sample matter
+    too (they evict what the full run did not find in L1), and a launch of the same code warms
+    its instruction fetch. Without ``window``, only the producers themselves are run, most accesses
     first (the Accel-Sim adapter's choice; measured too warm here). Sampled launches run anyway
     and cost nothing. Samples are served in launch order; with ``budget``, a sample's window is
     cut (or a producer skipped) where the warm-up would pass ``budget`` x the sampled launches'
@@ -190,6 +194,12 @@ def targeted(
                 start = j
                 if covered >= goal:
                     break
+            code = fp(s).code
+            if len(code):
+                for j in range(s - 1, max(-1, s - 1 - horizon), -1):
+                    if np.isin(code, fp(j).code, assume_unique=True).any():
+                        start = min(start, j)  # the last launch of the same code: it warms the instruction fetch
+                        break
             picks = [j for j in range(s - 1, max(-1, start - 1), -1)]  # nearest first: a cut budget keeps the nearest
         else:
             covered = sum(n for j, n in mine.items() if j in keep or j in chosen)
