@@ -15,7 +15,7 @@ For a MacSim trace folder this script
    alone (what warm-up costs), and the full run's cycles over the sampled run's (the saving).
 
 Only one simulation runs at a time; outputs are kept in WORK (a finished run of the same
-``kernel_config.txt`` is reused).
+``kernel_config.txt`` is reused, from WORK/runs).
 
     python benchmarks/macsim_warmup.py --macsim path/to/macsim --params params.in \\
         --traces vectormultadd/4096 --work scratch/ --plan k0k2.json --warmup none,1,2,targeted
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import shutil
 import statistics
 import subprocess
@@ -108,7 +109,8 @@ def main() -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     truth, per_kernel = full_run(args)
     print(f"full run: {truth:,.0f} cycles, per kernel {per_kernel}")
-    done: dict[str, Path] = {}
+    runs = args.work / "runs"  # finished logs by kernel_config.txt: a later setting or invocation with the same list reuses them
+    runs.mkdir(exist_ok=True)
     rows: list[tuple[str, str, float, float, float, float]] = []
     for name, plan in plans(args):
         on_full, _ = collect([args.work / "full" / "macsim.out"], plan)
@@ -121,18 +123,13 @@ def main() -> int:
             res = apply_plan(plan, folder, traces=args.traces, params=args.params, force=True, warmup=spec)
             listing = (folder / "kernel_config.txt").read_text()
             log = folder / "macsim.out"
-            if not (listing in done and finished(done[listing])):
-                done.pop(listing, None)
-                for other in sorted(args.work.glob("*/kernel_config.txt")):  # a finished run of the same list, from an earlier invocation
-                    if other.parent != folder and other.read_text() == listing and finished(other.parent / "macsim.out"):
-                        done[listing] = other.parent / "macsim.out"
-                        break
-            if listing in done:
-                shutil.copyfile(done[listing], log)
+            cached = runs / f"{hashlib.sha1(listing.encode()).hexdigest()[:16]}.out"
+            if finished(cached):
+                shutil.copyfile(cached, log)
             else:
                 print(f"simulating {folder.name}: {len(res.kernels) - len(res.warmup)} sampled + {len(res.warmup)} warm-up kernels", file=sys.stderr)
                 run_macsim(args.macsim, folder)
-            done[listing] = log  # the newest copy: apply --force may since have replaced the folder it came from
+                shutil.copyfile(log, cached)
             results, _ = collect([log], plan)
             est = next(e for e in estimate_results(plan, results, metrics=["cycles"]) if e.metric == "cycles")
             whole = float(parse_log(log).final_cycle)

@@ -248,3 +248,94 @@ def test_cli_apply_with_warmup_and_a_bad_setting(tmp_path, chain, capsys):
     assert run(["apply", "--sim", "macsim", "--plan", str(tmp_path / "p.json"), "--out", str(tmp_path / "b"), "--warmup", "lots"]) == 1
     err = capsys.readouterr().err.strip()
     assert "--warmup 'lots'" in err and "\n" not in err and not (tmp_path / "b").exists()
+
+
+# --- real MacSim runs with warm-up (tests/fixtures/macsim_warmup, see its README) -----------------
+
+
+def _expected() -> dict:
+    path = FIXTURES / "expected.json"
+    if not path.exists():
+        pytest.skip("tests/fixtures/macsim_warmup is not present")
+    return json.loads(path.read_text())
+
+
+def _runs():
+    return [pytest.param(r, id=r["id"]) for r in json.loads((FIXTURES / "expected.json").read_text())["runs"]] if (FIXTURES / "expected.json").exists() else []
+
+
+@pytest.mark.parametrize("r", _runs())
+def test_estimates_of_the_real_runs_are_those_measured(r, capsys):
+    exp = _expected()
+    plan = Plan.read(FIXTURES / r["plan"])
+    log = FIXTURES / r["log"]
+    results, _ = collect([log], plan)
+    # warm-up kernels ran (they are in the log) but never count: the results are the plan's kernels only
+    from simsample_macsim.output import parse_log
+
+    ran = [k.number for k in parse_log(log).kernels]
+    assert ran == r["kernels"]
+    assert set(r["warmup"]) <= set(ran) and not set(r["warmup"]) & set(results["kernel_id"])
+    assert results["kernel_id"].tolist() == plan.sampled_ids
+    cycles = {k.number: k.cycles for k in parse_log(log).kernels}
+    assert results["cycles"].tolist() == [cycles[k] for k in plan.sampled_ids]
+    est = next(e for e in estimate_results(plan, results, metrics=["cycles"]) if e.metric == "cycles")
+    full = exp["full_cycles"][r["workload"]]
+    assert est.estimate == pytest.approx(r["estimate"])
+    assert 100 * (est.estimate / full - 1) == pytest.approx(r["error_percent"], abs=0.005)
+
+
+def test_the_measured_story_holds():
+    """The numbers the docs page gives, from the fixtures' own entries."""
+    runs = {r["id"]: r for r in _expected()["runs"]}
+    assert runs["vma-k0k2-none"]["error_percent"] == pytest.approx(13.39, abs=0.01)
+    assert runs["vma-random0-none"]["error_percent"] == pytest.approx(20.57, abs=0.01)
+    # targeted runs kernels 0 and 1 before kernel 2: the full run's own order, so the estimate is the plan's on the full run
+    assert runs["vma-random0-warm"]["log"] == "vma-full.out.gz" and "targeted" in runs["vma-random0-warm"]["settings"]
+    # on layers, targeted's warm-up error (its estimate minus the plan's on the full run's cycles) is under 0.1%; cold it is 100%
+    warm = runs["layers-random1-targeted"]["error_percent"] - runs["layers-random1-plan-on-full"]["error_percent"]
+    assert abs(warm) < 0.1
+    assert runs["layers-random1-none"]["error_percent"] - runs["layers-random1-plan-on-full"]["error_percent"] > 100
+
+
+@pytest.mark.parametrize("setting", ["none", "1", "2", "targeted"])
+def test_apply_on_the_real_traces_writes_what_was_run(tmp_path, setting):
+    """apply with each setting lists exactly the kernels of the fixture log made with it."""
+    exp = _expected()
+    traces = shared_path(*VMA)
+    for r in exp["runs"]:
+        if r["workload"] != "vectormultadd" or setting not in r["settings"]:
+            continue
+        plan = Plan.read(FIXTURES / r["plan"])
+        out = tmp_path / f"{r['id']}-{setting}"
+        res = apply_plan(plan, out, traces=traces, params=shared_path("simulators", "macsim", "bin", "params.in"), warmup=parse_warmup(setting))
+        assert res.kernels == r["kernels"] and res.warmup == r["warmup"]
+        lines = (out / "kernel_config.txt").read_text().split("\n")[3:-1]
+        assert lines == [f"./Kernel{n}/trace.txt" for n in r["kernels"]]
+        w = pd.read_csv(out / "simsample-weights.csv")
+        roles = dict(zip(w["kernel_id"], w["role"])) if "role" in w.columns else {k: "sample" for k in w["kernel_id"]}
+        assert {k for k, v in roles.items() if v == "warmup"} == set(r["warmup"])
+        assert sorted(_tracer_ids((out / SAMPLED_INFO).read_text())) == r["kernels"]
+
+
+@pytest.fixture(scope="module")
+def layers(tmp_path_factory):
+    """The layers traces, rewritten by the benchmark's generator (about 50 MB, tens of seconds)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("layers", Path(__file__).parents[1] / "benchmarks" / "macsim_layers_workload.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    root = tmp_path_factory.mktemp("macsim-layers") / "layers"
+    write_workload(root, mod.layers_kernels())
+    return root
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("setting", ["none", "1", "targeted"])
+def test_apply_on_the_layers_workload_writes_what_was_run(tmp_path, layers, setting):
+    exp = _expected()
+    for r in exp["runs"]:
+        if r["workload"] == "layers" and setting in r["settings"]:
+            res = apply_plan(Plan.read(FIXTURES / r["plan"]), tmp_path / setting, traces=layers, params=None, warmup=parse_warmup(setting))
+            assert res.kernels == r["kernels"] and res.warmup == r["warmup"]
