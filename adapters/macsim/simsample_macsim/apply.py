@@ -20,6 +20,7 @@ of its own, so that the tracer traces them as well.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +34,7 @@ from simsample.plan import Plan
 from simsample_macsim.params import patch_params, required_knobs
 from simsample_macsim.reader import FORMAT, TraceFolder, launch_list, load_trace_folder
 from simsample_macsim.traces import KERNEL_CONFIG, KERNEL_NAMES, TRACE_FILE_LIST, kernel_names_text
-from simsample_macsim.warmup import WarmupSpec, choose, kernel_footprint, warmup_info_line, warmup_positions
+from simsample_macsim.warmup import Footprint, WarmupSpec, choose, kernel_footprint, warmup_info_line, warmup_positions
 
 SAMPLED_INFO = "sampled_kernels_info.txt"
 PARAMS = "params.in"
@@ -177,15 +178,17 @@ def _choose_warmup(plan: Plan, folder: TraceFolder | None, numbers_by_id: dict[i
     """The warm-up launch numbers (tracer launch numbers, ``KernelN``) for the plan's samples, in
     launch order; with traces, each must have been traced."""
     samples = sorted(set(tracer_numbers(plan, numbers_by_id).values()))
-    footprint = None
+    footprint: Callable[[int], Footprint] | None = None
     if folder is not None:
         by_number = {e.number: e for e in folder.config.kernels}
 
-        def footprint(n: int):  # noqa: ANN202 - the targeted choice's reader
+        def read(n: int) -> Footprint:
             if n not in by_number:
                 raise UserError(f"{folder.config.path}: Kernel{n} (before a sampled launch) was not traced; targeted warm-up needs "
                                 "the launches before each sample: retrace them, or pass --warmup K")
             return kernel_footprint(by_number[n].folder)
+
+        footprint = read
 
     if spec.targeted and folder is None:
         note(f"--warmup targeted without --traces: {SAMPLED_INFO} lists the {spec.horizon} launches before each sample "
@@ -197,7 +200,7 @@ def _choose_warmup(plan: Plan, folder: TraceFolder | None, numbers_by_id: dict[i
         if untraced:
             raise UserError(
                 f"{folder.config.path}: warm-up launch Kernel{untraced[0]} was not traced ({len(untraced)} of {len(warm)} missing); "
-                f"trace them with SAMPLED_KERNEL_INFO={SAMPLED_INFO} from 'simsample apply --sim macsim --plan ... --warmup {spec.label().removeprefix('K=')} "
+                f"trace them with SAMPLED_KERNEL_INFO={SAMPLED_INFO} from 'simsample apply --sim macsim --plan ... --warmup {'targeted' if spec.targeted else spec.k} "
                 "--out DIR' (without --traces), or pass --warmup none"
             )
     return warm

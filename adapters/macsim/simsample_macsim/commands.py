@@ -30,9 +30,9 @@ _PATH = click.Path(path_type=Path)
 @click.option("--relative", is_flag=True, help="trace_file_list names ./kernel_config.txt (run MacSim from OUT) instead of its absolute path.")
 @click.option("--split", is_flag=True, help="Not available for MacSim (see the message).")
 @click.option("--warmup", default=DEFAULT_WARMUP, show_default=True, metavar="K|targeted|none",
-              help="Launches run before each sampled one for their cache state (not counted): the K before it, the producers of its loads, or none.")
-@click.option("--warmup-horizon", default=DEFAULT_HORIZON, show_default=True, type=int, help="targeted: launches looked back for the producers of a sample's lines.")
-@click.option("--warmup-coverage", default=DEFAULT_COVERAGE, show_default=True, type=float, help="targeted: share of a sample's loads whose producers are run.")
+              help="Launches run before each sampled one for their cache state (not counted): the K before it, the window back to the last toucher of its lines and code, or none.")
+@click.option("--warmup-horizon", default=DEFAULT_HORIZON, show_default=True, type=int, help="targeted: launches looked back for the last touchers of a sample's lines and code.")
+@click.option("--warmup-coverage", default=DEFAULT_COVERAGE, show_default=True, type=float, help="targeted: share of a sample's memory accesses whose last toucher the window must hold.")
 @click.option("--warmup-budget", default="none", show_default=True, metavar="SHARE|none",
               help="targeted: warm-up warp instructions allowed, as a share of the sampled launches' ('none': no limit).")
 def apply_cmd(plan_path: Path, traces: Path | None, out: Path, params: Path | None, force: bool, copy: bool, relative: bool, split: bool,

@@ -15,12 +15,12 @@ The options are those of the Accel-Sim adapter's ``--warmup``:
   writes is attributed to the launch within ``horizon`` before it that last touched it; each
   sample then gets every launch back to the nearest point that covers ``coverage`` of those
   accesses, and back to the last launch of its own code (its instruction addresses; at least its
-  immediate predecessor), while the warm-up's warp instructions stay
-  within ``budget`` x the sampled launches' (MacSim has no launch latency: cycles follow
-  instructions). A window, not the producers alone: MacSim keeps L1 across kernels, and running
-  only the producers left samples too warm (see :func:`targeted`).
-  Reading the addresses is cheap here: one 64-byte record per warp instruction, with the address
-  of its first thread, and only the samples and the ``horizon`` launches before them are read.
+  immediate predecessor), while the warm-up's warp instructions stay within ``budget`` x the
+  sampled launches' (MacSim has no launch latency: cycles follow instructions). A window, not
+  the producers alone: MacSim keeps L1 across kernels, and running only the producers left
+  samples too warm (see :func:`targeted`). Reading the addresses is cheap here: one 64-byte
+  record per warp instruction, with the address of its first thread, and only the samples and
+  the ``horizon`` launches before them are read.
 * ``none`` (= 0): cold, as before.
 
 Warm-up launches are positions in the full run (the tracer's ``grid_launch_id``), so the same
@@ -83,7 +83,7 @@ def parse_warmup(text: str | int, horizon: int = DEFAULT_HORIZON, coverage: floa
     if horizon < 1:
         raise UserError(f"--warmup-horizon {horizon}: must be at least 1 (launches looked back for producers)")
     if not 0.0 < coverage <= 1.0:
-        raise UserError(f"--warmup-coverage {coverage}: must be in (0, 1] (the share of a sample's loads whose producers run)")
+        raise UserError(f"--warmup-coverage {coverage}: must be in (0, 1] (the share of a sample's memory accesses whose last toucher the window must hold)")
     if budget is not None and budget < 0:
         raise UserError(f"--warmup-budget {budget}: must be >= 0 (warm-up warp instructions as a share of the sampled launches')")
     t = str(text).strip().lower()
