@@ -1,10 +1,11 @@
 """Write the "layers" MacSim trace folder: per-layer weights re-read every step, for warm-up measurements.
 
-Three decode-like steps over four layers; per layer a projection reads the activations the
-previous launch wrote and the layer's weights, then a residual add reads the projection and the
-activations two launches back:
+Three decode-like steps over four layers; per layer a projection (kernel ``proj``) reads the
+activations the previous launch wrote and the layer's weights, then a residual add (``resid``)
+reads the projection and the activations two launches back. Each kernel is one function, so its
+launches share their code addresses:
 
-    proj0 resid0 proj1 resid1 proj2 resid2 proj3 resid3      (x 3 steps, the same weights per step)
+    proj resid proj resid proj resid proj resid      (layers 0-3, x 3 steps, the same weights per step)
 
 So a projection's weights were last read 8 launches earlier (in the previous step; cold in the
 first), and its activations 1 launch earlier. Arrays are 16,384 doubles (128 KiB); the whole
