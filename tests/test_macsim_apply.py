@@ -130,7 +130,7 @@ def test_out_must_be_new_or_empty_and_failures_leave_nothing(tmp_path, traces, c
     out = tmp_path / "out"
     out.mkdir()
     (out / "old.txt").write_text("x")
-    args = ["apply", "--sim", "macsim", "--plan", str(plan_path), "--traces", str(traces), "--out", str(out)]
+    args = ["apply", "--sim", "macsim", "--plan", str(plan_path), "--traces", str(traces), "--out", str(out), "--warmup", "none"]
     assert run(args) == 1
     assert "not empty" in capsys.readouterr().err
     assert run([*args, "--force"]) == 0
@@ -138,7 +138,7 @@ def test_out_must_be_new_or_empty_and_failures_leave_nothing(tmp_path, traces, c
     # a plan for other traces: refused, nothing written, no partial folder left behind
     other = write_trace_folder(tmp_path / "other", [(0, [1]), (1, [2])])
     new_out = tmp_path / "new"
-    assert run(["apply", "--sim", "macsim", "--plan", str(plan_path), "--traces", str(other), "--out", str(new_out)]) == 1
+    assert run(["apply", "--sim", "macsim", "--plan", str(plan_path), "--traces", str(other), "--out", str(new_out), "--warmup", "none"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("error: plan was made for workload")
     assert not new_out.exists()
@@ -276,7 +276,8 @@ def test_end_to_end_with_a_stand_in_macsim(tmp_path, traces, capsys):
     plan = tmp_path / "plan.json"
     assert run(["plan", str(traces), "--sampler", "random", "--param", "count=3", "--seed", "2", "-o", str(plan)]) == 0
     out = tmp_path / "sampled"
-    assert run(["apply", "--sim", "macsim", "--plan", str(plan), "--traces", str(traces), "--out", str(out), "--params", str(params)]) == 0
+    assert run(["apply", "--sim", "macsim", "--plan", str(plan), "--traces", str(traces), "--out", str(out), "--params", str(params),
+                "--warmup", "none"]) == 0  # these stand-in traces have no instruction streams to choose warm-up from
     assert run(["run", "--sim", "macsim", "--sampled", str(out), "--macsim", str(exe)]) == 0
     capsys.readouterr()
     assert run(["collect", "--sim", "macsim", "--plan", str(plan), str(out), "--json"]) == 0

@@ -11,16 +11,22 @@ kernels (traces of whole ML workloads run to hundreds of GB).
 
 Without ``--traces`` only the tracer file, the weights and (with ``--params``) ``params.in`` are
 written: the first step of tracing only what will be simulated.
+
+With a warm-up (:mod:`.warmup`), the launches chosen to run before the sampled ones are listed in
+``kernel_config.txt`` too, in launch order, each once; ``simsample-weights.csv`` lists them with
+weight 0 and role ``warmup`` (collect leaves them out), and the tracer file names them on a line
+of its own, so that the tracer traces them as well.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from simsample.adapter_support import link_or_copy, match_plan, staged_folder, write_plan_records
+from simsample.adapter_support import check_output_folder, link_or_copy, match_plan, note, staged_folder, write_plan_records
 from simsample.errors import PlanMismatchError, UserError
 from simsample.io.files import atomic_write_text
 from simsample.io.limits import read_text_limited
@@ -29,6 +35,7 @@ from simsample.plan import Plan
 from simsample_macsim.params import check_params_text, patch_params, required_knobs
 from simsample_macsim.reader import FORMAT, TraceFolder, launch_list, load_trace_folder
 from simsample_macsim.traces import KERNEL_CONFIG, KERNEL_NAMES, TRACE_FILE_LIST, kernel_names_text
+from simsample_macsim.warmup import Footprint, WarmupSpec, choose, kernel_footprint, warmup_positions
 
 SAMPLED_INFO = "sampled_kernels_info.txt"
 PARAMS = "params.in"
@@ -40,6 +47,7 @@ class ApplyResult:
     kernels: list[int]  # KernelN numbers written to kernel_config.txt, in order (empty without traces)
     params_changes: list[str]
     wrote_params: bool
+    warmup: list[int] = field(default_factory=list)  # warm-up launch numbers (not sampled), in launch order
 
 
 def _numbers_by_id(plan: Plan, folder: TraceFolder) -> dict[int, int]:
@@ -96,12 +104,13 @@ def tracer_numbers(plan: Plan, numbers_by_id: dict[int, int] | None) -> dict[int
     return {int(k): int(k) if own else int(p) for k, p in zip(plan.samples["kernel_id"], plan.samples["launch"])}
 
 
-def sampled_kernel_info(plan: Plan, tracer_id: dict[int, int], window: int = 0) -> str:
+def sampled_kernel_info(plan: Plan, tracer_id: dict[int, int], window: int = 0, warmup: Sequence[int] = ()) -> str:
     """The tracer's ``SAMPLED_KERNEL_INFO`` file: two header lines, then per sampled cluster
     ``<cluster size> <number of ids> <id> ...`` (distinct launches; no blank line, which would end
     the tracer's reading). With ``window``, a last line ``0 <n> <id> ...`` lists the ``window``
     launches before each sampled one that are not sampled themselves: a cluster that stands for
-    no launch, traced so that they can be simulated before the samples for their cache state."""
+    no launch, traced so that they can be simulated before the samples for their cache state;
+    the warm-up launches ``warmup`` chose (:mod:`.warmup`) join that line."""
     s = plan.samples
     lines = [
         f"simsample plan: sampler {plan.sampler.get('name')} seed {plan.sampler.get('seed')}, "
@@ -113,12 +122,13 @@ def sampled_kernel_info(plan: Plan, tracer_id: dict[int, int], window: int = 0) 
         ids = sorted({tracer_id[int(k)] for k in s.loc[s["cluster"] == c.id, "kernel_id"]})
         if ids:
             lines.append(" ".join(str(x) for x in [int(c.size), len(ids), *ids]))
-    if window > 0:
-        sampled = set(tracer_id.values())
-        warm = sorted({j for n in sampled for j in range(max(0, n - window), n)} - sampled)
-        if warm:
-            lines[1] += f"; last line: the {window} launches before each sample, traced for warm-up (cluster size 0)"
-            lines.append(" ".join(str(x) for x in [0, len(warm), *warm]))
+    sampled = set(tracer_id.values())
+    windowed = {j for n in sampled for j in range(max(0, n - window), n)} if window > 0 else set()
+    warm = sorted((windowed | {int(j) for j in warmup}) - sampled)
+    if warm:
+        what = f"the {window} launches before each sample" if window > 0 else "the warm-up launches"
+        lines[1] += f"; last line: {what}, traced for warm-up (cluster size 0)"
+        lines.append(" ".join(str(x) for x in [0, len(warm), *warm]))
     return "\n".join(lines) + "\n"
 
 
@@ -132,16 +142,22 @@ def apply_plan(
     copy: bool = False,
     absolute: bool = True,
     warmup_window: int = 0,
+    warmup: WarmupSpec | None = None,
 ) -> ApplyResult:
-    """Write the sampled inputs into the new folder ``out`` (atomically)."""
+    """Write the sampled inputs into the new folder ``out`` (atomically), with the launches
+    ``warmup`` chooses before the sampled ones (default: none)."""
     folder: TraceFolder | None = None
     numbers_by_id: dict[int, int] | None = None
     order: list[int] = []
     if traces is not None:
         folder = load_trace_folder(traces)
+        check_output_folder(Path(out), force=force, inputs=[folder.config.folder])  # before the warm-up choice reads traces
         numbers_by_id = _numbers_by_id(plan, folder)
         run_pos = {e.number: i for i, e in enumerate(folder.config.kernels)}
         order = sorted(set(numbers_by_id.values()), key=run_pos.__getitem__)
+    warm = _choose_warmup(plan, folder, numbers_by_id, warmup or WarmupSpec())
+    if folder is not None:
+        order = sorted(set(order) | set(warm), key=run_pos.__getitem__)
     if params is not None and not Path(params).is_file():
         from simsample.io.files import special_file
 
@@ -157,9 +173,9 @@ def apply_plan(
     changes: list[str] = []
     with staged_folder(out, force=force, inputs=inputs) as tmp:
         tracer_id = tracer_numbers(plan, numbers_by_id)
-        atomic_write_text(tmp / SAMPLED_INFO, sampled_kernel_info(plan, tracer_id, warmup_window))
+        atomic_write_text(tmp / SAMPLED_INFO, sampled_kernel_info(plan, tracer_id, warmup_window, warm))
         extra = {"trace": {k: f"Kernel{n}" for k, n in numbers_by_id.items()}} if numbers_by_id else None
-        write_plan_records(tmp, plan, extra)
+        write_plan_records(tmp, plan, extra, warmup=_warmup_rows(plan, warm, numbers_by_id is not None))
         if folder is not None:
             cfg = folder.config
             by_number = {e.number: e for e in cfg.kernels}
@@ -181,4 +197,51 @@ def apply_plan(
             check_params_text(original, str(params))
             text, changes = patch_params(original, required_knobs(max_warp_insts=max_warp, total_insts=total))
             atomic_write_text(tmp / PARAMS, text)
-    return ApplyResult(out, order, changes, params is not None)
+    return ApplyResult(out, order, changes, params is not None, warm)
+
+
+def _choose_warmup(plan: Plan, folder: TraceFolder | None, numbers_by_id: dict[int, int] | None, spec: WarmupSpec) -> list[int]:
+    """The warm-up launch numbers (tracer launch numbers, ``KernelN``) for the plan's samples, in
+    launch order; with traces, each must have been traced."""
+    samples = sorted(set(tracer_numbers(plan, numbers_by_id).values()))
+    footprint: Callable[[int], Footprint] | None = None
+    if folder is not None:
+        by_number = {e.number: e for e in folder.config.kernels}
+
+        def read(n: int) -> Footprint:
+            if n not in by_number:
+                raise UserError(f"{folder.config.path}: Kernel{n} (before a sampled launch) was not traced; targeted warm-up needs "
+                                "the launches before each sample: retrace them, or pass --warmup K")
+            return kernel_footprint(by_number[n].folder)
+
+        footprint = read
+
+    if spec.targeted and folder is None:
+        note(f"--warmup targeted without --traces: {SAMPLED_INFO} lists the {spec.horizon} launches before each sample "
+             "(--warmup-horizon), so that apply --traces on what the tracer writes can choose among them")
+        spec = WarmupSpec(spec.horizon)
+    warm = warmup_positions(choose(samples, spec, footprint), samples)
+    if folder is not None:
+        untraced = [n for n in warm if n not in by_number]
+        if untraced:
+            raise UserError(
+                f"{folder.config.path}: warm-up launch Kernel{untraced[0]} was not traced ({len(untraced)} of {len(warm)} missing); "
+                f"trace them with SAMPLED_KERNEL_INFO={SAMPLED_INFO} from 'simsample apply --sim macsim --plan ... --warmup {'targeted' if spec.targeted else spec.k} "
+                "--out DIR' (without --traces), or pass --warmup none"
+            )
+    return warm
+
+
+def _warmup_rows(plan: Plan, warm: list[int], from_traces: bool) -> dict[int, tuple[int, object]]:
+    """The weights file's warm-up rows: kernel id → (launch position, its ``trace`` value).
+
+    A warm-up launch's kernel id is its launch number (the traces' id); a plan that gives that id
+    to one of its samples numbers launches its own way, and cannot be warmed here."""
+    sampled = {int(k) for k in plan.samples["kernel_id"]}
+    clash = sorted(set(warm) & sampled)
+    if clash:
+        raise UserError(
+            f"warm-up launch {clash[0]} has the kernel id the plan gives to a sampled launch (the plan numbers launches its own way); "
+            "make the plan on these traces or on a profile whose ids are launch positions, or pass --warmup none"
+        )
+    return {n: (n, f"Kernel{n}" if from_traces else "") for n in warm}

@@ -8,7 +8,8 @@ from pathlib import Path
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.adapter_support import against_plan, note, plan_ids
+from simsample.adapter_support import WEIGHTS_FILE, against_plan, note, plan_ids
+from simsample.adapter_support.weights import ROLE_WARMUP
 from simsample.errors import UserError
 from simsample.plan import Plan
 
@@ -26,7 +27,8 @@ def collect(outputs: Sequence[Path], plan: Plan | None = None) -> tuple[pd.DataF
     and, per kernel id whose result is unusable, why.
 
     Several logs may be given (for example one run per kernel); a kernel found in two of them is
-    an error. Kernels the plan did not sample are left out with a note.
+    an error. Kernels the plan did not sample are left out with a note: warm-up kernels (``apply
+    --warmup``) are among them, so their cycles never count as a sample's.
     """
     runs = [parse_log(Path(p)) for p in outputs]
     rows = []
@@ -51,6 +53,11 @@ def collect(outputs: Sequence[Path], plan: Plan | None = None) -> tuple[pd.DataF
     numbers = found["number"].astype(int).tolist()
     found["kernel_id"] = plan_ids(plan, numbers, numbers, FORMAT)
     stray = found[found["kernel_id"].isna()]
+    warm = _warmup_numbers([r.log for r in runs])
+    warmups = int(stray["number"].isin(warm).sum())
+    if warmups:
+        note(f"{warmups} warm-up kernel(s) (apply --warmup) ran for their cache state only; left out of the results")
+    stray = stray[~stray["number"].isin(warm)]
     if len(stray):
         shown = ", ".join(f"Kernel{n}" for n in stray["number"].head(5))
         note(f"{len(stray)} simulated kernel(s) are not in the plan and are left out ({shown}{', ...' if len(stray) > 5 else ''})")
@@ -58,3 +65,21 @@ def collect(outputs: Sequence[Path], plan: Plan | None = None) -> tuple[pd.DataF
     found["kernel_id"] = found["kernel_id"].astype(np.int64)
     details = {int(k): r for k, r in zip(found["kernel_id"], found["reason"]) if r}
     return against_plan(found, plan, METRICS), details
+
+
+def _warmup_numbers(logs: Sequence[Path]) -> set[int]:
+    """The ``KernelN`` numbers that ``simsample-weights.csv`` beside a log lists as warm-up (for
+    the note only: whether a kernel counts is decided by the plan)."""
+    out: set[int] = set()
+    for log in logs:
+        weights = Path(log).parent / WEIGHTS_FILE
+        if not weights.is_file():
+            continue
+        try:
+            table = pd.read_csv(weights)
+        except (OSError, ValueError):
+            continue
+        if "role" in table.columns and "trace" in table.columns:
+            traces = table.loc[table["role"] == ROLE_WARMUP, "trace"].dropna().astype(str)
+            out |= {int(t[len("Kernel"):]) for t in traces if t.startswith("Kernel") and t[len("Kernel"):].isdigit()}
+    return out

@@ -13,6 +13,7 @@ from simsample.errors import UserError
 from simsample.plan import Plan
 
 from simsample_macsim.collect import METRICS, RATIOS, collect
+from simsample_macsim.warmup import DEFAULT_COVERAGE, DEFAULT_HORIZON, DEFAULT_WARMUP
 
 _PATH = click.Path(path_type=Path)
 
@@ -27,30 +28,45 @@ _PATH = click.Path(path_type=Path)
 @click.option("--copy", is_flag=True, help="Copy the sampled KernelN folders instead of linking them.")
 @click.option("--relative", is_flag=True, help="trace_file_list names ./kernel_config.txt (run MacSim from OUT) instead of its absolute path.")
 @click.option("--split", is_flag=True, help="Not available for MacSim (see the message).")
+@click.option("--warmup", default=DEFAULT_WARMUP, show_default=True, metavar="K|targeted|none",
+              help="Launches run before each sampled one for their cache state (not counted): the K before it, the window back to the last toucher of its lines and code, or none.")
+@click.option("--warmup-horizon", default=DEFAULT_HORIZON, show_default=True, type=int, help="targeted: launches looked back for the last touchers of a sample's lines and code.")
+@click.option("--warmup-coverage", default=DEFAULT_COVERAGE, show_default=True, type=float, help="targeted: share of a sample's memory accesses whose last toucher the window must hold.")
+@click.option("--warmup-budget", default="none", show_default=True, metavar="SHARE|none",
+              help="targeted: warm-up warp instructions allowed, as a share of the sampled launches' ('none': no limit).")
 @click.option("--warmup-window", default=0, show_default=True, type=click.IntRange(min=0), metavar="W",
               help="Also name the W launches before each sampled one in SAMPLED_KERNEL_INFO, so that they are traced for warm-up.")
 def apply_cmd(plan_path: Path, traces: Path | None, out: Path, params: Path | None, force: bool, copy: bool, relative: bool, split: bool,
-              warmup_window: int) -> None:
-    """Write a folder that runs only the plan's kernels (and the tracer's SAMPLED_KERNEL_INFO file)."""
+              warmup: str, warmup_horizon: int, warmup_coverage: float, warmup_budget: str, warmup_window: int) -> None:
+    """Write a folder that runs only the plan's kernels and their warm-up launches (and the tracer's SAMPLED_KERNEL_INFO file)."""
     from simsample_macsim.apply import SAMPLED_INFO, apply_plan
+    from simsample_macsim.warmup import parse_warmup
 
     if split:
         raise UserError("--split (one job per sampled launch) is not available for MacSim yet: its run and collect read one "
                         "kernel_config.txt and one output folder per run; use apply without --split, or --sim accelsim")
 
+    try:
+        budget = None if warmup_budget.strip().lower() == "none" else float(warmup_budget)
+    except ValueError:
+        raise UserError(f"--warmup-budget {warmup_budget!r}: expected a share such as 0.5, or 'none'") from None
+    spec = parse_warmup(warmup, warmup_horizon, warmup_coverage, budget)
     plan = Plan.read(plan_path)
-    res = apply_plan(plan, out, traces=traces, params=params, force=force, copy=copy, absolute=not relative, warmup_window=warmup_window)
+    res = apply_plan(plan, out, traces=traces, params=params, force=force, copy=copy, absolute=not relative, warmup_window=warmup_window,
+                     warmup=spec)
     for change in res.params_changes:
         click.echo(f"params.in: {change}", err=True)
     if res.kernels:
         shown = ", ".join(f"Kernel{n}" for n in res.kernels[:8]) + (", ..." if len(res.kernels) > 8 else "")
-        click.echo(f"{out}: {len(res.kernels)} kernel(s) to simulate ({shown})")
+        warm = f", {len(res.warmup)} of them warm-up only ({spec.label()})" if res.warmup else ""
+        click.echo(f"{out}: {len(res.kernels)} kernel(s) to simulate ({shown}){warm}")
         if not res.wrote_params:
             click.echo(f"  copy your params.in into {out} (or rerun with --params) before running MacSim there", err=True)
         click.echo(f"  run:     simsample run --sim macsim --sampled {shlex.quote(str(out))} --macsim /path/to/macsim")
         click.echo(f"  collect: simsample collect --sim macsim --plan {shlex.quote(str(plan_path))} {shlex.quote(str(out / 'macsim.out'))}")
     else:
-        click.echo(f"{out}: {SAMPLED_INFO} for the NVBit tracer ({len(plan.sampled_ids)} launches)")
+        warm = f" and {len(res.warmup)} warm-up launches ({spec.label()})" if res.warmup else ""
+        click.echo(f"{out}: {SAMPLED_INFO} for the NVBit tracer ({len(plan.sampled_ids)} launches{warm})")
         click.echo(f"  trace only those: SAMPLED_KERNEL_INFO={shlex.quote(str(out / SAMPLED_INFO))} TRACE_PATH=... <your program>")
 
 
