@@ -73,7 +73,7 @@ CASES: list[L] = [
     L("dev-zero-report-estimate", "report {W}/va.plan.json --estimate /dev/zero -o {O}/r.html", 1, "character device"),
     L("dev-zero-report-evaluate", "report {W}/va.plan.json --evaluate /dev/zero -o {O}/r.html", 1, "character device"),
     L("dev-zero-truth", f"evaluate {{D}}/{NV}/traces_cudasdk_scan.csv --sampler random --repeat 1 --truth /dev/zero", 1, "character device"),
-    L("dev-zero-truth-sim", f"evaluate {{W}}/f3.parquet --sampler random --repeat 1 --truth /dev/zero --sim accelsim", 1, "character device"),
+    L("dev-zero-truth-sim", "evaluate {W}/f3.parquet --sampler random --repeat 1 --truth /dev/zero --sim accelsim", 1, "character device"),
     L("dev-zero-warmup-config", "apply --sim accelsim --plan {W}/p3.json --traces {W}/t3 --out {O}/s --warmup-config /dev/zero", 1, "character device"),
     L("dev-zero-pkp-log", "pkp replay --total-ctas 10 --wave-size 5 /dev/zero", 1, "character device"),
     L("dev-zero-pkp-stdout", "pkp replay --stdout /dev/zero {W}/vis.log.gz", 1, "character device"),

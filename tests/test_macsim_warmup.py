@@ -40,7 +40,6 @@ from simsample_macsim.warmup import (  # noqa: E402
     parse_warmup,
     preceding,
     targeted,
-    warmup_info_line,
 )
 from tests.test_macsim_reader import VMA, folder_hash  # noqa: E402
 

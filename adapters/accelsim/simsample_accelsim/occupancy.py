@@ -81,26 +81,18 @@ class GpuConfig:
     def from_configs(cls, paths: Iterable[str | Path]) -> GpuConfig:
         """The limits set by GPGPU-Sim config files (later files override earlier ones, as
         repeated ``-config`` options do); what no file sets keeps the SM7_QV100 value."""
-        found: dict[str, int] = {}
+        from simsample_accelsim.gpuconfig import int_option, read_options
+
+        paths = list(paths)
+        raw = read_options(paths, [*_OPTIONS, "-gpgpu_shader_core_pipeline"])
+        found = {field: int_option(raw, name, getattr(cls(), field)) for name, field in _OPTIONS.items()}
         pipeline: tuple[int, int] | None = None
-        for path in paths:
-            try:
-                text = Path(path).read_text(errors="replace")
-            except OSError as e:
-                raise UserError(f"{path}: cannot read the simulator config ({e.strerror or e}); give the gpgpusim.config the run uses") from None
-            for line in text.splitlines():
-                parts = line.split("#", 1)[0].split()
-                if len(parts) < 2:
-                    continue
-                if parts[0] == "-gpgpu_shader_core_pipeline":
-                    m = re.fullmatch(r"(\d+):(\d+)", parts[1])
-                    if not m:
-                        raise UserError(f"{path}: -gpgpu_shader_core_pipeline {parts[1]!r} is not THREADS:WARP_SIZE; fix the config file")
-                    pipeline = (int(m.group(1)), int(m.group(2)))
-                elif parts[0] in _OPTIONS:
-                    if not re.fullmatch(r"[+-]?\d+", parts[1]):
-                        raise UserError(f"{path}: {parts[0]} {parts[1]!r} is not an integer; fix the config file")
-                    found[_OPTIONS[parts[0]]] = int(parts[1])
+        if "-gpgpu_shader_core_pipeline" in raw:
+            value, path = raw["-gpgpu_shader_core_pipeline"]
+            m = re.fullmatch(r"(\d+):(\d+)", value)
+            if not m:
+                raise UserError(f"{path}: -gpgpu_shader_core_pipeline {value!r} is not THREADS:WARP_SIZE; fix the config file")
+            pipeline = (int(m.group(1)), int(m.group(2)))
         cfg = replace(cls(), **found)
         if pipeline is not None:
             cfg = replace(cfg, threads_per_sm=pipeline[0], warp_size=pipeline[1])

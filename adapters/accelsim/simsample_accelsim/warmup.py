@@ -48,7 +48,6 @@ from typing import NamedTuple
 import numpy as np
 
 from simsample.errors import UserError
-from simsample.io.limits import read_text_limited
 from simsample_accelsim.kernelslist import KernelEntry, Memcpy
 
 class Footprint(NamedTuple):
@@ -101,21 +100,12 @@ class CostModel:
         """The launch latency and SM count of GPGPU-Sim config files (later files override
         earlier ones, as ``-config`` does); an option a file does not set keeps the simulator's own
         default (launch latency 0, 10 clusters of 3 cores)."""
-        found: dict[str, int] = {}
-        names = ("-gpgpu_kernel_launch_latency", "-gpgpu_n_clusters", "-gpgpu_n_cores_per_cluster")
-        for path in paths:
-            try:
-                text = read_text_limited(path, errors="replace")
-            except OSError as e:
-                raise UserError(f"{path}: cannot read the simulator config ({e.strerror or e}); give the gpgpusim.config the run uses") from None
-            for line in text.splitlines():
-                parts = line.split("#", 1)[0].split()
-                if len(parts) >= 2 and parts[0] in names:
-                    if not re.fullmatch(r"[+-]?\d+", parts[1]):
-                        raise UserError(f"{path}: {parts[0]} {parts[1]!r} is not an integer; fix the config file")
-                    found[parts[0]] = int(parts[1])
-        latency = max(0, found.get(names[0], 0))
-        sms = found.get(names[1], 10) * found.get(names[2], 3)
+        from simsample_accelsim.gpuconfig import int_option, read_options
+
+        paths = list(paths)
+        found = read_options(paths, ("-gpgpu_kernel_launch_latency", "-gpgpu_n_clusters", "-gpgpu_n_cores_per_cluster"))
+        latency = max(0, int_option(found, "-gpgpu_kernel_launch_latency", 0))
+        sms = int_option(found, "-gpgpu_n_clusters", 10) * int_option(found, "-gpgpu_n_cores_per_cluster", 3)
         if sms < 1:
             raise UserError(f"{', '.join(map(str, paths))}: the config gives {sms} SMs; fix -gpgpu_n_clusters / -gpgpu_n_cores_per_cluster")
         return cls(float(latency), sms)
@@ -331,24 +321,15 @@ def l2_lines_of_configs(paths: Iterable[str | Path]) -> int:
     """Lines of the whole L2 by GPGPU-Sim config files: ``-gpgpu_cache:dl2 S:SETS:LINE:WAYS,...``
     per memory sub-partition, times ``-gpgpu_n_mem`` x ``-gpgpu_n_sub_partition_per_mchannel``
     (later files override earlier ones); SM7_QV100's 6 MiB of 128-byte lines where unset."""
-    found: dict[str, str] = {}
-    for path in paths:
-        try:
-            text = Path(path).read_text(errors="replace")
-        except OSError as e:
-            raise UserError(f"{path}: cannot read the simulator config ({e.strerror or e}); give the gpgpusim.config the run uses") from None
-        for line in text.splitlines():
-            parts = line.split("#", 1)[0].split()
-            if len(parts) >= 2 and parts[0] in ("-gpgpu_cache:dl2", "-gpgpu_n_mem", "-gpgpu_n_sub_partition_per_mchannel"):
-                found[parts[0]] = parts[1]
-    geometry = re.match(r"[A-Z]:(\d+):(\d+):(\d+)", found.get("-gpgpu_cache:dl2", "S:32:128:24"))
+    from simsample_accelsim.gpuconfig import int_option, read_options
+
+    found = read_options(paths, ("-gpgpu_cache:dl2", "-gpgpu_n_mem", "-gpgpu_n_sub_partition_per_mchannel"))
+    dl2 = found["-gpgpu_cache:dl2"][0] if "-gpgpu_cache:dl2" in found else "S:32:128:24"
+    geometry = re.match(r"[A-Z]:(\d+):(\d+):(\d+)", dl2)
     if not geometry:
-        raise UserError(f"-gpgpu_cache:dl2 {found['-gpgpu_cache:dl2']!r}: expected SETS:LINE:WAYS after the first letter; fix the config file")
+        raise UserError(f"-gpgpu_cache:dl2 {dl2!r}: expected SETS:LINE:WAYS after the first letter; fix the config file")
     sets, line_size, ways = (int(g) for g in geometry.groups())
-    try:
-        parts = int(found.get("-gpgpu_n_mem", "32")) * int(found.get("-gpgpu_n_sub_partition_per_mchannel", "2"))
-    except ValueError:
-        raise UserError("-gpgpu_n_mem / -gpgpu_n_sub_partition_per_mchannel must be integers; fix the config file") from None
+    parts = int_option(found, "-gpgpu_n_mem", 32) * int_option(found, "-gpgpu_n_sub_partition_per_mchannel", 2)
     return max(0, sets * ways * parts * line_size // LINE_BYTES)
 
 
