@@ -231,7 +231,7 @@ def kernel_rollup(plan: Plan) -> pd.DataFrame:
     correction when the plan draws with replacement), s the design metric's spread over its
     launches as the plan records it: where the error bar comes from, which is not always where
     the time is (a kernel with most of the time but identical launches adds nothing)."""
-    from simsample.sampling.estimate import _kernel_of
+    from simsample.sampling.estimate import kernel_of
 
     df = _cluster_frame(plan)
     replace = bool(plan.estimator.get("replace"))
@@ -241,7 +241,7 @@ def kernel_rollup(plan: Plan) -> pd.DataFrame:
     fpc = np.ones_like(n) if replace else np.clip(1.0 - np.divide(m, n, out=np.zeros_like(n), where=n > 0), 0.0, 1.0)
     var = np.divide(n * n * fpc * s * s, m, out=np.zeros_like(n), where=m > 0)
     df["variance"] = var
-    df["kernel"] = [_kernel_of(str(k)) for k in df["key"]]
+    df["kernel"] = [kernel_of(str(k)) for k in df["key"]]
     g = df.groupby("kernel", sort=False).agg(clusters=("id", "size"), launches=("size", "sum"), draws=("draws", "sum"), total=("total", "sum"), variance=("variance", "sum"))
     grand, vsum = float(g["total"].sum()), float(g["variance"].sum())
     g["time_share"] = g["total"] / grand if grand > 0 else np.nan

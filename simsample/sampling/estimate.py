@@ -257,6 +257,15 @@ def _group_of(key: str) -> str:
 _RANGE_SUFFIX = re.compile(r" \[[^\]]*\]$")
 
 
+def kernel_of(key: str) -> str:
+    """The kernel name of a cluster key: without the value range and without the shape
+    (``grid=(..) block=(..)``) or occupancy class (``sms=S waves=W``) a grouping appends."""
+    return _GROUP_SUFFIX.sub("", _group_of(key))
+
+
+_GROUP_SUFFIX = re.compile(r" (grid=\([^)]*\) block=\([^)]*\)|sms=\d+ waves=\d+)$")
+
+
 def _collapsed(d: _Design, ybar: np.ndarray, *, alone: bool) -> list[tuple[float, float]]:
     """Collapsed strata with the design metric as auxiliary variable (Hansen, Hurwitz and Madow;
     Isaki 1983): single-draw clusters of one group (:func:`_group_of`) are collapsed, and the scatter of their
