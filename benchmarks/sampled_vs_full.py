@@ -5,10 +5,12 @@ For a trace folder (uncompressed traces, as the simulator reads them) this scrip
 1. runs the full simulation once (or reuses a given full-run output, ``--full-output``),
 2. derives the trace features (``profile features``) and, per sampler and seed, makes the plan
    a user would make (``plan --sampler S --seed N`` on the features),
-3. per warm-up setting (``--warmup 0,1,2,targeted``), applies the plan with that warm-up and runs
-   the sampled simulation (cached: a finished output in the work folder is reused),
-4. prints, per run: the estimated total cycles and its error against the full run, the 95%
-   interval and whether it covers the full run, the cost in simulated cycles relative to the
+3. per warm-up setting (``--warmup 0,1,2,targeted,reuse``), applies the plan with that warm-up and
+   runs the sampled simulation (cached: a finished output in the work folder is reused); with
+   ``--split``, also as one job per sampled launch (``apply --split``), the jobs one after the
+   other, and compares the two estimates,
+4. prints, per run: the estimated total cycles and its error against the full run, the
+   interval at the plan's confidence (its relative half-width) and whether it covers the full run, the cost in simulated cycles relative to the
    sampled launches alone (what warm-up adds), the speedup over the full run in simulated
    cycles, and in the simulator's own wall-clock (``gpgpu_simulation_time``; on a shared
    machine this one depends on the load during each run),

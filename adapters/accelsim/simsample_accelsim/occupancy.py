@@ -18,7 +18,7 @@ difference. The columns here carry the shape into the design:
 The two costs per instruction and per load were fitted to the full Accel-Sim run of the
 hetero traces (:data:`DEFAULT_MODEL`; :func:`fit_model` refits them to any full run).
 
-What the columns are for, as measured (README, "A design from traces"): ``sms_used`` and
+What the columns are for, as measured (docs/results/held-out-workloads.md): ``sms_used`` and
 ``waves`` make the occupancy class by which ``margin`` groups launches of trace features
 (``group=name+occupancy``, the default there), and within a class the warp instructions remain
 the design metric. ``predicted_cycles`` as the design metric did worse: a warp's path does not
