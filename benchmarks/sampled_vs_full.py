@@ -10,8 +10,9 @@ For a trace folder (uncompressed traces, as the simulator reads them) this scrip
    ``--split``, also as one job per sampled launch (``apply --split``), the jobs one after the
    other, and compares the two estimates,
 4. prints, per run: the estimated total cycles and its error against the full run, the
-   interval at the plan's confidence (its relative half-width) and whether it covers the full run, the cost in simulated cycles relative to the
-   sampled launches alone (what warm-up adds), the speedup over the full run in simulated
+   interval at the plan's confidence (its relative half-width) and whether it covers the full
+   run, the cost in simulated cycles relative to the sampled launches alone (what warm-up
+   adds), the speedup over the full run in simulated
    cycles, and in the simulator's own wall-clock (``gpgpu_simulation_time``; on a shared
    machine this one depends on the load during each run),
 5. then the mean per sampler and warm-up.
