@@ -8,7 +8,7 @@ fully in minutes:
   times the loop, then ``splitk_reduce``): the same warp instructions as the forward GEMM of
   its layer, on a quarter of the SMs. Layers differ in width (two sizes of GEMM).
 - **Producers re-read many launches later.** The forward pass saves each layer's activation,
-  which the backward pass reads in reverse order, 2 to 30 launches later; the optimiser re-reads
+  which the backward pass reads in reverse order, 2 to 32 launches later; the optimiser re-reads
   every layer's weights and gradients. A step touches about 7 MiB, more than the 6 MiB L2 of
   SM7_QV100, so what a sampled launch finds in L2 depends on far more than its last few
   predecessors.

@@ -248,7 +248,7 @@ def _group_of(key: str) -> str:
 
     Collapsed strata stay within a group: launches of one kernel at different shapes or
     occupancy classes differ in cycles by what the design metric does not show (8 CTAs of a
-    split-K GEMM against 32 of its unsplit form: the same instructions, 2.5 times the cycles),
+    split-K GEMM against 32 of its unsplit form: the same instructions, 1.6 times the cycles),
     and a line through their design means would count that difference as within-cluster spread
     (intervals of ±12 to ±70% where the estimate was within 2%)."""
     return _RANGE_SUFFIX.sub("", key)
