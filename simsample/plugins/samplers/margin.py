@@ -65,7 +65,7 @@ POOLED_DRAWS = 2
 
 class MarginSampler(Sampler):
     name = "margin"
-    version = "1"
+    version = "2"
     description = "simsample's default: ROOT's splits, one allocation with the finite-population correction, sized with a margin"
     params = (
         Param("eps", float, 0.05, "error bound ε: relative half-width of the interval", minimum=1e-6, maximum=10.0),
