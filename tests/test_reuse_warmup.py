@@ -54,6 +54,14 @@ def test_window_of_a_small_workload_is_everything_before_the_sample():
     assert out == {4: [0, 1, 2, 3], 9: [0, 1, 2, 3, 5, 6, 7, 8]}
 
 
+def test_tracer_selection_window_follows_applys_warmup_setting():
+    from simsample_accelsim.selection import window_of
+
+    assert [window_of(w, 7) for w in ("auto", "reuse", "targeted", "3", "none", "0")] == [7, 7, 7, 3, 0, 0]
+    with pytest.raises(UserError, match="'reuse'"):
+        window_of("lots", 7)
+
+
 def test_window_refuses_nonsense():
     with pytest.raises(UserError, match="reach"):
         reuse_window([1], _table([{0}, {1}]), l2_lines=10, reach=0)

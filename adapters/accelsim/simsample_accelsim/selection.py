@@ -112,19 +112,21 @@ def cap_runs(ranges: Sequence[tuple[int, int]], max_runs: int | None) -> list[tu
 
 
 def window_of(warmup: str, horizon: int) -> int:
-    """The launches before a sample that the warm-up setting ``warmup`` may choose from."""
+    """The launches before a sample that the warm-up setting ``warmup`` may choose from, parsed
+    as ``apply`` parses it (:func:`.warmup.parse_warmup`). ``reuse`` (and ``auto``, which is
+    ``reuse`` on a patched build) cannot know before tracing how far back the L2 turned over: it
+    traces ``horizon`` launches like ``targeted``, and its window stops at the first launch the
+    folder does not hold."""
+    from simsample_accelsim.warmup import parse_warmup
+
     t = str(warmup).strip().lower()
-    if t == "targeted":
-        return int(horizon)
-    if t == "none":
+    spec = parse_warmup("reuse" if t == "auto" else warmup, max(1, int(horizon)))
+    if spec.none:
         return 0
-    try:
-        k = int(t)
-    except ValueError:
-        raise UserError(f"--warmup {warmup!r}: expected a number of launches K >= 0, 'none' or 'targeted'") from None
-    if k < 0:
-        raise UserError(f"--warmup {k}: K must be >= 0")
-    return k
+    if spec.targeted or spec.reuse:
+        return int(horizon)
+    assert spec.k is not None
+    return int(spec.k)
 
 
 def plan_selection(plan, *, window: int, max_gap: int = DEFAULT_MAX_GAP, max_runs: int | None = None) -> TracerSelection:

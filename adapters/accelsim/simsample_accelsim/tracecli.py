@@ -20,9 +20,10 @@ def accelsim_group() -> None:
 @accelsim_group.command("select", context_settings=_CTX)
 @click.option("--plan", "plan_path", required=True, type=click.Path(path_type=Path), help="The plan whose launches to trace.")
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Shell script of the tracer runs to write.")
-@click.option("--warmup", default="targeted", show_default=True, metavar="K|targeted|none",
-              help="The warm-up 'apply' will use: each sample's window is the launches it may choose from.")
-@click.option("--warmup-horizon", default=5, show_default=True, type=click.IntRange(min=1), help="targeted: launches looked back.")
+@click.option("--warmup", default="auto", show_default=True, metavar="auto|reuse|targeted|K|none",
+              help="The warm-up 'apply' will use (its default: auto): each sample's window is the launches it may choose from.")
+@click.option("--warmup-horizon", default=5, show_default=True, type=click.IntRange(min=1),
+              help="auto, reuse, targeted: launches looked back (and traced) before each sample.")
 @click.option("--max-gap", default=16, show_default=True, type=click.IntRange(min=0),
               help="Trace up to this many unneeded launches between two windows rather than start another run.")
 @click.option("--max-runs", type=click.IntRange(min=1), help="At most this many tracer runs (ranges merged across their smallest gaps).")
