@@ -152,3 +152,23 @@ def test_apply_auto_is_functional_reuse_with_a_patched_build_and_targeted_withou
     assert "no Accel-Sim found" in capsys.readouterr().err
     assert cli_run([*base, "--out", str(tmp_path / "r"), "--warmup", "reuse", "--warmup-mode", "functional", "--warmup-reach", "0"]) == 1
     assert "--warmup-reach" in capsys.readouterr().err
+
+
+def test_outputs_never_hold_the_configs_or_the_plan(tmp_path, capsys):
+    folder = _folder(tmp_path)
+    plan = make_plan(read_traces(folder, quiet=True), [2, 5])
+    cfgdir = tmp_path / "cfg"
+    cfgdir.mkdir()
+    cfg = cfgdir / "gpgpusim.config"
+    cfg.write_text("-gpgpu_n_clusters 4\n")
+    plan.write(cfgdir / "plan.json")
+    before = {p.name: p.read_bytes() for p in cfgdir.iterdir()}
+    base = ["apply", "--sim", "accelsim", "--plan", str(cfgdir / "plan.json"), "--traces", str(folder), "--warmup", "none"]
+    # with --force, OUT would be replaced: the folder holding the plan and the config is refused
+    for extra in ([], ["--warmup-config", str(cfg)]):
+        assert cli_run([*base, *extra, "--out", str(cfgdir), "--force"]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "overlaps the input" in err[0]
+    assert cli_run(["profile", "features", "--sim", "accelsim", str(folder), "-o", str(cfg), "--config", str(cfg)]) == 1
+    assert "the input" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in cfgdir.iterdir()} == before

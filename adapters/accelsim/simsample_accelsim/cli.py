@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from simsample.adapter_support.results import results_options
+from simsample.adapter_support.folders import check_output_folder
 from simsample.errors import UserError
 from simsample.io.files import check_output_file, writable_parent
 from simsample.plan import Plan
@@ -69,6 +70,8 @@ def apply_cmd(plan_path: Path, traces: Path, out: Path, copy: bool, force: bool,
         if warmup_mode == "detailed":
             note = ("--warmup reuse with detailed warm-up runs every launch of the window in detail, which can cost as much as the full run; "
                     "use it with --warmup-mode functional and the patched simulator")
+    # OUT may not hold, or be, any other input either (with --force it would be replaced)
+    check_output_folder(out, force=force, inputs=[plan_path, *warmup_configs, *([accelsim_bin] if accelsim_bin else [])])
     plan = Plan.read(plan_path)
     if split:
         _apply_split(plan, traces, out, copy=copy, force=force, spec=spec, functional=warmup_mode == "functional")
@@ -258,7 +261,7 @@ def features_cmd(traces: Path, output: Path, jobs: int, engine: str, no_cache: b
 
     cache_dir = None if no_cache else default_cache_dir(output)
     for written in (output, extras_path(output)):
-        check_output_file(written, [traces], what="features table")
+        check_output_file(written, [traces, *configs], what="features table")
     if cache_dir is not None:  # a folder kept from the last run is reused, never refused
         if cache_dir.exists() and not cache_dir.is_dir():
             raise UserError(f"{cache_dir}: exists and is not a folder, where the feature cache goes; move it away or pass --no-cache")
