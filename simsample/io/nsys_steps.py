@@ -13,57 +13,37 @@ start; launches outside every step get -1.
 from __future__ import annotations
 
 import re
-import sqlite3
 from pathlib import Path
 from typing import Any
-from urllib.request import pathname2url
 
 import numpy as np
 
-from simsample.errors import FormatError
-from simsample.io.files import decompressed_copy
+from simsample.io.sqlite_export import columns, open_export
+from simsample.io.sqlite_export import tables as export_tables
 
 STEP_TEXT = re.compile(r"^\s*(?:ProfilerStep#|step[\s#_:]*)(\d+)\s*$", re.IGNORECASE)
 _RANGES = (59, 60)
 
 
-def _tables(conn: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
-
-
-def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
-    return {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
-
-
 def step_of_launches(path: str | Path, wl: Any) -> np.ndarray | None:
     """Each launch's step number (-1 outside every step), or None when the export has no NVTX
     range named as a step."""
-    with decompressed_copy(path, suffix=".sqlite") as plain:
-        uri = f"file:{pathname2url(str(Path(plain).resolve()))}?mode=ro"
-        try:
-            conn = sqlite3.connect(uri, uri=True)
-        except sqlite3.Error as exc:
-            raise FormatError(path, f"cannot open as SQLite ({exc})") from None
-        try:
-            tables = _tables(conn)
-            if "NVTX_EVENTS" not in tables:
-                return None
-            cols = _columns(conn, "NVTX_EVENTS")
-            text = "ifnull(n.text, s.value)" if "textId" in cols and "StringIds" in tables else "n.text"
-            join = "LEFT JOIN StringIds s ON s.id = n.textId" if "textId" in cols and "StringIds" in tables else ""
-            rows = conn.execute(
-                f"SELECT n.start, n.end, {text} FROM NVTX_EVENTS n {join} WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL"
-            ).fetchall()
-            steps = sorted((int(a), int(b), int(m.group(1))) for a, b, t in rows if t is not None and (m := STEP_TEXT.match(str(t))))
-            if not steps:
-                return None
-            launch_ns: dict[int, int] = {}
-            if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables and "correlationId" in _columns(conn, "CUPTI_ACTIVITY_KIND_RUNTIME"):
-                launch_ns = {int(c): int(s) for c, s in conn.execute("SELECT correlationId, start FROM CUPTI_ACTIVITY_KIND_RUNTIME")}
-        except sqlite3.DatabaseError as exc:
-            raise FormatError(path, f"not a readable SQLite database ({exc})") from None
-        finally:
-            conn.close()
+    with open_export(path) as (conn, _uri):
+        tables = export_tables(conn)
+        if "NVTX_EVENTS" not in tables:
+            return None
+        cols = set(columns(conn, "NVTX_EVENTS"))
+        text = "ifnull(n.text, s.value)" if "textId" in cols and "StringIds" in tables else "n.text"
+        join = "LEFT JOIN StringIds s ON s.id = n.textId" if "textId" in cols and "StringIds" in tables else ""
+        rows = conn.execute(
+            f"SELECT n.start, n.end, {text} FROM NVTX_EVENTS n {join} WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL"
+        ).fetchall()
+        steps = sorted((int(a), int(b), int(m.group(1))) for a, b, t in rows if t is not None and (m := STEP_TEXT.match(str(t))))
+        if not steps:
+            return None
+        launch_ns: dict[int, int] = {}
+        if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables and "correlationId" in columns(conn, "CUPTI_ACTIVITY_KIND_RUNTIME"):
+            launch_ns = {int(c): int(s) for c, s in conn.execute("SELECT correlationId, start FROM CUPTI_ACTIVITY_KIND_RUNTIME")}
     k = wl.kernels
     t = k["start_ns"].to_numpy(np.int64).copy()
     if "correlation" in k.columns and launch_ns:

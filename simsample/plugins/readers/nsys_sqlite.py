@@ -22,17 +22,18 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.request import pathname2url
 
 import lazy_loader as lazy
 import numpy as np
 
 from simsample.api import Reader
 from simsample.errors import FormatError
-from simsample.io.files import decompressed_copy
 from simsample.hookspecs import hookimpl
 from simsample.progress import task
 from simsample.io.sqlite_columns import fetch_many, fetch_text_ints, native_reader
+from simsample.io.sqlite_export import columns as export_columns
+from simsample.io.sqlite_export import open_export
+from simsample.io.sqlite_export import tables as export_tables
 from simsample.io.tables import categorical, launch_table, make_workload, narrow
 from simsample.workload import Workload
 
@@ -57,37 +58,19 @@ class NsysSqliteReader(Reader):
 
     def read(self, paths: Sequence[Path], options: Mapping[str, Any]) -> Workload:
         path = paths[0]
-        with decompressed_copy(path, suffix=".sqlite") as plain:
-            uri = f"file:{pathname2url(str(Path(plain).resolve()))}?mode=ro"
-            try:
-                conn = sqlite3.connect(uri, uri=True)
-            except sqlite3.Error as exc:
-                raise FormatError(path, f"cannot open as SQLite ({exc})") from None
-            try:
-                return _read(conn, uri, path)
-            except sqlite3.DatabaseError as exc:
-                raise FormatError(path, f"not a readable SQLite database ({exc})") from None
-            finally:
-                conn.close()
-
-
-def _tables(conn: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
-
-
-def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
-    return [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
+        with open_export(path) as (conn, uri):
+            return _read(conn, uri, path)
 
 
 def _read(conn: sqlite3.Connection, uri: str, path: Path) -> Workload:
-    tables = _tables(conn)
+    tables = export_tables(conn)
     if KERNEL_TABLE not in tables:
         raise FormatError(
             path,
             f"has no {KERNEL_TABLE} table: export with `nsys export --type sqlite` from a report that traced CUDA "
             "(`nsys profile --trace=cuda ...`)",
         )
-    cols = set(_columns(conn, KERNEL_TABLE))
+    cols = set(export_columns(conn, KERNEL_TABLE))
     missing = [c for c in ("start", "end", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ") if c not in cols]
     if missing:
         raise FormatError(path, f"table {KERNEL_TABLE} lacks column(s) {', '.join(missing)} (an unsupported nsys export version?)")
@@ -261,7 +244,7 @@ def _meta(conn: sqlite3.Connection, tables: set[str], name_col: str) -> dict[str
             meta["nsys_version"] = rows["EXPORT_PRODUCT_VERSION"]
         if "EXPORT_SCHEMA_VERSION" in rows:
             meta["export_schema"] = rows["EXPORT_SCHEMA_VERSION"]
-    if "TARGET_INFO_GPU" in tables and "name" in _columns(conn, "TARGET_INFO_GPU"):
+    if "TARGET_INFO_GPU" in tables and "name" in export_columns(conn, "TARGET_INFO_GPU"):
         gpus = sorted({r[0] for r in conn.execute("SELECT name FROM TARGET_INFO_GPU") if r[0]})
         if gpus:
             meta["gpu"] = gpus[0] if len(gpus) == 1 else gpus
