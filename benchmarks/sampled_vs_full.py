@@ -110,7 +110,8 @@ def run_split(args: argparse.Namespace, plan: Plan, spec, run: Path, flags: list
     from simsample_accelsim.split import read_jobs, split_plan
 
     if not run.is_dir() or not (run / "simsample-jobs.json").is_file():
-        split_plan(plan, args.traces, run, force=True, warmup=spec, functional=args.warmup_mode == "functional")
+        split_plan(plan, args.traces, run, force=True, warmup=spec, functional=args.warmup_mode == "functional",
+                   detailed_previous=args.split_detailed)
     jobs, _ = read_jobs(run)
     logs = []
     for job in jobs:
@@ -142,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup-mode", choices=["detailed", "functional"], default="detailed")
     ap.add_argument("--warmup-reach", type=float, default=1.5, help="reuse: the window's reach in multiples of the L2's lines")
     ap.add_argument("--split", action="store_true", help="also run each plan as one job per sampled launch (apply --split) and compare")
+    ap.add_argument("--split-detailed", type=int, default=1, help="split: sampled launches run in detail before each job's own (apply --split-detailed)")
     ap.add_argument("--sim-flags", default="", help="extra simulator flags for the sampled runs (e.g. '-functional_warmup 1')")
     ap.add_argument("--json", type=Path, help="also write the rows as JSON")
     args = ap.parse_args(argv)
@@ -209,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
                 est = next(e for e in estimate_results(plan, sampled, metrics=["cycles"]) if e.metric == "cycles")
                 split_est = float("nan")
                 if args.split:
-                    split_est = run_split(args, plan, spec, work / f"{tag}-split", flags)
+                    suffix = "" if args.split_detailed == 1 else f"-d{args.split_detailed}"
+                    split_est = run_split(args, plan, spec, work / f"{tag}-split{suffix}", flags)
                 sampled_cycles = float(sampled["cycles"].sum())
                 low = est.ci_low if est.ci_low is not None else float("nan")
                 high = est.ci_high if est.ci_high is not None else float("nan")

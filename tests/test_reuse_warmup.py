@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from simsample.cli import run as cli_run
 from simsample.errors import UserError
 from simsample_accelsim import read_traces
-from simsample_accelsim.simulator import PATCH_MARK, find_simulator, is_patched
+from simsample_accelsim.simulator import ORDER_MARK, PATCH_MARK, find_simulator, is_patched, patch_revision
 from simsample_accelsim.synth import KernelSpec, write_workload
 from simsample_accelsim.warmup import DEFAULT_L2_LINES, l2_lines_of_configs, parse_warmup, reuse_window
 from tests.test_accelsim_apply import make_plan
@@ -84,17 +84,31 @@ def test_l2_lines_from_the_config(tmp_path):
     assert parse_warmup("reuse").reuse and not parse_warmup("reuse").targeted and not parse_warmup("reuse").none
 
 
-def _binary(path: Path, patched: bool, pad: int = 0) -> Path:
-    body = b"\x7fELF" + b"\0" * pad + (PATCH_MARK + b"\0" if patched else b"-gpgpu_ptx_sim_mode\0") + b"\0" * 64
+def _binary(path: Path, patched: bool | int, pad: int = 0) -> Path:
+    """An accel-sim.out look-alike: the strings a real build's trace-driven code holds (the option
+    table is in libcudart.so, so a real patched accel-sim.out never holds the option name)."""
+    revision = (2 if patched else 0) if isinstance(patched, bool) else patched
+    marks = {0: b"Processing kernel %s\0", 1: PATCH_MARK + b" %s: %llu warp insts\0", 2: PATCH_MARK + b" " + ORDER_MARK + b"\n\0"}
+    body = b"\x7fELF" + b"\0" * pad + marks[min(revision, 1)] + (marks[2] if revision >= 2 else b"") + b"\0" * 64
     path.write_bytes(body)
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return path
 
 
-@pytest.mark.parametrize("pad", [0, (1 << 20) - 5, (1 << 20) + 3])
+@pytest.mark.parametrize("pad", [0, (1 << 20) - 5, (1 << 20) + 3, (1 << 20) - 40])
 def test_patch_found_wherever_it_lies_in_the_binary(tmp_path, pad):
     assert is_patched(_binary(tmp_path / "a.out", True, pad))  # across the 1 MiB read boundary too
     assert not is_patched(_binary(tmp_path / "b.out", False, pad))
+    assert patch_revision(_binary(tmp_path / "c.out", 1, pad)) == 1
+    assert patch_revision(_binary(tmp_path / "d.out", 2, pad)) == 2
+
+
+def test_a_binary_with_only_the_option_name_is_not_taken_for_patched(tmp_path):
+    """The option's name lives in GPGPU-Sim's libcudart.so; what plays warm-up lines is the
+    trace-driven code in accel-sim.out. Looking for the option name found no real patched build."""
+    lib = tmp_path / "libcudart.so"
+    lib.write_bytes(b"\x7fELF" + b"-functional_warmup\0play the global accesses\0")
+    assert patch_revision(lib) == 0
 
 
 def test_simulator_found_by_option_environment_then_path(tmp_path, monkeypatch):
@@ -142,6 +156,12 @@ def test_apply_auto_is_functional_reuse_with_a_patched_build_and_targeted_withou
         "warmup kernel-1.traceg", "warmup kernel-2.traceg", "kernel-3.traceg", "warmup kernel-4.traceg", "warmup kernel-5.traceg", "kernel-6.traceg"]
     assert "is patched: functional warm-up" in err and "-functional_warmup 1" in err
 
+    # a build of the first warm-up patch: functional still, with the rebuild named in one line
+    assert cli_run([*base, "--out", str(tmp_path / "o"), "--accelsim", str(_binary(tmp_path / "first.out", 1))]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "first warm-up patch" in err[0] and "rebuild it with the current" in err[0]
+    assert any(c.startswith("warmup ") for c in (tmp_path / "o" / "kernelslist.g").read_text().splitlines())
+
     assert cli_run([*base, "--out", str(tmp_path / "u"), "--accelsim", str(_binary(tmp_path / "plain.out", False))]) == 0
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("warning: ") and "lacks simsample's warm-up patch" in err[-1]
@@ -172,3 +192,30 @@ def test_outputs_never_hold_the_configs_or_the_plan(tmp_path, capsys):
     assert cli_run(["profile", "features", "--sim", "accelsim", str(folder), "-o", str(cfg), "--config", str(cfg)]) == 1
     assert "the input" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in cfgdir.iterdir()} == before
+
+
+def test_previous_samples_gives_up_to_count_sampled_rows_before_each():
+    from simsample_accelsim.split import previous_samples
+
+    assert previous_samples([9, 2, 5, 7]) == {5: (2,), 7: (5,), 9: (7,)}
+    assert previous_samples([9, 2, 5, 7], 2) == {5: (2,), 7: (2, 5), 9: (5, 7)}
+    assert previous_samples([2, 5], 0) == {}
+
+
+def test_split_jobs_run_the_chosen_number_of_previous_samples_in_detail(tmp_path, capsys):
+    folder = _folder(tmp_path)
+    plan = make_plan(read_traces(folder, quiet=True), [1, 3, 5])
+    plan.write(tmp_path / "plan.json")
+    base = ["apply", "--sim", "accelsim", "--plan", str(tmp_path / "plan.json"), "--traces", str(folder), "--split",
+            "--warmup", "reuse", "--warmup-mode", "functional"]
+    assert cli_run([*base, "--out", str(tmp_path / "d2"), "--split-detailed", "2"]) == 0
+    last = (tmp_path / "d2" / "jobs" / "k6" / "kernelslist.g").read_text().splitlines()
+    assert [c for c in last if not c.startswith("Memcpy")] == [
+        "warmup kernel-1.traceg", "kernel-2.traceg", "warmup kernel-3.traceg", "kernel-4.traceg", "warmup kernel-5.traceg", "kernel-6.traceg"]
+    assert cli_run([*base, "--out", str(tmp_path / "d1")]) == 0  # the default: the previous sample only
+    last = (tmp_path / "d1" / "jobs" / "k6" / "kernelslist.g").read_text().splitlines()
+    assert [c for c in last if c.startswith("kernel")] == ["kernel-4.traceg", "kernel-6.traceg"]
+    capsys.readouterr()
+    assert cli_run([*base, "--out", str(tmp_path / "bad"), "--split-detailed", "-1"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--split-detailed -1" in err[0] and not (tmp_path / "bad").exists()

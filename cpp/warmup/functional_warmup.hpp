@@ -8,8 +8,12 @@
 //
 // This header holds the parts that do not depend on the simulator, so that the package can
 // compile and test them: which trace opcodes touch global memory and how (read, write, atomic),
-// which 32-byte sectors a warp instruction touches (the granularity of GPGPU-Sim's sectored L2),
-// and the tag times given to replayed accesses. The Accel-Sim patch
+// and which 32-byte sectors a warp instruction touches (the granularity of GPGPU-Sim's sectored
+// L2). The tag times of replayed accesses are the simulator's: each L2 partition gives every
+// replayed access the next tick of the offset it already keeps for memcpy fills, which all its
+// later accesses add to the clock, so the replay keeps its order (also across warm-up traces
+// played at the same cycle and at cycle 0) and stays older than the next kernel's accesses.
+// The Accel-Sim patch
 // (adapters/accelsim/patches/accel-sim-warmup.patch) adds a copy of this file to the simulator
 // as gpu-simulator/trace-driven/functional_warmup.hpp; the simulator's trace-driven module is
 // compiled as C++11, hence no newer features here.
@@ -95,18 +99,6 @@ inline std::uint64_t encode(std::uint64_t sector_addr, bool is_write) {
 }
 inline std::uint64_t decoded_addr(std::uint64_t word) { return word & ~(kSectorBytes - 1); }
 inline bool decoded_write(std::uint64_t word) { return (word & 1u) != 0; }
-
-// Tag time of the i-th of n replayed accesses when the simulator's clock reads `now`. The
-// accesses happened before `now` in the run being stood in for, so they get increasing times
-// ending at `now`: LRU then keeps their order among themselves and sees them as older than
-// anything the next launch touches. When fewer than n cycles have passed (a warm-up at the start
-// of a run) the times are spread over [0, now] instead, keeping the order but not its steps.
-inline std::uint64_t access_time(std::uint64_t i, std::uint64_t n, std::uint64_t now) {
-  if (n == 0) return now;
-  if (n <= now) return now - (n - 1) + i;
-  // i * now < n * now <= n * n: exact for any n below 2^32 accesses.
-  return n == 1 ? now : (i * now) / (n - 1);
-}
 
 // Counts reported after a warm-up trace has been played.
 struct Stats {

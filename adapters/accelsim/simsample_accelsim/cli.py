@@ -42,9 +42,12 @@ _CTX = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.option("--accelsim", "accelsim_bin", type=click.Path(path_type=Path), metavar="BIN",
               help="The accel-sim.out the sampled run will use (for --warmup-mode auto).")
 @click.option("--split", is_flag=True, help="One job folder per sampled launch (its memcpys and warm-up launches, then the launch), for 'simsample run' in parallel.")
+@click.option("--split-detailed", type=int, default=None, metavar="N",
+              help="With --split and functional warm-up: the N sampled launches before each job's own run in detail, as in the one list "
+                   "(default 1).")
 def apply_cmd(plan_path: Path, traces: Path, out: Path, copy: bool, force: bool, warmup: str, warmup_reach: float, warmup_horizon: int,
               warmup_coverage: float, warmup_budget: str, warmup_configs: tuple[Path, ...], warmup_mode: str, accelsim_bin: Path | None,
-              split: bool) -> None:
+              split: bool, split_detailed: int | None) -> None:
     """Write OUT: a kernelslist.g that runs the plan's launches (and their warm-up launches), their traces, the weights and the plan."""
     from dataclasses import replace
 
@@ -72,9 +75,14 @@ def apply_cmd(plan_path: Path, traces: Path, out: Path, copy: bool, force: bool,
                     "use it with --warmup-mode functional and the patched simulator")
     # OUT may not hold, or be, any other input either (with --force it would be replaced)
     check_output_folder(out, force=force, inputs=[plan_path, *warmup_configs, *([accelsim_bin] if accelsim_bin else [])])
+    if split_detailed is not None and (not split or split_detailed < 0):
+        raise UserError(f"--split-detailed {split_detailed}: give 0 or more, with --split (sampled launches run in detail before each job's own)")
     plan = Plan.read(plan_path)
     if split:
-        _apply_split(plan, traces, out, copy=copy, force=force, spec=spec, functional=warmup_mode == "functional")
+        from simsample_accelsim.split import DEFAULT_DETAILED_PREVIOUS
+
+        _apply_split(plan, traces, out, copy=copy, force=force, spec=spec, functional=warmup_mode == "functional",
+                     detailed_previous=DEFAULT_DETAILED_PREVIOUS if split_detailed is None else split_detailed)
     else:
         _apply_list(plan, traces, out, copy=copy, force=force, spec=spec, mode=warmup_mode)
     if note:  # after the output: what the warm-up is, and why
@@ -98,7 +106,7 @@ def _apply_list(plan: Plan, traces: Path, out: Path, *, copy: bool, force: bool,
 def resolve_warmup_mode(mode: str, warmup: str, accelsim_bin: Path | None) -> tuple[str, str | None]:
     """``--warmup-mode auto`` made ``functional`` or ``detailed`` by the simulator found, and the
     one-line note that says which and why (None when nothing needs saying)."""
-    from simsample_accelsim.simulator import find_simulator
+    from simsample_accelsim.simulator import CURRENT_REVISION, find_simulator
 
     if mode != "auto":
         return mode, None
@@ -111,13 +119,17 @@ def resolve_warmup_mode(mode: str, warmup: str, accelsim_bin: Path | None) -> tu
     if not sim.patched:
         return "detailed", (f"{sim.path} (from {sim.how}) lacks simsample's warm-up patch: warm-up runs in detail; "
                             "functional warm-up needs the patched build (adapters/accelsim/patches)")
+    if sim.revision < CURRENT_REVISION:
+        return "functional", (f"{sim.path} (from {sim.how}) carries the first warm-up patch, whose replay loses the L2's LRU order "
+                              "(warm-up traces played at one cycle share their tag times): functional warm-up, but rebuild it with "
+                              "the current adapters/accelsim/patches/accel-sim-warmup.patch; run it with -functional_warmup 1")
     return "functional", f"{sim.path} (from {sim.how}) is patched: functional warm-up; run it with -functional_warmup 1"
 
 
-def _apply_split(plan: Plan, traces: Path, out: Path, *, copy: bool, force: bool, spec, functional: bool) -> None:
+def _apply_split(plan: Plan, traces: Path, out: Path, *, copy: bool, force: bool, spec, functional: bool, detailed_previous: int) -> None:
     from simsample_accelsim.split import JOBS_DIR, split_plan
 
-    res = split_plan(plan, traces, out, copy=copy, force=force, warmup=spec, functional=functional)
+    res = split_plan(plan, traces, out, copy=copy, force=force, warmup=spec, functional=functional, detailed_previous=detailed_previous)
     how = "copied" if res.copied else "linked"
     warm = f", {res.warmup_launches:,} launches run only as warm-up ({spec.label()})" if res.warmup_launches else ""
     flag = " -- -functional_warmup 1" if functional and res.warmup_launches else ""
@@ -249,8 +261,11 @@ class _EngineOption(click.Option):
 @click.option("--config", "configs", multiple=True, type=click.Path(path_type=Path), metavar="FILE",
               help="The gpgpusim.config the simulation will use (repeatable, later files override), for occupancy, waves and "
                    "predicted cycles; default: those of SM7_QV100.")
-def features_cmd(traces: Path, output: Path, jobs: int, engine: str, no_cache: bool, configs: tuple[Path, ...]) -> None:
-    """Scan the trace bodies once: instruction counts, PKA metrics, sectors, basic-block vectors, occupancy and predicted cycles."""
+@click.option("--no-context", is_flag=True,
+              help="Leave out warm_reads (the share of each launch's loads that find lines recent launches touched): the scan then "
+                   "records no cache lines and runs on the compiled scanner alone, several times faster; plans group by occupancy only.")
+def features_cmd(traces: Path, output: Path, jobs: int, engine: str, no_cache: bool, configs: tuple[Path, ...], no_context: bool) -> None:
+    """Scan the trace bodies once: instruction counts, PKA metrics, sectors, basic-block vectors, occupancy, predicted cycles and cache context."""
     from simsample.progress import task
     from simsample_accelsim.features import compute_features, default_cache_dir, total_bytes
     from simsample_accelsim.occupancy import GpuConfig
@@ -271,7 +286,8 @@ def features_cmd(traces: Path, output: Path, jobs: int, engine: str, no_cache: b
     tf = scan_folder(traces)
     with temporary_cache(cache_dir):
         with task("scanning traces", total_bytes(tf), bytes_=True) as advance:
-            wl = compute_features(traces, jobs=jobs, engine=engine, cache_dir=cache_dir, progress=advance, folder=tf, gpu=gpu)
+            wl = compute_features(traces, jobs=jobs, engine=engine, cache_dir=cache_dir, progress=advance, folder=tf, gpu=gpu,
+                                  context=not no_context)
         wl.to_parquet(output)
     k = wl.kernels
     click.echo(
