@@ -9,7 +9,8 @@ stream), then measures:
 - headers-only read of the folder (``read_traces``),
 - xz decompression alone (Python's lzma, nothing scanned): the bound for scanning xz traces,
 - the compiled scanner (``native``, when the C++ extension is built) and the numpy scanner, side
-  by side, on plain and on xz traces, one process: MB of uncompressed trace per second of CPU
+  by side, each with ``--no-context`` and with the default context column (whose line recording
+  runs in the numpy scanner's pass), on plain and on xz traces, one process: MB of uncompressed trace per second of CPU
   time of that process (per core) and per second of wall time,
 - the same with ``--jobs`` worker processes (wall time only: the workers' CPU time is not seen),
 - the line-by-line reference scanner on a small sample, for comparison.
@@ -142,11 +143,13 @@ def main() -> None:
         for jobs in (1, args.jobs):
             for kind, folder in (("plain", plain), ("xz", xz)):
                 for engine in engines:
-                    label = f"{engine}, {kind}, " + ("1 process" if jobs == 1 else f"--jobs {jobs}")
-                    _, w, c = timed(lambda: compute_features(folder, jobs=jobs, engine=engine, quiet=True))
-                    rows.append((label, f"{mb:,.0f} MB", w, c if jobs == 1 else None, mb))
-                    if jobs == 1:
-                        per_core[engine, kind] = mb / c
+                    for context in (False, True):  # --no-context, then the default (lines recorded for warm_reads)
+                        name = engine if not context else f"{engine} + context"
+                        label = f"{name}, {kind}, " + ("1 process" if jobs == 1 else f"--jobs {jobs}")
+                        _, w, c = timed(lambda: compute_features(folder, jobs=jobs, engine=engine, quiet=True, context=context))
+                        rows.append((label, f"{mb:,.0f} MB", w, c if jobs == 1 else None, mb))
+                        if jobs == 1:
+                            per_core[name, kind] = mb / c
             if args.jobs == 1:
                 break
         sample = next(iter(sorted(plain.glob("kernel-*.traceg"), key=lambda f: f.stat().st_size)))
@@ -161,11 +164,14 @@ def main() -> None:
             print(f"{what:36} {inp:>12} {w:8.2f} {(f'{c:8.2f}' if c is not None else f'{chr(45):>8}')} {mbw} {mbc}")
         print()
         print(f"{'MB/s per core (cpu), 1 process':36} {'plain':>10} {'xz':>10}")
-        for engine in engines:
-            print(f"{engine:36} {per_core[engine, 'plain']:10.1f} {per_core[engine, 'xz']:10.1f}")
+        for name in dict.fromkeys(n for n, _ in per_core):
+            print(f"{name:36} {per_core[name, 'plain']:10.1f} {per_core[name, 'xz']:10.1f}")
         if "native" in engines and "numpy" in engines:
             ratio = [per_core["native", k] / per_core["numpy", k] for k in ("plain", "xz")]
             print(f"{'native / numpy':36} {ratio[0]:9.1f}x {ratio[1]:9.1f}x")
+        for engine in engines:
+            ratio = [per_core[engine, k] / per_core[f"{engine} + context", k] for k in ("plain", "xz")]
+            print(f"{f'{engine}: --no-context / default':36} {ratio[0]:9.1f}x {ratio[1]:9.1f}x")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

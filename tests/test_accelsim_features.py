@@ -175,13 +175,13 @@ def test_cache_reuses_unchanged_files_and_rescans_changed_ones(tmp_path, monkeyp
     calls = []
     import simsample_accelsim.features as features_mod  # whichever engine is the default here
 
-    real = features_mod.scan_trace
+    real = features_mod._scan_job  # one call per file scanned, whichever scanner it uses
 
-    def counting(path, *a, **kw):
-        calls.append(Path(path).name)
-        return real(path, *a, **kw)
+    def counting(args):
+        calls.append(Path(args[0]).name)
+        return real(args)
 
-    monkeypatch.setattr(features_mod, "scan_trace", counting)
+    monkeypatch.setattr(features_mod, "_scan_job", counting)
     again = compute_features(d, cache_dir=cache, quiet=True)
     assert calls == [] and again.kernels.equals(first.kernels)
     st = (d / "kernel-2.traceg").stat()

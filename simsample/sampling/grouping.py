@@ -1,4 +1,6 @@
-"""Grouping launches before sampling: by kernel name, or by (name, grid, block).
+"""Grouping launches before sampling: by kernel name, by (name, grid, block), or by name and
+what the traces say a launch's cycles depend on besides its instructions (occupancy, cache
+context).
 
 STEM groups by the kernel name without its argument list (:func:`~simsample.io.names.strip_args`,
 the trailing balanced parenthesised group, not the text before the first ``(``); Allegro by
@@ -22,25 +24,42 @@ from simsample.workload import SHAPE_COLUMNS, Workload
 
 pd = lazy.load("pandas")
 
-GROUPINGS = ("auto", "name", "name+shape", "name+occupancy")
+GROUPINGS = ("auto", "name", "name+shape", "name+occupancy", "name+occupancy+context")
 
 #: Columns the ``name+occupancy`` grouping reads (``simsample profile features`` writes them).
 OCCUPANCY_COLUMNS = ("sms_used", "waves")
+#: The share of a launch's loads that find lines recent launches touched (trace features; see
+#: ``simsample_accelsim.context``), which ``name+occupancy+context`` reads besides the occupancy.
+CONTEXT_COLUMN = "warm_reads"
+#: Context classes of :func:`context_class`, coldest first.
+CONTEXT_CLASSES = ("cold", "part", "warm")
+
+
+def context_class(shares: np.ndarray) -> np.ndarray:
+    """0 (cold: under a quarter of the loads find recent lines), 1 (partly warm) or 2 (warm: three
+    quarters or more). Three classes, not the share itself: launches whose shares differ by a few
+    points run alike, and every class costs the plan at least one draw."""
+    s = np.asarray(shares, dtype=np.float64)
+    return np.where(s < 0.25, 0, np.where(s < 0.75, 1, 2)).astype(np.int64)
 
 
 def resolve_grouping(workload: Workload, by: str) -> str:
-    """``auto``: by name and occupancy class where the workload carries the occupancy columns
-    (trace features: a launch's instructions cost what its shape makes them cost, which the
-    instruction counts do not show), by name elsewhere (profiles: measured times already carry
-    the shape). Any other grouping is returned as given, after checking that the workload has
+    """``auto``: by name, occupancy class and context class where the workload carries their
+    columns (trace features: a launch's instructions cost what its shape and the caches it meets
+    make them cost, which the instruction counts do not show; features written before the
+    context column: name and occupancy), by name elsewhere (profiles: measured times already
+    carry both). Any other grouping is returned as given, after checking that the workload has
     what it needs (one line naming the missing column)."""
     if by == "auto":
-        return "name+occupancy" if all(workload.has(c) for c in OCCUPANCY_COLUMNS) else "name"
-    if by == "name+occupancy":
-        missing = [c for c in OCCUPANCY_COLUMNS if not workload.has(c)]
+        if not all(workload.has(c) for c in OCCUPANCY_COLUMNS):
+            return "name"
+        return "name+occupancy+context" if workload.has(CONTEXT_COLUMN) else "name+occupancy"
+    if by in ("name+occupancy", "name+occupancy+context"):
+        needed = OCCUPANCY_COLUMNS + ((CONTEXT_COLUMN,) if by.endswith("+context") else ())
+        missing = [c for c in needed if not workload.has(c)]
         if missing:
             raise UserError(
-                f"{workload.source or 'workload'} has no {missing[0]!r} column, which group=name+occupancy needs; "
+                f"{workload.source or 'workload'} has no {missing[0]!r} column, which group={by} needs; "
                 "plan on trace features (`simsample profile features`) or choose group=name"
             )
     named = workload.meta.get("columns") if workload.format == "csv" else None  # the generic CSV reads absent shapes as 1
@@ -65,10 +84,11 @@ class Grouping:
 
 
 def group_launches(workload: Workload, by: str = "name") -> Grouping:
-    """Group the launches of ``workload`` by ``name``, ``name+shape`` (grid and block) or
+    """Group the launches of ``workload`` by ``name``, ``name+shape`` (grid and block),
     ``name+occupancy`` (the SMs a launch occupies and its waves: launches of one kernel whose
-    shapes spread the same instructions over different parts of the GPU); ``auto``: see
-    :func:`resolve_grouping`."""
+    shapes spread the same instructions over different parts of the GPU) or
+    ``name+occupancy+context`` (and whether its loads find recent lines: :func:`context_class`);
+    ``auto``: see :func:`resolve_grouping`."""
     if by not in GROUPINGS:
         raise UserError(f"unknown grouping {by!r} (known: {', '.join(GROUPINGS)})")
     by = resolve_grouping(workload, by)
@@ -86,9 +106,12 @@ def group_launches(workload: Workload, by: str = "name") -> Grouping:
     # name + shape: mixed-radix codes, name most significant, re-compressed before overflow
     k = workload.kernels
     columns = SHAPE_COLUMNS if by == "name+shape" else OCCUPANCY_COLUMNS
+    values = [k[col].to_numpy() for col in columns]
+    if by == "name+occupancy+context":
+        values.append(context_class(k[CONTEXT_COLUMN].to_numpy(np.float64)))
     shape_levels = []
-    for col in columns:
-        c, levels = pd.factorize(k[col].to_numpy(), sort=True)
+    for v in values:
+        c, levels = pd.factorize(v, sort=True)
         shape_levels.append(np.asarray(levels, dtype=np.int64))
         card = max(len(levels), 1)
         if codes.size and int(codes.max()) + 1 > (2**62) // card:
@@ -105,7 +128,10 @@ def group_launches(workload: Workload, by: str = "name") -> Grouping:
             keys.append(f"{name} grid=({gx},{gy},{gz}) block=({bx},{by_},{bz})")
         else:
             used, waves = (int(k[col].iat[row]) for col in OCCUPANCY_COLUMNS)
-            keys.append(f"{name} sms={used} waves={waves}")
+            key = f"{name} sms={used} waves={waves}"
+            if by == "name+occupancy+context":
+                key += f" reads={CONTEXT_CLASSES[int(values[-1][row])]}"
+            keys.append(key)
     return Grouping(codes=codes, keys=keys)
 
 

@@ -73,6 +73,8 @@ class GpuConfig:
     max_ctas: int = 32
     shmem: int = 98304
     schedulers: int = 4
+    #: 128-byte lines of the whole L2 (6 MiB), for the context column (:mod:`.context`)
+    l2_lines: int = 49152
 
     @property
     def sms(self) -> int:
@@ -100,7 +102,9 @@ class GpuConfig:
         for name in ("clusters", "cores_per_cluster", "threads_per_sm", "warp_size", "registers", "max_ctas", "shmem", "schedulers"):
             if getattr(cfg, name) < 1:
                 raise UserError(f"{', '.join(map(str, paths))}: the config gives {name} = {getattr(cfg, name)}; fix the config file")
-        return replace(cfg, launch_latency=max(0, cfg.launch_latency))
+        from simsample_accelsim.warmup import l2_lines_of_configs
+
+        return replace(cfg, launch_latency=max(0, cfg.launch_latency), l2_lines=l2_lines_of_configs(paths))
 
 
 @dataclass(frozen=True)

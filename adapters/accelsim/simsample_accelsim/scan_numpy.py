@@ -549,6 +549,10 @@ def scan_footprint(path: str | Path, chunk_size: int = CHUNK) -> Footprint:
     cycles, a relu that reads five times as many lines of a sgemm's output about 400."""
     _, scanner = _scan(path, chunk_size, record_lines=True)
     scanner.finish()  # the same checks as a features scan
+    return _footprint(scanner)
+
+
+def _footprint(scanner: _Scanner) -> Footprint:
     assert scanner.touched is not None
     if scanner.touched[0]:
         reads, where = np.unique(np.concatenate(scanner.touched[0]), return_inverse=True)
@@ -557,6 +561,13 @@ def scan_footprint(path: str | Path, chunk_size: int = CHUNK) -> Footprint:
         reads, counts = np.zeros(0, U), np.zeros(0, np.int64)
     writes = np.unique(np.concatenate(scanner.touched[1])) if scanner.touched[1] else np.zeros(0, U)
     return Footprint(reads, writes, int(scanner.counts["warp_insts"]), counts)
+
+
+def scan_file_and_footprint(path: str | Path, chunk_size: int = CHUNK) -> tuple[TraceHeader, LaunchFeatures, Footprint]:
+    """:func:`scan_file` and :func:`scan_footprint` in one pass over the trace."""
+    header, scanner = _scan(path, chunk_size, record_lines=True)
+    feats = scanner.finish()
+    return header, feats, _footprint(scanner)
 
 
 def scan_lines(path: str | Path, chunk_size: int = CHUNK) -> tuple[np.ndarray, np.ndarray, int]:

@@ -19,10 +19,11 @@ It keeps what the measurements on real profiles favour and sizes with a margin:
 5. **Spread to borrow** (``pool_dof``): the heaviest clusters drawn once get a second draw until
    the sample measures a few degrees of freedom of within-cluster spread, which the clusters
    drawn once borrow (:func:`pool_donors`).
-6. **Occupancy on trace features** (``group=auto``): launches of one kernel are grouped by the
-   SMs their grid occupies and their waves (:mod:`simsample.sampling.grouping`), since the same
-   instructions cost different cycles at different shapes; profiles keep the name grouping
-   (measured durations carry the shape).
+6. **Occupancy and cache context on trace features** (``group=auto``): launches of one kernel
+   are grouped by the SMs their grid occupies and their waves, and by whether their loads find
+   lines recent launches touched (cold, partly warm, warm; :mod:`simsample.sampling.grouping`),
+   since the same instructions cost different cycles at different shapes and against a cold or
+   a warm L2; profiles keep the name grouping (measured durations carry both).
 
 Two further ideas are parameters, off by default because they did not pay on the development
 profiles: ``pool=true`` merges clusters of at most five launches that the allocation gives less
@@ -65,7 +66,7 @@ POOLED_DRAWS = 2
 
 class MarginSampler(Sampler):
     name = "margin"
-    version = "2"
+    version = "3"
     description = "simsample's default: ROOT's splits, one allocation with the finite-population correction, sized with a margin"
     params = (
         Param("eps", float, 0.05, "error bound ε: relative half-width of the interval", minimum=1e-6, maximum=10.0),
@@ -76,8 +77,9 @@ class MarginSampler(Sampler):
             minimum=0.5, maximum=0.999999,
         ),
         Param("group", str, "auto",
-              "group launches by kernel name (argument list stripped), by name, grid and block, or by name and occupancy class "
-              "(SMs used, waves: trace features); auto: name+occupancy on trace features, name elsewhere", choices=GROUPINGS),
+              "group launches by kernel name (argument list stripped), by name, grid and block, by name and occupancy class "
+              "(SMs used, waves: trace features), or also by cache context (warm_reads); auto: name+occupancy+context on trace "
+              "features, name elsewhere", choices=GROUPINGS),
         Param("pool", bool, False, "merge clusters of at most 5 launches worth less than one draw into strata across kernels"),
         Param("max_skew", float, None, "largest skewness of the estimator of the total (Cochran's rule: 0.2; none: no limit)", minimum=0.01, maximum=10.0, nullable=True),
         Param("metric", str, "auto", "per-launch cost column: auto = cycles, else duration_ns"),
