@@ -328,7 +328,9 @@ def estimate(plan: Plan | str | Path, results: pd.DataFrame, *, confidence: floa
 
     ``results`` holds the simulated launches (from ``collect()``, or any table with a
     ``kernel_id`` column); results for launches the plan did not sample are ignored, results for
-    launches the plan's workload does not have are refused (the output of another run).
+    launches the plan's workload does not have are refused (the output of another run). Columns
+    with no value at all are left out: a simulator that does not print a statistic (Accel-Sim's
+    per-kernel occupancy) leaves its column empty in ``collect()``'s table.
     """
     from simsample.plan import Plan as _Plan
     from simsample.sampling.estimate import estimate_results
@@ -336,6 +338,11 @@ def estimate(plan: Plan | str | Path, results: pd.DataFrame, *, confidence: floa
     p = plan if isinstance(plan, _Plan) else _Plan.read(plan)
     if "kernel_id" not in results.columns:
         raise UserError("results need a kernel_id column (one row per simulated launch)")
+    empty = [c for c in results.columns if c != "kernel_id" and results[c].isna().all()]
+    if empty:
+        attrs = dict(results.attrs)
+        results = results.drop(columns=empty)
+        results.attrs.update(attrs)
     metrics = [c for c in results.columns if c != "kernel_id"]
     if check:
         from simsample.adapter_support.results import check_results_belong
