@@ -15,16 +15,21 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from simsample_accelsim.collect import collect_logs
+from simsample_accelsim.context import warm_read_shares
+from simsample_accelsim.warmup import Footprint
 
 from simsample.errors import UserError
 from simsample.manager import get_host
 from simsample.sampling.estimate import estimate_total
 from simsample.sampling.evaluate import truth_by_launch
-from simsample.sampling.grouping import CONTEXT_COLUMN, context_class, group_launches, resolve_grouping
+from simsample.sampling.grouping import (
+    CONTEXT_COLUMN,
+    context_class,
+    group_launches,
+    resolve_grouping,
+)
 from simsample.workload import Workload
-from simsample_accelsim.collect import collect_logs
-from simsample_accelsim.context import warm_read_shares
-from simsample_accelsim.warmup import Footprint
 
 FIXTURES = Path(__file__).parent / "fixtures" / "accelsim_workloads"
 

@@ -263,7 +263,7 @@ class _EngineOption(click.Option):
                    "predicted cycles; default: those of SM7_QV100.")
 @click.option("--no-context", is_flag=True,
               help="Leave out warm_reads (the share of each launch's loads that find lines recent launches touched): the scan then "
-                   "records no cache lines and runs on the compiled scanner alone, several times faster; plans group by occupancy only.")
+                   "records no cache lines, a pass of the numpy scanner saved; plans group by occupancy only.")
 def features_cmd(traces: Path, output: Path, jobs: int, engine: str, no_cache: bool, configs: tuple[Path, ...], no_context: bool) -> None:
     """Scan the trace bodies once: instruction counts, PKA metrics, sectors, basic-block vectors, occupancy, predicted cycles and cache context."""
     from simsample.progress import task

@@ -29,9 +29,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from simsample.errors import UserError
-from simsample_accelsim.warmup import Footprint
-
 from simsample.sampling.grouping import CONTEXT_COLUMN
+from simsample_accelsim.warmup import Footprint
 
 __all__ = ["CONTEXT_COLUMN", "DEFAULT_CONTEXT_REACH", "warm_read_shares"]
 

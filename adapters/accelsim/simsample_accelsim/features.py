@@ -102,16 +102,15 @@ def scan_trace(path: str | Path, engine: str = "auto") -> tuple[object, LaunchFe
 def _scan_job(args: tuple[str, str, bool]) -> tuple[str, dict[str, np.ndarray] | str]:
     """Worker: features of one file as arrays, or the error message (errors cross processes as
     text). With ``context``, also the lines its loads read (with how many warp-level loads read
-    each) and the lines its stores write, for the context column: recording lines is what the
-    numpy scanner does in the same pass (the compiled scanner does not record them), so those
-    scans take the numpy scanner whatever the engine, one pass instead of two (the reference
-    engine stays the reference and adds the numpy pass)."""
+    each) and the lines its stores write, for the context column. The numpy scanner records
+    them; with the numpy engine that is the same pass, with the others a second one (the
+    features stay the chosen engine's)."""
     from simsample_accelsim.scan_numpy import scan_file_and_footprint, scan_footprint
 
     path, engine, context = args
     fp = None
     try:
-        if context and engine != "python":
+        if context and engine == "numpy":
             header, feats, fp = scan_file_and_footprint(path)
         else:
             header, feats = scan_trace(path, engine)
@@ -192,8 +191,8 @@ def compute_features(
     ``progress(n)`` is called with the (compressed) bytes of each finished file; ``folder`` is a
     :func:`scan_folder` result to reuse; ``gpu`` the simulated GPU's limits for the shape
     columns (default: SM7_QV100's). Without ``context`` the ``warm_reads`` column is left out
-    (and the samplers' ``group=auto`` groups by occupancy only): the scan then runs on the
-    compiled scanner alone, about 3.5 times as fast as the numpy pass that records lines.
+    (and the samplers' ``group=auto`` groups by occupancy only), and the numpy pass that records
+    the lines it needs is saved.
     """
     engine = resolve_engine(engine)  # before the cache: its entries are per engine
     if jobs < 1:
