@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup-mode", choices=["detailed", "functional"], default="detailed")
     ap.add_argument("--warmup-reach", type=float, default=1.5, help="reuse: the window's reach in multiples of the L2's lines")
     ap.add_argument("--split", action="store_true", help="also run each plan as one job per sampled launch (apply --split) and compare")
-    ap.add_argument("--split-detailed", type=int, default=1, help="split: sampled launches run in detail before each job's own (apply --split-detailed)")
+    ap.add_argument("--split-detailed", type=int, default=3, help="split: sampled launches run in detail before each job's own (apply --split-detailed)")
     ap.add_argument("--sim-flags", default="", help="extra simulator flags for the sampled runs (e.g. '-functional_warmup 1')")
     ap.add_argument("--json", type=Path, help="also write the rows as JSON")
     args = ap.parse_args(argv)

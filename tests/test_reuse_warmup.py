@@ -197,14 +197,15 @@ def test_outputs_never_hold_the_configs_or_the_plan(tmp_path, capsys):
 def test_previous_samples_gives_up_to_count_sampled_rows_before_each():
     from simsample_accelsim.split import previous_samples
 
-    assert previous_samples([9, 2, 5, 7]) == {5: (2,), 7: (5,), 9: (7,)}
+    assert previous_samples([9, 2, 5, 7], 1) == {5: (2,), 7: (5,), 9: (7,)}
     assert previous_samples([9, 2, 5, 7], 2) == {5: (2,), 7: (2, 5), 9: (5, 7)}
+    assert previous_samples([9, 2, 5, 7, 11]) == {5: (2,), 7: (2, 5), 9: (2, 5, 7), 11: (5, 7, 9)}  # three by default
     assert previous_samples([2, 5], 0) == {}
 
 
 def test_split_jobs_run_the_chosen_number_of_previous_samples_in_detail(tmp_path, capsys):
     folder = _folder(tmp_path)
-    plan = make_plan(read_traces(folder, quiet=True), [1, 3, 5])
+    plan = make_plan(read_traces(folder, quiet=True), [0, 1, 3, 5])
     plan.write(tmp_path / "plan.json")
     base = ["apply", "--sim", "accelsim", "--plan", str(tmp_path / "plan.json"), "--traces", str(folder), "--split",
             "--warmup", "reuse", "--warmup-mode", "functional"]
@@ -212,9 +213,12 @@ def test_split_jobs_run_the_chosen_number_of_previous_samples_in_detail(tmp_path
     last = (tmp_path / "d2" / "jobs" / "k6" / "kernelslist.g").read_text().splitlines()
     assert [c for c in last if not c.startswith("Memcpy")] == [
         "warmup kernel-1.traceg", "kernel-2.traceg", "warmup kernel-3.traceg", "kernel-4.traceg", "warmup kernel-5.traceg", "kernel-6.traceg"]
-    assert cli_run([*base, "--out", str(tmp_path / "d1")]) == 0  # the default: the previous sample only
+    assert cli_run([*base, "--out", str(tmp_path / "d1"), "--split-detailed", "1"]) == 0
     last = (tmp_path / "d1" / "jobs" / "k6" / "kernelslist.g").read_text().splitlines()
     assert [c for c in last if c.startswith("kernel")] == ["kernel-4.traceg", "kernel-6.traceg"]
+    assert cli_run([*base, "--out", str(tmp_path / "d3")]) == 0  # the default: the three before
+    last = (tmp_path / "d3" / "jobs" / "k6" / "kernelslist.g").read_text().splitlines()
+    assert [c for c in last if c.startswith("kernel")] == ["kernel-1.traceg", "kernel-2.traceg", "kernel-4.traceg", "kernel-6.traceg"]
     capsys.readouterr()
     assert cli_run([*base, "--out", str(tmp_path / "bad"), "--split-detailed", "-1"]) == 1
     err = capsys.readouterr().err.strip().splitlines()

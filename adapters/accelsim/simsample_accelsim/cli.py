@@ -44,7 +44,7 @@ _CTX = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.option("--split", is_flag=True, help="One job folder per sampled launch (its memcpys and warm-up launches, then the launch), for 'simsample run' in parallel.")
 @click.option("--split-detailed", type=int, default=None, metavar="N",
               help="With --split and functional warm-up: the N sampled launches before each job's own run in detail, as in the one list "
-                   "(default 1).")
+                   "(default 3).")
 def apply_cmd(plan_path: Path, traces: Path, out: Path, copy: bool, force: bool, warmup: str, warmup_reach: float, warmup_horizon: int,
               warmup_coverage: float, warmup_budget: str, warmup_configs: tuple[Path, ...], warmup_mode: str, accelsim_bin: Path | None,
               split: bool, split_detailed: int | None) -> None:

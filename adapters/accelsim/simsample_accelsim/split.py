@@ -11,8 +11,8 @@ Dask cluster or SLURM, :mod:`simsample.runner`). The run folder holds::
 
 Each job's list is what :func:`.warmup.warmup_steps` says runs before its sample (every
 ``MemcpyHtoD`` before it and its warm-up launches, in real order), then the sample. With
-functional warm-up the sampled launch that precedes it in the plan runs in detail (not
-replayed), as it does in the one-list run (:func:`previous_samples`). The
+functional warm-up the sampled launches that precede it in the plan (three by default) run in
+detail (not replayed), as they do in the one-list run (:func:`previous_samples`). The
 warm-up choice is the one ``apply`` makes (:func:`.apply.choose_warmup`), except that another
 sampled launch no longer runs for free in the same list: it can be a warm-up launch of a job.
 So ``cd OUT/jobs/<name> && accel-sim.out -trace ./kernelslist.g -config ...`` is a job run by
@@ -75,8 +75,10 @@ class SplitResult:
     copied: bool
 
 
-#: Sampled launches run in detail before each job's own (functional warm-up only).
-DEFAULT_DETAILED_PREVIOUS = 1
+#: Sampled launches run in detail before each job's own (functional warm-up only): with one, the
+#: decoder's split estimates were 0.47% and 0.51% off the one-list run's, with three 0.15% and
+#: 0.30% (docs/results/held-out-workloads.md).
+DEFAULT_DETAILED_PREVIOUS = 3
 
 
 def split_plan(
