@@ -31,6 +31,7 @@ import pytest
 
 from tests.helpers import SHARED_DATA
 from tests.test_catalogue import ACC, HTA, NV, _digest, _listing, work  # noqa: F401  (work: the shared inputs)
+from tests.test_hyfiss_adapter import FAKE_MERGE, FAKE_SIM  # the stand-in simulator and report merger of the adapter's own tests
 
 pytestmark = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="../shared/data is not available")
 
@@ -581,25 +582,6 @@ def test_run_job_stopped_by_the_executor_is_not_a_failure(tmp_path: Path) -> Non
 
 
 # --- HyFiSS's run script ------------------------------------------------------------------------
-FAKE_SIM = """\
-#!/usr/bin/env python3
-import os, sys
-a = sys.argv[1:]
-configs, kid = a[a.index("--configs") + 1], int(a[a.index("--kernel_id") + 1])
-out = os.path.join(configs, "..", "outputs")
-open(os.path.join(out, "kernel-%d-rank-0.temp.txt" % kid), "w").write("GPU_active_cycles[]: %d\\n" % (1000 * (kid + 1)))
-"""
-FAKE_MERGE = """\
-#!/usr/bin/env python3
-import argparse, os
-p = argparse.ArgumentParser(); p.add_argument("--dir"); p.add_argument("--kernel_id", type=int); p.add_argument("--np", type=int)
-a = p.parse_args()
-cyc = int(open(os.path.join(a.dir, "kernel-%d-rank-0.temp.txt" % a.kernel_id)).read().split()[1])
-with open(os.path.join(a.dir, "kernel-%d-summary.txt" % a.kernel_id), "w") as f:
-    f.write(" - SMs Performance: \\n       * GPU_active_cycles: %d\\n       * SM_active_cycles: %d\\n" % (cyc, cyc))
-    f.write("       * Warp_instructions_executed: 64\\n       * Kernel_execution_time (ns): %d\\n" % (cyc // 2))
-    f.write(" - Report Time: 2026-01-01 00:00:00\\n")
-"""
 # an MPI launcher that takes options before -np (as "mpirun --oversubscribe" does) and records them
 FAKE_MPIRUN = """\
 #!/usr/bin/env bash
