@@ -223,3 +223,18 @@ def test_split_jobs_run_the_chosen_number_of_previous_samples_in_detail(tmp_path
     assert cli_run([*base, "--out", str(tmp_path / "bad"), "--split-detailed", "-1"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--split-detailed -1" in err[0] and not (tmp_path / "bad").exists()
+
+
+def test_both_adapters_read_the_warmup_choice_alike():
+    from simsample.adapter_support.warmup import warmup_choice
+    from simsample_macsim.warmup import parse_warmup as macsim_warmup
+
+    assert [warmup_choice(t, ("targeted", "reuse")) for t in (" Reuse", "targeted", "none", "3", 0)] == ["reuse", "targeted", 0, 3, 0]
+    assert parse_warmup("reuse").reuse and parse_warmup("2").k == 2 and parse_warmup("none").k == 0
+    assert macsim_warmup("targeted").k is None and macsim_warmup("none").k == 0
+    with pytest.raises(UserError, match="'none', 'targeted'$"):
+        macsim_warmup("reuse")  # MacSim has no reuse window: named choices are its own
+    with pytest.raises(UserError, match="'none', 'targeted', 'reuse'"):
+        parse_warmup("soon")
+    with pytest.raises(UserError, match="K must be >= 0"):
+        warmup_choice("-1", ())

@@ -47,6 +47,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from simsample.adapter_support.warmup import warmup_choice
 from simsample.errors import UserError
 from simsample_accelsim.kernelslist import KernelEntry, Memcpy
 
@@ -147,7 +148,7 @@ def parse_warmup(
     budget: float | None = DEFAULT_BUDGET,
     cost: CostModel | None = None,
 ) -> WarmupSpec:
-    """``--warmup`` as given: a non-negative int K, ``none`` (= 0) or ``targeted``."""
+    """``--warmup`` as given: a non-negative int K, ``none`` (= 0), ``targeted`` or ``reuse``."""
     if budget is not None and budget < 0:
         raise UserError(f"--warmup-budget {budget}: must be >= 0 (warm-up cost as a share of the sampled launches' predicted cycles)")
     model = cost or CostModel()
@@ -155,20 +156,10 @@ def parse_warmup(
         raise UserError(f"--warmup-horizon {horizon}: must be at least 1 (launches looked back for producers)")
     if not 0.0 < coverage <= 1.0:
         raise UserError(f"--warmup-coverage {coverage}: must be in (0, 1] (the share of a sample's producer lines to warm)")
-    t = str(text).strip().lower()
-    if t == "targeted":
-        return WarmupSpec(None, horizon, coverage, budget, model)
-    if t == "reuse":
-        return WarmupSpec(None, horizon, coverage, budget, model, reuse=True)
-    if t == "none":
-        return WarmupSpec(0, horizon, coverage, budget, model)
-    try:
-        k = int(t)
-    except ValueError:
-        raise UserError(f"--warmup {text!r}: expected a number of launches K >= 0, 'none', 'targeted' or 'reuse'") from None
-    if k < 0:
-        raise UserError(f"--warmup {k}: K must be >= 0 (the number of launches run before each sampled launch)")
-    return WarmupSpec(k, horizon, coverage, budget, model)
+    choice = warmup_choice(text, ("targeted", "reuse"))
+    if isinstance(choice, str):
+        return WarmupSpec(None, horizon, coverage, budget, model, reuse=choice == "reuse")
+    return WarmupSpec(choice, horizon, coverage, budget, model)
 
 
 def preceding(samples: Sequence[int], k: int) -> tuple[dict[int, list[int]], int]:

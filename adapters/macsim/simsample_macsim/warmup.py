@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from simsample.adapter_support.warmup import warmup_choice
 from simsample.errors import UserError
 
 #: Defaults (see docs/howto/macsim-warmup.md for the measurements behind them).
@@ -86,18 +87,8 @@ def parse_warmup(text: str | int, horizon: int = DEFAULT_HORIZON, coverage: floa
         raise UserError(f"--warmup-coverage {coverage}: must be in (0, 1] (the share of a sample's memory accesses whose last toucher the window must hold)")
     if budget is not None and budget < 0:
         raise UserError(f"--warmup-budget {budget}: must be >= 0 (warm-up warp instructions as a share of the sampled launches')")
-    t = str(text).strip().lower()
-    if t == "targeted":
-        return WarmupSpec(None, horizon, coverage, budget)
-    if t == "none":
-        return WarmupSpec(0, horizon, coverage, budget)
-    try:
-        k = int(t)
-    except ValueError:
-        raise UserError(f"--warmup {text!r}: expected a number of launches K >= 0, 'none' or 'targeted'") from None
-    if k < 0:
-        raise UserError(f"--warmup {k}: K must be >= 0 (the number of launches run before each sampled launch)")
-    return WarmupSpec(k, horizon, coverage, budget)
+    choice = warmup_choice(text, ("targeted",))
+    return WarmupSpec(None if choice == "targeted" else int(choice), horizon, coverage, budget)
 
 
 def preceding(samples: Sequence[int], k: int) -> dict[int, list[int]]:
