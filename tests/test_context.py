@@ -176,3 +176,8 @@ def test_features_carry_the_context_column_unless_asked_not_to(tmp_path, capsys)
     small = tmp_path / "h.parquet"
     assert cli_run(["profile", "features", "--sim", "accelsim", str(folder), "-o", str(small), "--config", str(cfg)]) == 0
     assert Workload.from_parquet(small).meta["features"]["gpu"]["l2_lines"] == 16 * 4 * 2
+    # GPGPU-Sim's "none" leaves the L2 out: no context to measure, the column is left out, no refusal
+    cfg.write_text("-gpgpu_cache:dl2 none\n")
+    no_l2 = tmp_path / "n.parquet"
+    assert cli_run(["profile", "features", "--sim", "accelsim", str(folder), "-o", str(no_l2), "--config", str(cfg)]) == 0
+    assert CONTEXT_COLUMN not in Workload.from_parquet(no_l2).kernels.columns

@@ -255,7 +255,7 @@ def _assemble(wl: Workload, tf: TraceFolder, per_launch: list[dict[str, np.ndarr
     shape = shape_columns(k, gpu)
     for c in SHAPE_FEATURES:
         k[c] = shape[c]
-    if all("fp_reads" in a for a in per_launch):
+    if gpu.l2_lines > 0 and all("fp_reads" in a for a in per_launch):  # a config without L2 (dl2 none): no context
         footprints = [Footprint(a["fp_reads"], a["fp_writes"], 0, a["fp_read_counts"]) for a in per_launch]
         k[CONTEXT_COLUMN] = warm_read_shares(footprints, l2_lines=gpu.l2_lines)
     k = k[[c for c in k.columns if c not in feature_columns()] + [c for c in feature_columns() if c in k.columns]]

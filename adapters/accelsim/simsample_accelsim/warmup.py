@@ -311,11 +311,14 @@ def reuse_window(
 def l2_lines_of_configs(paths: Iterable[str | Path]) -> int:
     """Lines of the whole L2 by GPGPU-Sim config files: ``-gpgpu_cache:dl2 S:SETS:LINE:WAYS,...``
     per memory sub-partition, times ``-gpgpu_n_mem`` x ``-gpgpu_n_sub_partition_per_mchannel``
-    (later files override earlier ones); SM7_QV100's 6 MiB of 128-byte lines where unset."""
+    (later files override earlier ones); SM7_QV100's 6 MiB of 128-byte lines where unset; 0 for
+    ``none``, GPGPU-Sim's way of leaving the L2 out."""
     from simsample_accelsim.gpuconfig import int_option, read_options
 
     found = read_options(paths, ("-gpgpu_cache:dl2", "-gpgpu_n_mem", "-gpgpu_n_sub_partition_per_mchannel"))
     dl2 = found["-gpgpu_cache:dl2"][0] if "-gpgpu_cache:dl2" in found else "S:32:128:24"
+    if dl2.strip().lower() == "none":
+        return 0
     geometry = re.match(r"[A-Z]:(\d+):(\d+):(\d+)", dl2)
     if not geometry:
         raise UserError(f"-gpgpu_cache:dl2 {dl2!r}: expected SETS:LINE:WAYS after the first letter; fix the config file")
