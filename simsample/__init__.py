@@ -1,7 +1,7 @@
 """simsample: kernel sampling for GPU cycle-level simulation.
 
 A profile or a simulator's trace folder becomes a :class:`~simsample.workload.Workload`; a
-sampler turns it into a :class:`~simsample.plan.Plan`; an adapter rewrites the simulator's
+sampler turns it into a :class:`~simsample.planfile.Plan`; an adapter rewrites the simulator's
 inputs so that only the plan's launches run, and the estimator turns the simulator's per-launch
 results back into whole-workload figures with a confidence interval.
 """
@@ -28,7 +28,7 @@ _LIBRARY = (
     "Evaluation",
     "DEFAULT_SAMPLER",
 )
-_TYPES = {"Workload": "simsample.workload", "Plan": "simsample.plan", "UserError": "simsample.errors"}
+_TYPES = {"Workload": "simsample.workload", "Plan": "simsample.planfile", "UserError": "simsample.errors"}
 __all__ += [*_LIBRARY, *_TYPES]
 
 
@@ -43,8 +43,6 @@ def __getattr__(name: str):
         from simsample.hookspecs import hookimpl
 
         return hookimpl
-    if name == "plan":  # the module simsample.plan, callable as the API's plan()
-        return importlib.import_module("simsample.plan")
     if name in _LIBRARY:
         return getattr(importlib.import_module("simsample.library"), name)
     if name in _TYPES:
