@@ -51,7 +51,7 @@ def _phases(plan: Path, prof: Path, est: Path, evals: list[Path]) -> dict[str, f
     """Where the report's time goes, measured in this process (CLI start-up excluded)."""
     times: dict[str, float] = {}
     t0 = time.perf_counter()
-    from simsample.plan import Plan
+    from simsample.planfile import Plan
 
     p = Plan.read(plan)
     times["plan read"] = time.perf_counter() - t0

@@ -32,7 +32,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from simsample.plan import Plan
+from simsample.planfile import Plan
 
 
 def run_macsim(binary: Path, folder: Path) -> Path:

@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from simsample.plan import Plan
+from simsample.planfile import Plan
 
 
 @dataclass

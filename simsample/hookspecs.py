@@ -22,7 +22,7 @@ import pluggy
 if TYPE_CHECKING:
     import click
 
-    from simsample.api import Adapter, Reader, Sampler
+    from simsample.plugin_base import Adapter, Reader, Sampler
 
 hookspec = pluggy.HookspecMarker("simsample")
 hookimpl = pluggy.HookimplMarker("simsample")
@@ -32,10 +32,10 @@ hookimpl = pluggy.HookimplMarker("simsample")
 def register_samplers(register: Callable[[Sampler], None]) -> None:
     """Register sampler plugins.
 
-    Call ``register(sampler)`` once per :class:`simsample.api.Sampler` instance. The sampler's
+    Call ``register(sampler)`` once per :class:`simsample.plugin_base.Sampler` instance. The sampler's
     ``name`` is what users pass to ``simsample plan --sampler NAME``; names must be unique
     across all plugins (a duplicate is recorded as the later plugin's error). Parameters are
-    declared on the sampler (:class:`simsample.api.Param`) so that ``simsample samplers`` can
+    declared on the sampler (:class:`simsample.plugin_base.Param`) so that ``simsample samplers`` can
     list them with their defaults.
 
     Example::
@@ -50,7 +50,7 @@ def register_samplers(register: Callable[[Sampler], None]) -> None:
 def register_readers(register: Callable[[Reader], None]) -> None:
     """Register profile readers.
 
-    Call ``register(reader)`` once per :class:`simsample.api.Reader`. When the user does not
+    Call ``register(reader)`` once per :class:`simsample.plugin_base.Reader`. When the user does not
     name a format, every reader's ``detect(path, head)`` is asked in registration order and the
     first that accepts the file reads it, so ``detect`` must look at content (``head`` holds the
     first decompressed bytes), not only at the file name. ``--format NAME`` picks a reader by
@@ -62,7 +62,7 @@ def register_readers(register: Callable[[Reader], None]) -> None:
 def register_adapters(register: Callable[[Adapter], None]) -> None:
     """Register simulator adapters.
 
-    Call ``register(adapter)`` once per :class:`simsample.api.Adapter`. ``simsample apply``,
+    Call ``register(adapter)`` once per :class:`simsample.plugin_base.Adapter`. ``simsample apply``,
     ``collect``, ``estimate``, ``run`` and ``profile features`` with ``--sim NAME`` hand the
     rest of their command line to the click command that the adapter returns for that verb
     from ``commands()``. An adapter is normally its own distribution, registered through the

@@ -49,8 +49,8 @@ from simsample.errors import UserError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from simsample.api import Sampler
-    from simsample.plan import Plan
+    from simsample.plugin_base import Sampler
+    from simsample.planfile import Plan
     from simsample.sampling.estimate import MetricEstimate
     from simsample.sampling.evaluate import WorkloadResult
     from simsample.workload import Workload
@@ -332,7 +332,7 @@ def estimate(plan: Plan | str | Path, results: pd.DataFrame, *, confidence: floa
     with no value at all are left out: a simulator that does not print a statistic (Accel-Sim's
     per-kernel occupancy) leaves its column empty in ``collect()``'s table.
     """
-    from simsample.plan import Plan as _Plan
+    from simsample.planfile import Plan as _Plan
     from simsample.sampling.estimate import estimate_results
 
     p = plan if isinstance(plan, _Plan) else _Plan.read(plan)

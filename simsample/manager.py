@@ -24,7 +24,7 @@ from simsample.errors import UserError
 if TYPE_CHECKING:
     import click
 
-    from simsample.api import Adapter, Reader, Sampler
+    from simsample.plugin_base import Adapter, Reader, Sampler
 
 
 def builtin_plugins() -> tuple[str, ...]:

@@ -1,4 +1,4 @@
-"""The plan: which launches to simulate, with which weights, and what the sampler promises.
+"""The plan file format: which launches to simulate, with which weights, and what the sampler promises.
 
 A plan is a versioned JSON document validated against ``schemas/plan.schema.json`` (shipped in
 the package). It is all an adapter needs: it carries the workload's fingerprints (so it cannot
@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
-import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -40,7 +38,7 @@ if TYPE_CHECKING:
 
 class SamplerIdentity(Protocol):
     """What a plan records of the sampler that made it. A protocol rather than
-    :class:`simsample.api.Sampler`, so that the plan does not depend on the plugin API (which
+    :class:`simsample.plugin_base.Sampler`, so that the plan does not depend on the plugin API (which
     depends on the plan)."""
 
     name: str
@@ -552,19 +550,3 @@ def _stub_head() -> dict[str, Any]:
         "estimator": {"kind": "stratified", "replace": False},
         "prediction": {"sampled_launches": 0, "speedup": None, "error_bound": None, "confidence": None},
     }
-
-
-class _PlanModule(types.ModuleType):
-    """This module, callable as :func:`simsample.plan <simsample.library.plan>`.
-
-    ``simsample.plan`` names both this module (``from simsample.plan import Plan``) and the
-    public function that makes a plan; once the module is imported Python binds the name to the
-    module, so the module answers a call by planning."""
-
-    def __call__(self, workload: Workload, sampler: str | None = None, **kwargs: Any) -> Plan:
-        from simsample.library import DEFAULT_SAMPLER, plan
-
-        return plan(workload, sampler or DEFAULT_SAMPLER, **kwargs)
-
-
-sys.modules[__name__].__class__ = _PlanModule

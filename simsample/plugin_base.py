@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from simsample.gcl.streams import InstructionTraces
     import pandas as pd
 
-    from simsample.plan import Plan
+    from simsample.planfile import Plan
     from simsample.workload import Workload
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -145,6 +145,9 @@ class Reader(ABC):
     description: ClassVar[str] = ""
     #: whether :meth:`read` accepts several files of the same run (e.g. one per rank)
     multi_file: ClassVar[bool] = False
+    #: whether a directory may be handed to :meth:`detect` and :meth:`read` (a trace folder, a
+    #: folder of per-rank profiles); other readers are never asked about a directory
+    reads_directories: ClassVar[bool] = False
 
     @abstractmethod
     def detect(self, path: Path, head: bytes) -> bool:

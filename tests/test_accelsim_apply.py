@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simsample.api import Sampler
+from simsample.plugin_base import Sampler
 from simsample.cli import run as cli_run
 from simsample.errors import PlanMismatchError, UserError
-from simsample.plan import Cluster, Plan
+from simsample.planfile import Cluster, Plan
 from simsample.workload import from_records
 from simsample_accelsim import read_traces
 from simsample_accelsim.apply import PLAN_FILE, WEIGHTS_FILE, apply_plan

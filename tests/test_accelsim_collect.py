@@ -12,7 +12,7 @@ import pytest
 
 from simsample.cli import run as cli_run
 from simsample.errors import UserError
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample_accelsim.collect import collect_logs, parse_log
 from simsample_accelsim.run import build_command
 from tests.helpers import shared_path

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from simsample.cli import run as cli_run
 from simsample.errors import UserError
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample_accelsim import read_traces
 from simsample_accelsim import opcodes as oc
 from simsample_accelsim.apply import WEIGHTS_FILE, apply_plan

@@ -29,9 +29,9 @@ from simsample.adapter_support import (
     write_plan_records,
 )
 from simsample.adapter_support import folders as folders_mod
-from simsample.api import Sampler
+from simsample.plugin_base import Sampler
 from simsample.errors import PlanMismatchError, UserError
-from simsample.plan import Cluster, Plan
+from simsample.planfile import Cluster, Plan
 from simsample.workload import from_records
 
 

@@ -150,7 +150,7 @@ def test_results_of_warmups_are_ignored_and_of_another_run_refused(tmp_path: Pat
     import pandas as pd
 
     from simsample.adapter_support.results import check_results_belong
-    from simsample.plan import Plan
+    from simsample.planfile import Plan
     from simsample.workload import from_records
 
     n = 40

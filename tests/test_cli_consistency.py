@@ -109,7 +109,7 @@ def test_estimate_csv_parses_back(capsys, tmp_path):
     plan = tmp_path / "plan.json"
     assert _cli(capsys, "plan", PROFILE, "--sampler", "random", "--param", "rate=0.05", "-o", plan)[0] == 0
     from simsample.library import read
-    from simsample.plan import Plan
+    from simsample.planfile import Plan
 
     p = Plan.read(plan)
     launches = read(PROFILE).to_dataframe().set_index("kernel_id")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from simsample.cli import run
-from simsample.plan import PLAN_FORMAT_VERSION
+from simsample.planfile import PLAN_FORMAT_VERSION
 from simsample.workload import from_records
 
 

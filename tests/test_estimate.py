@@ -14,7 +14,7 @@ from simsample.sampling.allocation import design_variance
 from simsample.errors import UserError
 from simsample.sampling.estimate import estimate_ratio, estimate_ratio_total, estimate_results, estimate_total
 from simsample.manager import get_host
-from simsample.plan import Cluster, Plan
+from simsample.planfile import Cluster, Plan
 from simsample.sampling.draws import cluster_stats
 from simsample.workload import from_records
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from simsample.cli import run
 from simsample.errors import PlanMismatchError, UserError
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample.plugins.samplers.random import RandomSampler
 from simsample.workload import from_records
 from tests.helpers import shared_path

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from simsample.cli import run
 from simsample.errors import UserError
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample.sampling.estimate import estimate_results
 from tests.helpers import shared_path
 

@@ -137,7 +137,7 @@ def test_missing_features_and_unknown_gpu_are_user_errors():
 
 
 def test_plan_round_trip_and_determinism(tmp_path):
-    from simsample.plan import Plan
+    from simsample.planfile import Plan
 
     g = np.random.default_rng(0)
     launches = [mix(g.dirichlet([5, 5, 5]), int(g.integers(50, 400))) for _ in range(40)]
@@ -151,7 +151,7 @@ def test_plan_round_trip_and_determinism(tmp_path):
 
 def test_bbv_keys_alias_and_cli_plan_from_parquet_with_extras(tmp_path, capsys):
     from simsample.cli import run
-    from simsample.plan import Plan
+    from simsample.planfile import Plan
     from simsample.workload import Workload
 
     wl = make_wl([[("a", 60), ("b", 40)]] * 3 + [[("c", 100)]])

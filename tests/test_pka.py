@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from simsample.errors import UserError
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample.plugins.samplers.pka import PKA_METRICS, PKASampler
 from simsample.workload import from_records
 

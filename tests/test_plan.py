@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from simsample.errors import PlanMismatchError, UserError
 from simsample.manager import get_host
-from simsample.plan import PLAN_FORMAT_MINOR, PLAN_FORMAT_VERSION, Plan, plan_schema
+from simsample.planfile import PLAN_FORMAT_MINOR, PLAN_FORMAT_VERSION, Plan, plan_schema
 from simsample.workload import from_records
 
 
@@ -173,7 +173,7 @@ def test_compiled_validator_agrees_with_the_reference_one(data):
     import fastjsonschema
     import jsonschema
 
-    from simsample.plan import _compiled_validator
+    from simsample.planfile import _compiled_validator
 
     doc = copy.deepcopy(_DOC)
     paths = [p for p, _ in _paths(doc) if p]
@@ -234,7 +234,7 @@ def test_column_check_agrees_with_the_schema(field, values):
     import jsonschema
     import pandas as pd
 
-    from simsample.plan import check_sample_columns
+    from simsample.planfile import check_sample_columns
 
     n = len(values)
     cols = {"kernel_id": np.arange(n), "launch": np.arange(n), "weight": np.ones(n), "cluster": np.zeros(n, dtype=np.int64), "x": np.full(n, 3.5)}

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from simsample import hookimpl, hookspecs
-from simsample.api import Param, Sampler
+from simsample.plugin_base import Param, Sampler
 from simsample.cli import run
 from simsample.manager import PluginHost, builtin_plugins
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample.sampling.draws import make_cluster
 
 ROOT = Path(__file__).resolve().parents[1]

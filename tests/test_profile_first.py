@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from simsample.cli import run as cli_run
 from simsample.errors import UserError
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample_accelsim.apply import apply_plan
 from simsample_accelsim.kernelslist import KernelEntry, parse_kernelslist
 from simsample_accelsim.merge import merge_runs

@@ -12,7 +12,7 @@ from simsample.cli import run
 from simsample.errors import UserError
 from simsample.sampling.estimate import estimate_total
 from simsample.manager import get_host
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample.workload import from_records
 
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simsample.cli import run
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample.report import content
 from simsample.workload import from_records
 from tests.report_inputs import PROFILE, make_inputs, report_argv

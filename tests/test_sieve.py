@@ -10,7 +10,7 @@ from scipy.signal import argrelextrema
 from scipy.special import logsumexp
 
 from simsample.errors import UserError
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample.plugins.samplers.sieve import SieveSampler, kde_parts, kde_split, stratify
 from simsample.workload import from_records
 

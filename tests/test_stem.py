@@ -9,7 +9,7 @@ from simsample.errors import UserError
 from simsample.sampling.estimate import estimate_total
 from simsample.sampling.grouping import group_launches
 from simsample.manager import get_host
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample.workload import from_records
 
 

@@ -15,7 +15,7 @@ import click
 
 from simsample.adapter_support.results import emit_results, results_for_estimate, results_options
 from simsample.io.files import check_output_file
-from simsample.plan import Plan
+from simsample.planfile import Plan
 
 _PATH = click.Path(path_type=Path)
 CollectFn = Callable[[Sequence[Path], "Plan | None"], Any]

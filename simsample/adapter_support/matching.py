@@ -18,7 +18,7 @@ import lazy_loader as lazy
 import numpy as np
 
 from simsample.errors import PlanMismatchError
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample.workload import Workload
 
 pd = lazy.load("pandas")

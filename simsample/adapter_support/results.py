@@ -26,7 +26,7 @@ import numpy as np
 from simsample.errors import FormatError, UserError
 from simsample.io.files import atomic_write_text, check_input_file, check_output_file
 from simsample.io.limits import check_size
-from simsample.plan import Plan
+from simsample.planfile import Plan
 
 pd = lazy.load("pandas")
 

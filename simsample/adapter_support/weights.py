@@ -21,7 +21,7 @@ import lazy_loader as lazy
 import numpy as np
 
 from simsample.io.files import atomic_write_text
-from simsample.plan import Plan
+from simsample.planfile import Plan
 
 pd = lazy.load("pandas")
 

@@ -356,7 +356,7 @@ def generic_estimate(plan_path: Path, values: tuple[Path, ...], confidence: floa
     (VALUES.csv: kernel_id and one or more numeric columns, one row per simulated launch.)
     """
     from simsample.library import estimate
-    from simsample.plan import Plan
+    from simsample.planfile import Plan
 
     one_of(as_json, as_csv)
     plan = Plan.read(plan_path)

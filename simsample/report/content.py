@@ -29,7 +29,7 @@ import pandas as pd
 from simsample.cli.commands import display_name
 from simsample.cli.common import fmt_ns
 from simsample.io.names import strip_args
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample.report import plots
 
 #: clusters listed one by one in the clusters table

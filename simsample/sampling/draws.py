@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simsample.plan import Cluster
+from simsample.planfile import Cluster
 
 
 def rng(seed: int) -> np.random.Generator:

@@ -74,7 +74,7 @@ import lazy_loader as lazy
 import numpy as np
 
 from simsample.errors import UserError
-from simsample.plan import Plan
+from simsample.planfile import Plan
 
 pd = lazy.load("pandas")
 special = lazy.load("scipy.special", suppress_warning=True)  # ndtri and stdtrit: the norm and t quantiles of scipy.stats, bit for bit, without importing it

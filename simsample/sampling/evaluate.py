@@ -37,11 +37,11 @@ from typing import Any
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.api import Sampler
+from simsample.plugin_base import Sampler
 from simsample.errors import UserError
 from simsample.io.files import missing_message
 from simsample.sampling.estimate import estimate_total
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample.workload import Workload
 
 pd = lazy.load("pandas")

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simsample.plan import Cluster, Plan
+from simsample.planfile import Cluster, Plan
 
 if TYPE_CHECKING:
-    from simsample.api import Sampler
+    from simsample.plugin_base import Sampler
     from simsample.workload import Workload
 
 

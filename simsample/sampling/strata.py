@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 
 from simsample.sampling.allocation import allocate, design_variance, z_value
-from simsample.api import Param, Sampler
+from simsample.plugin_base import Param, Sampler
 from simsample.errors import UserError
 from simsample.sampling.grouping import GROUPINGS, Grouping, group_launches
-from simsample.plan import Cluster, Plan
+from simsample.planfile import Cluster, Plan
 from simsample.sampling.draws import rng
 from simsample.workload import Workload
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from simsample.api import Adapter
+from simsample.plugin_base import Adapter
 from simsample.workload import Workload
 
 if TYPE_CHECKING:

@@ -40,7 +40,7 @@ from simsample.adapter_support import (
 )
 from simsample.errors import PlanMismatchError, UserError
 from simsample.io.files import atomic_write_text
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample_accelsim.kernelslist import DEFAULT_LIST, KernelEntry, Memcpy, render, shell_unsafe
 from simsample_accelsim.notes import warn
 from simsample_accelsim.partial import choose_warmup_traced, folder_numbers, is_partial, match_partial, warmup_records

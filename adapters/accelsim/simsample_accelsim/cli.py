@@ -11,7 +11,7 @@ from simsample.adapter_support.results import results_options
 from simsample.adapter_support.folders import check_output_folder
 from simsample.errors import UserError
 from simsample.io.files import check_output_file, writable_parent
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample.runner.options import executor_options
 
 _CTX = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

@@ -42,7 +42,7 @@ from simsample.adapter_support import USABLE_STATUSES
 from simsample.adapter_support.results import check_launch_count
 from simsample.errors import FormatError, UserError
 from simsample.io.files import check_input_file, open_text
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample_accelsim.notes import warn
 
 pd = lazy.load("pandas")

@@ -37,7 +37,7 @@ from simsample_accelsim.tracerstats import STATS_FILE, read_stats
 from simsample_accelsim.warmup import Footprint, WarmupSpec, targeted
 
 if TYPE_CHECKING:
-    from simsample.plan import Plan
+    from simsample.planfile import Plan
     from simsample_accelsim.reader import TraceFolder
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.api import Reader
+from simsample.plugin_base import Reader
 from simsample.errors import FormatError, UserError
 from simsample.io.files import missing_message
 from simsample.workload import Workload

@@ -34,7 +34,7 @@ from simsample.adapter_support import link_or_copy, staged_folder, write_plan_re
 from simsample.errors import UserError
 from simsample.io.files import atomic_write_text
 from simsample.io.limits import read_text_limited
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample_accelsim.apply import WARMUP_PREFIX, choose_warmup, open_for_plan
 from simsample_accelsim.partial import folder_numbers, warmup_ids
 from simsample_accelsim.kernelslist import DEFAULT_LIST, KernelEntry, Memcpy, render

@@ -28,7 +28,7 @@ from simsample.adapter_support import link_or_copy, match_plan, staged_folder, w
 from simsample.errors import UserError
 from simsample.io.files import atomic_write_text
 from simsample.io.limits import read_text_limited
-from simsample.plan import Plan
+from simsample.planfile import Plan
 
 from simsample_hyfiss import __version__
 from simsample_hyfiss.app import APP_CONFIG, CONFIGS, INSTN_CONFIG, ISSUE_CONFIG, MEMORY, OUTPUTS, SASS, parse_app_config

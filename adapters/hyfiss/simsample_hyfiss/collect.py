@@ -10,7 +10,7 @@ import numpy as np
 
 from simsample.adapter_support import STATUS_MISSING, against_plan, note, plan_ids
 from simsample.errors import UserError
-from simsample.plan import Plan
+from simsample.planfile import Plan
 
 from simsample_hyfiss.output import FIELDS, Summary, find_summaries, kernel_logs, parse_summary
 from simsample_hyfiss.reader import FORMAT

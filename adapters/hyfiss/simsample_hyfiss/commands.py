@@ -11,7 +11,7 @@ import click
 
 from simsample.adapter_support.commands import collect_command, estimate_command
 from simsample.errors import UserError
-from simsample.plan import Plan
+from simsample.planfile import Plan
 
 from simsample_hyfiss.collect import METRICS, RATIOS, collect
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from simsample.api import Adapter
+from simsample.plugin_base import Adapter
 from simsample.hookspecs import hookimpl
 from simsample.workload import Workload
 

@@ -17,7 +17,7 @@ import click
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.api import Reader
+from simsample.plugin_base import Reader
 from simsample.io.files import read_head
 from simsample.workload import Workload, from_records
 

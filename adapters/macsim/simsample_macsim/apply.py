@@ -30,7 +30,7 @@ from simsample.adapter_support import check_output_folder, link_or_copy, match_p
 from simsample.errors import PlanMismatchError, UserError
 from simsample.io.files import atomic_write_text
 from simsample.io.limits import read_text_limited
-from simsample.plan import Plan
+from simsample.planfile import Plan
 
 from simsample_macsim.params import check_params_text, patch_params, required_knobs
 from simsample_macsim.reader import FORMAT, TraceFolder, launch_list, load_trace_folder

@@ -11,7 +11,7 @@ import numpy as np
 from simsample.adapter_support import WEIGHTS_FILE, against_plan, note, plan_ids
 from simsample.adapter_support.weights import ROLE_WARMUP
 from simsample.errors import UserError
-from simsample.plan import Plan
+from simsample.planfile import Plan
 
 from simsample_macsim.output import parse_log
 from simsample_macsim.reader import FORMAT

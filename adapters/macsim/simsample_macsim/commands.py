@@ -10,7 +10,7 @@ import click
 
 from simsample.adapter_support.commands import collect_command, estimate_command
 from simsample.errors import UserError
-from simsample.plan import Plan
+from simsample.planfile import Plan
 
 from simsample_macsim.collect import METRICS, RATIOS, collect
 from simsample_macsim.warmup import DEFAULT_COVERAGE, DEFAULT_HORIZON, DEFAULT_WARMUP

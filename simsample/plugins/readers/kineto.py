@@ -35,7 +35,7 @@ from typing import Any
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.api import Reader
+from simsample.plugin_base import Reader
 from simsample.errors import FormatError, UserError
 from simsample.io.files import compression_of, read_all
 from simsample.hookspecs import hookimpl

@@ -26,7 +26,7 @@ from typing import Any
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.api import Reader
+from simsample.plugin_base import Reader
 from simsample.errors import FormatError
 from simsample.hookspecs import hookimpl
 from simsample.progress import task

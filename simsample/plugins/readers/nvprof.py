@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from simsample.api import Reader
+from simsample.plugin_base import Reader
 from simsample.errors import FormatError, UserError
 from simsample.io.files import read_head
 from simsample.hookspecs import hookimpl

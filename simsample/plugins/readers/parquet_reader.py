@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from simsample.api import Reader
+from simsample.plugin_base import Reader
 from simsample.hookspecs import hookimpl
 from simsample.workload import Workload
 

@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 
 from simsample.sampling.allocation import z_value
-from simsample.api import Param, Sampler
+from simsample.plugin_base import Param, Sampler
 from simsample.sampling.grouping import GROUPINGS
 from simsample.hookspecs import hookimpl
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample.sampling.strata import Range, Strata, exact_stats, finish, group_ranges, prepare, split_range
 from simsample.workload import Workload
 

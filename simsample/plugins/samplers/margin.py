@@ -51,10 +51,10 @@ from typing import Any
 import numpy as np
 
 from simsample.sampling.allocation import allocate, z_value
-from simsample.api import Param, Sampler
+from simsample.plugin_base import Param, Sampler
 from simsample.sampling.grouping import GROUPINGS, resolve_grouping
 from simsample.hookspecs import hookimpl
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample.plugins.samplers.root import root_tree
 from simsample.sampling.pooling import regroup, skew_sizes, small_clusters, third_moments
 from simsample.sampling.strata import draw_plan, exact_stats, group_ranges, prepare

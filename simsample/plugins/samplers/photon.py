@@ -39,11 +39,11 @@ from typing import Any
 import numpy as np
 
 from simsample.sampling import gpus
-from simsample.api import Param, Sampler
+from simsample.plugin_base import Param, Sampler
 from simsample.sampling.bbv import FEATURES_HINT, GpuBBVs, WarpFeatures, gpu_bbvs
 from simsample.errors import UserError
 from simsample.hookspecs import hookimpl
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample.sampling.representatives import representative_plan, resolve_metric
 from simsample.workload import Workload
 

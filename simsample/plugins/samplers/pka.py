@@ -41,10 +41,10 @@ from typing import Any
 
 import numpy as np
 
-from simsample.api import Param, Sampler
+from simsample.plugin_base import Param, Sampler
 from simsample.errors import UserError
 from simsample.hookspecs import hookimpl
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample.sampling.representatives import first_of_each, relabel_by_first, representative_plan, resolve_metric
 from simsample.sampling.draws import rng
 from simsample.workload import SHAPE_COLUMNS, Workload

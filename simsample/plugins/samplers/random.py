@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from simsample.api import Param, Sampler
+from simsample.plugin_base import Param, Sampler
 from simsample.errors import UserError
 from simsample.hookspecs import hookimpl
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample.sampling.draws import draw, make_cluster, rng
 from simsample.workload import Workload
 

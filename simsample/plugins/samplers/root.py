@@ -26,9 +26,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from simsample.sampling.allocation import allocate, sampled_time, z_value
-from simsample.api import Param, Sampler
+from simsample.plugin_base import Param, Sampler
 from simsample.hookspecs import hookimpl
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample.sampling.strata import (
     COMMON_PARAMS,
     Range,

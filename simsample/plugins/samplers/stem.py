@@ -29,9 +29,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from simsample.api import Sampler
+from simsample.plugin_base import Sampler
 from simsample.hookspecs import hookimpl
-from simsample.plan import Plan
+from simsample.planfile import Plan
 from simsample.sampling.strata import COMMON_PARAMS, finish, group_ranges, prepare, size_clusters
 from simsample.workload import Workload
 

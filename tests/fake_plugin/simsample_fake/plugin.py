@@ -6,8 +6,8 @@ import click
 import numpy as np
 
 from simsample import hookimpl
-from simsample.api import Param, Sampler
-from simsample.plan import Plan
+from simsample.plugin_base import Param, Sampler
+from simsample.planfile import Plan
 from simsample.sampling.draws import make_cluster
 
 
