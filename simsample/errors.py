@@ -14,7 +14,24 @@ class UserError(Exception):
     """A problem with the user's input, options or environment (exit code 1)."""
 
 
-class FormatError(UserError):
+class UserValueError(UserError, ValueError):
+    """A value out of range or of the wrong form (``eps=5``, ``confidence=1.5``): also a
+    :class:`ValueError`, which is what pandas and scikit-learn users catch."""
+
+
+class UserTypeError(UserError, TypeError):
+    """An argument of the wrong type (a path where a table belongs), or an unknown keyword
+    option: also a :class:`TypeError`, as Python itself raises for a wrong call."""
+
+
+class UserFileNotFoundError(UserError, FileNotFoundError):
+    """An input that does not exist: also a :class:`FileNotFoundError`."""
+
+    def __str__(self) -> str:  # OSError's own str() would show "[Errno None] ..." for some argument forms
+        return str(self.args[0]) if self.args else ""
+
+
+class FormatError(UserError, ValueError):
     """A file could not be parsed: names the file, the line or record, and what was expected."""
 
     def __init__(
