@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simsample.hookspecs import hookimpl
+from simsample.sdk import hookimpl
 
 
 @hookimpl

@@ -17,12 +17,21 @@ from typing import Any
 
 import numpy as np
 
-from simsample.plugin_base import Reader
-from simsample.errors import FormatError, UserError
-from simsample.io.files import read_head
-from simsample.hookspecs import hookimpl
-from simsample.io.tables import check_int64, csv_source, numeric_column, read_csv_table, string_column, to_ns
-from simsample.workload import Workload, from_records
+from simsample.sdk import (
+    FormatError,
+    Reader,
+    UserError,
+    Workload,
+    check_int64,
+    csv_source,
+    from_records,
+    hookimpl,
+    numeric_column,
+    read_csv_table,
+    read_head,
+    string_column,
+    to_ns,
+)
 
 #: nanoseconds per unit of a time column's suffix
 _UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}

@@ -35,17 +35,26 @@ from typing import Any
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.plugin_base import Reader
-from simsample.errors import FormatError, UserError
-from simsample.io.files import compression_of, read_all
-from simsample.hookspecs import hookimpl
 from simsample.io import kineto_decode as kd
 from simsample.io import kineto_native as kn
 from simsample.io import kineto_scan as ks
-from simsample.progress import task
-from simsample.io.tables import categorical, launch_table, looks_binary, narrow, source_label
-from simsample.io.workers import can_spawn, usable_cpus
-from simsample.workload import Workload
+from simsample.sdk import (
+    FormatError,
+    Reader,
+    UserError,
+    Workload,
+    can_spawn,
+    categorical,
+    compression_of,
+    hookimpl,
+    launch_table,
+    looks_binary,
+    narrow,
+    read_all,
+    source_label,
+    task,
+    usable_cpus,
+)
 
 pd = lazy.load("pandas")
 
@@ -144,7 +153,7 @@ def _rank_files(folder: Path) -> list[Path]:
 
 
 def _looks_kineto(path: Path) -> bool:
-    from simsample.io.files import read_head
+    from simsample.sdk import read_head
 
     try:
         head = read_head(path, 4096)
@@ -213,7 +222,7 @@ def expanded_rank_files(paths: Sequence[Path]) -> Iterator[tuple[list[Path], dic
     import shutil
     import tempfile
 
-    from simsample.io.files import read_head
+    from simsample.sdk import read_head
 
     files: list[Path] = []
     labels: dict[Path, str] = {}
@@ -293,7 +302,7 @@ def _read_all(paths: Sequence[Path], orders: Sequence[int]) -> Iterator[tuple[in
 
 def _rank_from_head(path: Path) -> int | None:
     """The rank written in ``distributedInfo`` within the first 64 KiB, if it is there."""
-    from simsample.io.files import read_head
+    from simsample.sdk import read_head
 
     try:
         head = read_head(path).decode("utf-8", errors="replace")

@@ -34,13 +34,22 @@ from typing import Any
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.plugin_base import Reader
-from simsample.errors import FormatError, UserError
-from simsample.io.files import read_all, read_head
-from simsample.hookspecs import hookimpl
-from simsample.progress import task
-from simsample.io.tables import csv_source, detect_text, make_workload, narrow, parse_triples, read_csv_table
-from simsample.workload import Workload  # noqa: F401  (the type read() returns)
+from simsample.sdk import (
+    FormatError,
+    Reader,
+    UserError,
+    Workload,
+    csv_source,
+    detect_text,
+    hookimpl,
+    make_workload,
+    narrow,
+    parse_triples,
+    read_all,
+    read_csv_table,
+    read_head,
+    task,
+)
 
 pd = lazy.load("pandas")
 

@@ -26,17 +26,17 @@ from typing import Any
 
 import numpy as np
 
-from simsample.plugin_base import Reader
-from simsample.errors import FormatError, UserError
-from simsample.io.files import read_head
-from simsample.hookspecs import hookimpl
-from simsample.progress import task
-from simsample.io.tables import (
+from simsample.sdk import (
     TIME_SCALE,
+    FormatError,
+    Reader,
+    UserError,
+    Workload,
     add_devices,
     check_int64,
     csv_source,
     detect_text,
+    hookimpl,
     launch_table,
     nan_to_zero,
     narrow,
@@ -44,10 +44,11 @@ from simsample.io.tables import (
     numeric_column,
     parse_triples,
     read_csv_table,
+    read_head,
+    task,
     to_ns,
     whole,
 )
-from simsample.workload import Workload
 
 #: header keys (see :func:`_key`) the two reports are read from; other columns are not converted
 _USED_KEYS = frozenset(

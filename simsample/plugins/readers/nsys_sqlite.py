@@ -26,16 +26,21 @@ from typing import Any
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.plugin_base import Reader
-from simsample.errors import FormatError
-from simsample.hookspecs import hookimpl
-from simsample.progress import task
 from simsample.io.sqlite_columns import fetch_many, fetch_text_ints, native_reader
 from simsample.io.sqlite_export import columns as export_columns
 from simsample.io.sqlite_export import open_export
 from simsample.io.sqlite_export import tables as export_tables
-from simsample.io.tables import categorical, launch_table, make_workload, narrow
-from simsample.workload import Workload
+from simsample.sdk import (
+    FormatError,
+    Reader,
+    Workload,
+    categorical,
+    hookimpl,
+    launch_table,
+    make_workload,
+    narrow,
+    task,
+)
 
 pd = lazy.load("pandas")
 

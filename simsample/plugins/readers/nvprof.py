@@ -23,29 +23,30 @@ from typing import Any
 
 import numpy as np
 
-from simsample.plugin_base import Reader
-from simsample.errors import FormatError, UserError
-from simsample.io.files import read_head
-from simsample.hookspecs import hookimpl
-from simsample.progress import task
-from simsample.io.tables import (
+from simsample.sdk import (
     BINARY_BYTE_SCALE,
     TIME_SCALE,
+    FormatError,
+    Reader,
+    UserError,
+    Workload,
     add_devices,
     check_int64,
     csv_source,
     detect_text,
+    hookimpl,
     launch_table,
     nan_to_zero,
     narrow,
     narrow_whole,
     numeric_column,
     read_csv_table,
+    read_head,
     split_corr_names,
+    task,
     to_ns,
     whole,
 )
-from simsample.workload import Workload
 
 _REQUIRED = ("Start", "Duration", "Grid X", "Grid Y", "Grid Z", "Block X", "Block Y", "Block Z", "Name")
 #: the columns a launch table is built from (the others, such as Size and Throughput, are not converted)

@@ -6,9 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from simsample.plugin_base import Reader
-from simsample.hookspecs import hookimpl
-from simsample.workload import Workload
+from simsample.sdk import Reader, Workload, hookimpl
 
 
 class ParquetReader(Reader):

@@ -19,13 +19,22 @@ from typing import Any
 
 import numpy as np
 
-from simsample.sampling.allocation import z_value
-from simsample.plugin_base import Param, Sampler
-from simsample.sampling.grouping import GROUPINGS
-from simsample.hookspecs import hookimpl
-from simsample.planfile import Plan
-from simsample.sampling.strata import Range, Strata, exact_stats, finish, group_ranges, prepare, split_range
-from simsample.workload import Workload
+from simsample.sdk import (
+    GROUPINGS,
+    Param,
+    Plan,
+    Range,
+    Sampler,
+    Strata,
+    Workload,
+    exact_stats,
+    finish,
+    group_ranges,
+    hookimpl,
+    prepare,
+    split_range,
+    z_value,
+)
 
 
 def m_min(r: Range, eps: float, z: float, floor: int) -> int:

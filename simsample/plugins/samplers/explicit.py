@@ -18,14 +18,19 @@ from typing import Any
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.plugin_base import Param, Sampler
-from simsample.errors import FormatError, UserError
-from simsample.io.files import check_input_file
-from simsample.io.limits import read_text_limited
-from simsample.hookspecs import hookimpl
-from simsample.planfile import Cluster, Plan
-from simsample.sampling.draws import cluster_stats
-from simsample.workload import Workload
+from simsample.sdk import (
+    Cluster,
+    FormatError,
+    Param,
+    Plan,
+    Sampler,
+    UserError,
+    Workload,
+    check_input_file,
+    cluster_stats,
+    hookimpl,
+    read_text_limited,
+)
 
 pd = lazy.load("pandas")
 

@@ -32,12 +32,17 @@ from typing import Any
 
 import numpy as np
 
-from simsample.plugin_base import Param, Sampler
-from simsample.errors import UserError
-from simsample.hookspecs import hookimpl
-from simsample.planfile import Plan
-from simsample.sampling.representatives import first_of_each, relabel_by_first, representative_plan
-from simsample.workload import Workload
+from simsample.sdk import (
+    Param,
+    Plan,
+    Sampler,
+    UserError,
+    Workload,
+    first_of_each,
+    hookimpl,
+    relabel_by_first,
+    representative_plan,
+)
 
 INSTALL_HINT = "it needs torch and torch-geometric: pip install 'simsample[gcl]'"
 
@@ -109,8 +114,7 @@ class GclSampler(Sampler):
         from simsample.gcl.build import default_cache, launch_graphs
         from simsample.gcl.cluster import choose_k
         from simsample.gcl.streams import WarpSelection
-        from simsample.io.workers import usable_cpus
-        from simsample.progress import task
+        from simsample.sdk import task, usable_cpus
 
         self.check_workload(workload, params)
         traces = self._adapter(workload).instruction_traces(workload)

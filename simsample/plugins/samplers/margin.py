@@ -50,15 +50,23 @@ from typing import Any
 
 import numpy as np
 
-from simsample.sampling.allocation import allocate, z_value
-from simsample.plugin_base import Param, Sampler
-from simsample.sampling.grouping import GROUPINGS, resolve_grouping
-from simsample.hookspecs import hookimpl
-from simsample.planfile import Plan
 from simsample.plugins.samplers.root import root_tree
 from simsample.sampling.pooling import regroup, skew_sizes, small_clusters, third_moments
-from simsample.sampling.strata import draw_plan, exact_stats, group_ranges, prepare
-from simsample.workload import Workload
+from simsample.sdk import (
+    GROUPINGS,
+    Param,
+    Plan,
+    Sampler,
+    Workload,
+    allocate,
+    draw_plan,
+    exact_stats,
+    group_ranges,
+    hookimpl,
+    prepare,
+    resolve_grouping,
+    z_value,
+)
 
 #: Draws of a pooled stratum: two, so that it estimates its own variance.
 POOLED_DRAWS = 2

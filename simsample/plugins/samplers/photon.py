@@ -39,13 +39,8 @@ from typing import Any
 import numpy as np
 
 from simsample.sampling import gpus
-from simsample.plugin_base import Param, Sampler
 from simsample.sampling.bbv import FEATURES_HINT, GpuBBVs, WarpFeatures, gpu_bbvs
-from simsample.errors import UserError
-from simsample.hookspecs import hookimpl
-from simsample.planfile import Plan
-from simsample.sampling.representatives import representative_plan, resolve_metric
-from simsample.workload import Workload
+from simsample.sdk import Param, Plan, Sampler, UserError, Workload, hookimpl, representative_plan, resolve_metric
 
 INSTRUCTION_COLUMNS = ("warp_insts", "smsp__inst_executed.sum", "instructions")
 

@@ -41,13 +41,20 @@ from typing import Any
 
 import numpy as np
 
-from simsample.plugin_base import Param, Sampler
-from simsample.errors import UserError
-from simsample.hookspecs import hookimpl
-from simsample.planfile import Plan
-from simsample.sampling.representatives import first_of_each, relabel_by_first, representative_plan, resolve_metric
-from simsample.sampling.draws import rng
-from simsample.workload import SHAPE_COLUMNS, Workload
+from simsample.sdk import (
+    SHAPE_COLUMNS,
+    Param,
+    Plan,
+    Sampler,
+    UserError,
+    Workload,
+    first_of_each,
+    hookimpl,
+    relabel_by_first,
+    representative_plan,
+    resolve_metric,
+    rng,
+)
 
 #: The twelve metrics of the PKA paper's Table 2, as Nsight Compute names them.
 PKA_METRICS: tuple[str, ...] = (

@@ -13,12 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from simsample.plugin_base import Param, Sampler
-from simsample.errors import UserError
-from simsample.hookspecs import hookimpl
-from simsample.planfile import Plan
-from simsample.sampling.draws import draw, make_cluster, rng
-from simsample.workload import Workload
+from simsample.sdk import Param, Plan, Sampler, UserError, Workload, draw, hookimpl, make_cluster, rng
 
 
 class RandomSampler(Sampler):

@@ -25,24 +25,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from simsample.sampling.allocation import allocate, sampled_time, z_value
-from simsample.plugin_base import Param, Sampler
-from simsample.hookspecs import hookimpl
-from simsample.planfile import Plan
-from simsample.sampling.strata import (
+from simsample.sdk import (
     COMMON_PARAMS,
+    Param,
+    Plan,
     Range,
+    Sampler,
     Strata,
+    Workload,
+    allocate,
     exact_stats,
     finish,
     group_ranges,
+    hookimpl,
     iid_sizing,
     prepare,
+    sampled_time,
     single_cluster_draws,
     size_clusters,
     split_range,
+    z_value,
 )
-from simsample.workload import Workload
 
 SPLITS = ("exact", "kmeans")
 

@@ -48,13 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from simsample.plugin_base import Param, Sampler
-from simsample.errors import UserError
-from simsample.hookspecs import hookimpl
-from simsample.planfile import Plan
-from simsample.sampling.representatives import representative_plan, resolve_metric
-from simsample.sampling.draws import rng
-from simsample.workload import Workload
+from simsample.sdk import Param, Plan, Sampler, UserError, Workload, hookimpl, representative_plan, resolve_metric, rng
 
 #: Instruction columns accepted, in order of preference.
 INSTRUCTION_COLUMNS = ("smsp__inst_executed.sum", "warp_insts", "instructions")

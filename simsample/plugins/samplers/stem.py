@@ -29,11 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from simsample.plugin_base import Sampler
-from simsample.hookspecs import hookimpl
-from simsample.planfile import Plan
-from simsample.sampling.strata import COMMON_PARAMS, finish, group_ranges, prepare, size_clusters
-from simsample.workload import Workload
+from simsample.sdk import COMMON_PARAMS, Plan, Sampler, Workload, finish, group_ranges, hookimpl, prepare, size_clusters
 
 
 class StemSampler(Sampler):

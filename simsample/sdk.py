@@ -1,0 +1,233 @@
+"""The plugin SDK: every name a sampler, a reader or a simulator adapter needs, in one module.
+
+A plugin, built in or third party, imports from here and from the top-level :mod:`simsample`
+API, and from nothing else in the package; a contract checked in CI holds the built-in plugins
+to it. Everything imported here is public and follows the stability policy of the
+documentation's SDK reference: a name is removed or changed only after a release in which using
+it raises :class:`DeprecationWarning`, and the changelog says so.
+
+Names in :data:`PROVISIONAL` are public but still settling (the toolkit of the stratified
+samplers, the table helpers of the built-in readers, the run helpers of the adapters): they may
+change in a minor release, with a changelog entry, and without a deprecation period.
+
+The names are imported on first use (``from simsample.sdk import Sampler`` imports only what
+``Sampler`` needs): loading plugins must stay cheap, because every command loads them all,
+including ``simsample --version``'s neighbours such as ``simsample samplers``.
+
+The groups below say who needs what:
+
+- **every plugin**: :func:`hookimpl`, the errors, :class:`Workload`, :class:`Plan`.
+- **samplers**: :class:`Sampler`, :class:`Param`, the draws and cluster helpers
+  (:func:`rng`, :func:`draw`, :func:`make_cluster`, :func:`cluster_stats`), the representative
+  plans (:func:`representative_plan`), and the stratified toolkit (provisional).
+- **readers**: :class:`Reader`, :func:`from_records` (the canonical table from records),
+  :func:`read_head` and friends (compressed files, size limits), :func:`task` (progress).
+- **adapters**: :class:`Adapter`, the metric declarations, plan matching, output folders,
+  atomic writes, and running a simulator in its own process group.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what the names are, for type checkers, the documentation and the import contract
+    from simsample.adapter_support.folders import check_output_folder, link_or_copy, staged_folder
+    from simsample.adapter_support.matching import PlanMatch, match_plan, note, plan_ids
+    from simsample.adapter_support.weights import PLAN_FILE, WEIGHTS_FILE, write_plan_records
+    from simsample.errors import FormatError, PlanMismatchError, UserError
+    from simsample.hookspecs import hookimpl
+    from simsample.io.files import (
+        atomic_write_bytes,
+        atomic_write_text,
+        atomic_writer,
+        check_input_file,
+        check_input_folder,
+        check_output_file,
+        compression_of,
+        missing_message,
+        open_binary,
+        open_text,
+        read_all,
+        read_head,
+        special_file,
+        temporary_cache,
+        writable_parent,
+    )
+    from simsample.io.limits import read_bytes_limited, read_text_limited
+    from simsample.io.tables import (
+        BINARY_BYTE_SCALE,
+        TIME_SCALE,
+        add_devices,
+        categorical,
+        check_int64,
+        csv_source,
+        detect_text,
+        launch_table,
+        looks_binary,
+        make_workload,
+        nan_to_zero,
+        narrow,
+        narrow_whole,
+        numeric_column,
+        parse_triples,
+        read_csv_table,
+        source_label,
+        split_corr_names,
+        string_column,
+        to_ns,
+        whole,
+    )
+    from simsample.io.workers import can_spawn, usable_cpus
+    from simsample.native import import_optional, pure_python_requested
+    from simsample.planfile import Cluster, Plan
+    from simsample.plugin_base import Adapter, Param, Reader, Sampler
+    from simsample.progress import task
+    from simsample.sampling.allocation import allocate, sampled_time, z_value
+    from simsample.sampling.draws import cluster_stats, draw, make_cluster, rng
+    from simsample.sampling.grouping import GROUPINGS, resolve_grouping
+    from simsample.sampling.representatives import first_of_each, relabel_by_first, representative_plan, resolve_metric
+    from simsample.sampling.strata import (
+        COMMON_PARAMS,
+        Range,
+        Strata,
+        draw_plan,
+        exact_stats,
+        finish,
+        group_ranges,
+        iid_sizing,
+        prepare,
+        single_cluster_draws,
+        size_clusters,
+        split_range,
+    )
+    from simsample.workload import SHAPE_COLUMNS, Workload, extras_path, from_records
+
+#: Each public name and the module that defines it (the implementation's place may move; the
+#: name here does not). Grouped as the module docstring describes.
+_STABLE: dict[str, str] = {
+    # every plugin
+    "hookimpl": "simsample.hookspecs",
+    "UserError": "simsample.errors",
+    "FormatError": "simsample.errors",
+    "PlanMismatchError": "simsample.errors",
+    "Workload": "simsample.workload",
+    "SHAPE_COLUMNS": "simsample.workload",
+    "from_records": "simsample.workload",
+    "extras_path": "simsample.workload",
+    "Plan": "simsample.planfile",
+    "Cluster": "simsample.planfile",
+    # base classes
+    "Sampler": "simsample.plugin_base",
+    "Reader": "simsample.plugin_base",
+    "Adapter": "simsample.plugin_base",
+    "Param": "simsample.plugin_base",
+    # samplers: draws and clusters
+    "rng": "simsample.sampling.draws",
+    "draw": "simsample.sampling.draws",
+    "make_cluster": "simsample.sampling.draws",
+    "cluster_stats": "simsample.sampling.draws",
+    "representative_plan": "simsample.sampling.representatives",
+    "first_of_each": "simsample.sampling.representatives",
+    "relabel_by_first": "simsample.sampling.representatives",
+    "resolve_metric": "simsample.sampling.representatives",
+    "z_value": "simsample.sampling.allocation",
+    # readers: files
+    "read_head": "simsample.io.files",
+    "read_all": "simsample.io.files",
+    "compression_of": "simsample.io.files",
+    "open_binary": "simsample.io.files",
+    "open_text": "simsample.io.files",
+    "check_input_file": "simsample.io.files",
+    "check_input_folder": "simsample.io.files",
+    "missing_message": "simsample.io.files",
+    "special_file": "simsample.io.files",
+    "read_text_limited": "simsample.io.limits",
+    "read_bytes_limited": "simsample.io.limits",
+    "task": "simsample.progress",
+    # adapters: outputs, plans and compiled parts
+    "check_output_file": "simsample.io.files",
+    "writable_parent": "simsample.io.files",
+    "atomic_writer": "simsample.io.files",
+    "atomic_write_text": "simsample.io.files",
+    "atomic_write_bytes": "simsample.io.files",
+    "temporary_cache": "simsample.io.files",
+    "check_output_folder": "simsample.adapter_support.folders",
+    "staged_folder": "simsample.adapter_support.folders",
+    "link_or_copy": "simsample.adapter_support.folders",
+    "PlanMatch": "simsample.adapter_support.matching",
+    "match_plan": "simsample.adapter_support.matching",
+    "plan_ids": "simsample.adapter_support.matching",
+    "note": "simsample.adapter_support.matching",
+    "PLAN_FILE": "simsample.adapter_support.weights",
+    "WEIGHTS_FILE": "simsample.adapter_support.weights",
+    "write_plan_records": "simsample.adapter_support.weights",
+    "import_optional": "simsample.native",
+    "pure_python_requested": "simsample.native",
+}
+
+#: Public names that may still change in a minor release (changelog entry, no deprecation period).
+_PROVISIONAL_NAMES: dict[str, str] = {
+    # the stratified samplers' toolkit (stem, root, allegro, margin)
+    "COMMON_PARAMS": "simsample.sampling.strata",
+    "Strata": "simsample.sampling.strata",
+    "Range": "simsample.sampling.strata",
+    "prepare": "simsample.sampling.strata",
+    "group_ranges": "simsample.sampling.strata",
+    "exact_stats": "simsample.sampling.strata",
+    "split_range": "simsample.sampling.strata",
+    "size_clusters": "simsample.sampling.strata",
+    "single_cluster_draws": "simsample.sampling.strata",
+    "iid_sizing": "simsample.sampling.strata",
+    "draw_plan": "simsample.sampling.strata",
+    "finish": "simsample.sampling.strata",
+    "allocate": "simsample.sampling.allocation",
+    "sampled_time": "simsample.sampling.allocation",
+    "GROUPINGS": "simsample.sampling.grouping",
+    "resolve_grouping": "simsample.sampling.grouping",
+    # the built-in readers' table helpers (Arrow CSV, exact nanoseconds, narrow integer columns)
+    "make_workload": "simsample.io.tables",
+    "launch_table": "simsample.io.tables",
+    "categorical": "simsample.io.tables",
+    "narrow": "simsample.io.tables",
+    "csv_source": "simsample.io.tables",
+    "read_csv_table": "simsample.io.tables",
+    "numeric_column": "simsample.io.tables",
+    "string_column": "simsample.io.tables",
+    "to_ns": "simsample.io.tables",
+    "TIME_SCALE": "simsample.io.tables",
+    "BINARY_BYTE_SCALE": "simsample.io.tables",
+    "whole": "simsample.io.tables",
+    "narrow_whole": "simsample.io.tables",
+    "nan_to_zero": "simsample.io.tables",
+    "add_devices": "simsample.io.tables",
+    "split_corr_names": "simsample.io.tables",
+    "check_int64": "simsample.io.tables",
+    "detect_text": "simsample.io.tables",
+    "parse_triples": "simsample.io.tables",
+    "looks_binary": "simsample.io.tables",
+    "source_label": "simsample.io.tables",
+    "usable_cpus": "simsample.io.workers",
+    "can_spawn": "simsample.io.workers",
+}
+
+_EXPORTS: dict[str, str] = {**_STABLE, **_PROVISIONAL_NAMES}
+
+#: The public names that may still change in a minor release (see the module docstring).
+PROVISIONAL: frozenset[str] = frozenset(_PROVISIONAL_NAMES)
+
+__all__ = sorted([*_EXPORTS, "PROVISIONAL"])
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use and keep it (the next lookup is a plain attribute)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'simsample.sdk' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
