@@ -3,8 +3,17 @@
 The trace mimics 40 training steps of a small transformer on one GPU: per layer a layer norm,
 three GEMMs of different shapes under one kernel name (so durations are multimodal within a
 name), a softmax, element-wise kernels, and a fill kernel so short that Kineto rounds it to
-0 µs, as real traces do. Everything comes from a seeded generator, so running this script
-again reproduces the committed file byte for byte::
+0 µs, as real traces do.
+
+As ``torch.profiler`` writes them, the CPU side is there too: each kernel's launch call
+(``cudaLaunchKernel``, category ``cuda_runtime``, with the kernel's ``correlation`` id) and one
+``ProfilerStep#N`` annotation (category ``user_annotation``) around the launch calls of each
+step, N = 0..39, so that ``--steps`` can be tried on it (``simsample plan ... --steps 10-12``).
+The CPU runs ahead of the GPU: the later launches of a step start on the GPU after the step's
+annotation has ended, which is why steps are found through the launch calls.
+
+Everything comes from a seeded generator, so running this script again reproduces the
+committed file byte for byte::
 
     python examples/generate_example_profile.py examples/profile/train_step.pt.trace.json.gz
 """
@@ -38,9 +47,15 @@ BACKWARD = [
 OPTIMIZER = ("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4>, float*, float, float, float, float, float, float, bool, bool>(...)", (320, 1, 1), (512, 1, 1), 230.0, 0.02)
 
 
+#: CPU side: the process and thread that launch the kernels, how long a launch call takes (µs),
+#: and how far the CPU runs ahead of the GPU (µs; grows through a step as the GPU falls behind).
+CPU_PID, CPU_TID, LAUNCH_US, AHEAD_US, AHEAD_PER_LAUNCH_US = 4242, 4242, 1.5, 25.0, 1.0
+
+
 def build() -> dict:
     rng = np.random.default_rng(SEED)
     events = []
+    step_starts = []  # index into events of each step's first kernel
     ts = 1_700_000_000_000.0  # µs, as Kineto writes absolute timestamps
     corr = 1000
 
@@ -60,6 +75,7 @@ def build() -> dict:
         ts += dur + float(rng.integers(2, 9))
 
     for _ in range(STEPS):
+        step_starts.append(len(events))
         for _layer in range(LAYERS):
             for k in FORWARD:
                 launch(*k)
@@ -68,6 +84,7 @@ def build() -> dict:
                 launch(*k)
             launch(*BACKWARD[1])
         launch(*OPTIMIZER)
+    events += cpu_side(events, step_starts)
     return {
         "schemaVersion": 1,
         "deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-40GB", "totalGlobalMem": 42314694656, "computeMajor": 8, "computeMinor": 0, "numSms": 108}],
@@ -76,6 +93,38 @@ def build() -> dict:
         "displayTimeUnit": "ms",
         "baseTimeNanoseconds": 1700000000000000000,
     }
+
+
+def cpu_side(kernels: list[dict], step_starts: list[int]) -> list[dict]:
+    """The launch calls of ``kernels`` and the ``ProfilerStep#N`` annotations around them.
+
+    Derived from the kernels' times without drawing random numbers, so the kernel events are
+    the same as in a trace without a CPU side. A launch call ends before its kernel starts; the
+    CPU's lead over the GPU grows through a step (the GPU falls behind) and the CPU waits for the
+    GPU at the step's end (the optimizer's ``.item()``-style synchronisation)."""
+    calls = []
+    bounds = [*step_starts, len(kernels)]
+    for step, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
+        first_call = None
+        prev_end = kernels[lo]["ts"] - AHEAD_US - 10.0
+        for i in range(lo, hi):
+            k = kernels[i]
+            ts = round(max(prev_end + 0.5, k["ts"] - AHEAD_US - AHEAD_PER_LAUNCH_US * (i - lo)), 3)
+            ts = min(ts, round(k["ts"] - LAUNCH_US - 0.5, 3))  # the call is made before the kernel runs
+            prev_end = ts + LAUNCH_US
+            first_call = ts if first_call is None else first_call
+            calls.append({
+                "ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": CPU_PID, "tid": CPU_TID,
+                "ts": ts, "dur": LAUNCH_US,
+                "args": {"External id": k["args"]["External id"], "cbid": 211, "correlation": k["args"]["correlation"]},
+            })
+        start = round(first_call - 3.0, 3)
+        calls.append({
+            "ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "pid": CPU_PID, "tid": CPU_TID,
+            "ts": start, "dur": round(prev_end + 2.0 - start, 3),
+            "args": {"External id": 100_000 + step, "Record function id": 0},
+        })
+    return calls
 
 
 def main(out: str) -> None:
