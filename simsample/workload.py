@@ -238,7 +238,7 @@ class Workload:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from simsample.io.files import atomic_writer
+        from simsample.io.files import atomic_writer, writes_through
 
         table = pa.Table.from_pandas(self.kernels, preserve_index=False)
         info = {
@@ -251,9 +251,15 @@ class Workload:
         md = dict(table.schema.metadata or {})
         md[b"simsample"] = json.dumps(info, sort_keys=True, default=str).encode()
         table = table.replace_schema_metadata(md)
-        _write_extras(path, self.extras, self.fingerprint)
+        if writes_through(Path(path)):  # /dev/null, a pipe: the table only, nothing beside it
+            with atomic_writer(path, "wb") as fh:
+                pq.write_table(table, fh)
+            return
+        # the table first, into its temporary: a full disk stops it before the extras exist
         with atomic_writer(path, "wb") as fh:
             pq.write_table(table, fh)
+            fh.flush()
+            _write_extras(path, self.extras, self.fingerprint)
 
     @classmethod
     def from_parquet(cls, path: str | Path) -> Workload:

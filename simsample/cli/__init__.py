@@ -132,11 +132,24 @@ def run(argv: list[str] | None = None) -> int:
     except MemoryError:
         click.echo("error: out of memory reading the input; give a smaller input, or lower the limits in docs/limits.md (SIMSAMPLE_MAX_...) so that it is refused early", err=True)
         return EXIT_USER
+    except OSError as exc:  # a full disk, a quota, a file size limit, a long name: the user's to fix
+        from simsample.io.files import write_error
+
+        err = write_error(exc)
+        if err is None:
+            return _bug(exc)
+        click.echo(f"error: {one_line(str(err))}", err=True)
+        return EXIT_USER
     except Exception as exc:  # a bug
-        if os.environ.get("SIMSAMPLE_DEBUG"):
-            traceback.print_exc()
-        click.echo(
-            f"internal error: {type(exc).__name__}: {one_line(str(exc), 300)} (this is a bug; rerun with SIMSAMPLE_DEBUG=1 for a traceback)",
-            err=True,
-        )
-        return EXIT_BUG
+        return _bug(exc)
+
+
+def _bug(exc: BaseException) -> int:
+    """An unexpected exception: one line naming it, exit code 2 (the traceback with SIMSAMPLE_DEBUG=1)."""
+    if os.environ.get("SIMSAMPLE_DEBUG"):
+        traceback.print_exc()
+    click.echo(
+        f"internal error: {type(exc).__name__}: {one_line(str(exc), 300)} (this is a bug; rerun with SIMSAMPLE_DEBUG=1 for a traceback)",
+        err=True,
+    )
+    return EXIT_BUG

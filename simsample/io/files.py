@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bz2
 import contextlib
+import errno
 import io
 import lzma
 import os
@@ -23,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
-from simsample.errors import FormatError, UserError
+from simsample.errors import FormatError, UserError, UserFileNotFoundError
 
 try:
     from isal import igzip as gzip
@@ -99,7 +100,7 @@ def check_input_file(path: str | Path, *, stream: bool = False) -> Path:
     """
     p = Path(path)
     if not p.exists():
-        raise UserError(missing_message(p, "file"))
+        raise UserFileNotFoundError(missing_message(p, "file"))
     if p.is_dir():
         raise UserError(f"{p}: is a directory, expected a file")
     kind = special_file(p)
@@ -115,7 +116,7 @@ def check_input_folder(path: str | Path, what: str = "folder") -> Path:
     that depends on it, so that a mistyped folder is what the message names)."""
     p = Path(path)
     if not p.exists():
-        raise UserError(missing_message(p, what))
+        raise UserFileNotFoundError(missing_message(p, what))
     if not p.is_dir():
         raise UserError(f"{p}: is not a folder; expected the {what}")
     return p
@@ -290,27 +291,141 @@ def temporary_cache(folder: Path | None) -> Iterator[None]:
         raise
 
 
+#: errno values of a write that failed because of where it writes (a full disk, a quota, a file
+#: size limit, a name too long, a read-only or forbidden place): the user's to fix, never a bug
+WRITE_ERRNOS: dict[int, str] = {
+    errno.ENOSPC: "no space left on the device; free some space or write elsewhere",
+    errno.EDQUOT: "disk quota exceeded; free some space or write elsewhere",
+    errno.EFBIG: "file too large for the file system or the file size limit (ulimit -f); write elsewhere or raise the limit",
+    errno.ENAMETOOLONG: "file name too long; choose a shorter name",
+    errno.EROFS: "read-only file system; choose a writable output path",
+    errno.EACCES: "permission denied; choose a path you may write",
+    errno.EPERM: "operation not permitted; choose a path you may write",
+}
+
+
+def write_error(exc: BaseException, path: str | Path | None = None) -> UserError | None:
+    """The one-line refusal for an :class:`OSError` that a full disk, a quota, a file size limit,
+    a long name or a forbidden place caused, naming ``path`` (else the error's own file name, else
+    standard output); None for any other error, which stays a bug."""
+    if not isinstance(exc, OSError) or exc.errno not in WRITE_ERRNOS:
+        return None
+    where = path if path is not None else exc.filename
+    shown = str(where) if where is not None else ("standard output" if _stdout_fails(exc) else "an output")
+    if len(shown) > 200:
+        shown = shown[:100] + "…" + shown[-60:]
+    return UserError(f"{shown}: {WRITE_ERRNOS[exc.errno]}")
+
+
+def _stdout_fails(exc: BaseException | None = None) -> bool:
+    """Whether a write error without a file name is about standard output (``> /dev/full``, a
+    full disk under a redirection): the write that failed was click's or rich's printing, or
+    standard output fails to flush now."""
+    import sys
+
+    tb = exc.__traceback__ if exc is not None else None
+    last = None
+    while tb is not None:
+        last = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    if last is not None and any(part in last.replace("\\", "/") for part in ("/click/", "/rich/")):
+        return True
+    try:
+        sys.stdout.flush()
+    except OSError:
+        return True
+    except Exception:
+        return False
+    return False
+
+
+def remove_partial(path: str | Path) -> None:
+    """Remove a partial output after a failure, only when it is a regular file: a log written to
+    ``/dev/null`` or a named pipe must never be unlinked."""
+    p = Path(path)
+    try:
+        if stat.S_ISREG(p.lstat().st_mode):
+            p.unlink()
+    except OSError:
+        pass
+
+
+def writes_through(target: Path) -> bool:
+    """Whether ``target`` must be written through (opened and written, never replaced): an
+    existing named pipe or character device (``/dev/null``, ``/dev/stdout``, a terminal), or a
+    link into ``/proc`` (``/dev/stdout`` is ``/proc/self/fd/1``, whatever that is). A block
+    device or a socket is refused: no command's output belongs there."""
+    try:
+        mode = target.stat().st_mode
+    except OSError:
+        return False
+    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
+        return True
+    if stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+        raise UserError(f"{target}: is {special_file(target)}; give a file name for the output")
+    if target.is_symlink() and (str(target).startswith(("/dev/", "/proc/")) or os.path.realpath(target).startswith("/proc/")):
+        return True
+    return False
+
+
 @contextlib.contextmanager
-def atomic_writer(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
+def _write_through(target: Path, mode: str, encoding: str | None) -> Iterator[IO]:
+    binary = "b" in mode
+    try:
+        fh = open(target, mode, encoding=None if binary else encoding, newline=None if binary else "")
+    except OSError as exc:
+        raise (write_error(exc, target) or UserError(f"{target}: cannot write it ({exc.strerror or exc})")) from None
+    try:
+        try:
+            yield fh
+        finally:
+            fh.close()  # a failed close (a full pipe buffer, ENOSPC on flush) is an error too
+    except OSError as exc:
+        err = write_error(exc, target)
+        if err is None:
+            raise
+        raise err from None
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | Path, mode: str = "w", encoding: str | None = "utf-8", *, executable: bool = False) -> Iterator[IO]:
     """Write to a temporary file beside ``path`` and rename it into place on success.
 
-    On any exception the temporary file is removed and ``path`` is left as it was.
+    On any exception the temporary file is removed and ``path`` is left as it was. A path that is
+    not a regular file is never replaced: a named pipe or a character device (``-o /dev/null``,
+    ``-o /dev/stdout``) is written through, a block device or a socket refused; a symbolic link
+    to a file is followed (the file is replaced, the link kept). A write that fails for a full
+    disk, a quota, a file size limit or a long name is a one-line :class:`UserError`.
+    ``executable`` makes a new file executable (a script); a path written through keeps its mode.
     """
     target = Path(path)
+    if writes_through(target):
+        with _write_through(target, mode, encoding) as fh:
+            yield fh
+        return
     try:
+        if target.is_symlink() and os.path.isfile(target):
+            target = Path(os.path.realpath(target))
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        # the temporary's name is kept short: a long (but valid) output name must not fail for it
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:64]}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
-        raise UserError(f"{target}: cannot write in {target.parent} ({exc.strerror or exc}); choose a writable output path") from None
+        raise (write_error(exc, target) or UserError(f"{target}: cannot write in {target.parent} ({exc.strerror or exc}); choose a writable output path")) from None
     try:
         binary = "b" in mode
-        with os.fdopen(fd, mode, encoding=None if binary else encoding, newline=None if binary else "") as fh:
-            yield fh
         try:
-            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file ordinary permissions
+            with os.fdopen(fd, mode, encoding=None if binary else encoding, newline=None if binary else "") as fh:
+                yield fh
+        except OSError as exc:
+            err = write_error(exc, target)
+            if err is None:
+                raise
+            raise err from None
+        try:
+            os.chmod(tmp, (0o777 if executable else 0o666) & ~_umask())  # mkstemp makes 0600: ordinary permissions
             os.replace(tmp, target)
         except OSError as exc:
-            raise UserError(f"{target}: cannot write it ({exc.strerror or exc}); choose another output path") from None
+            raise (write_error(exc, target) or UserError(f"{target}: cannot write it ({exc.strerror or exc}); choose another output path")) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -323,9 +438,9 @@ def _umask() -> int:
     return mask
 
 
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically."""
-    with atomic_writer(path, "w") as fh:
+def atomic_write_text(path: str | Path, text: str, *, executable: bool = False) -> None:
+    """Write ``text`` to ``path`` atomically (see :func:`atomic_writer`)."""
+    with atomic_writer(path, "w", executable=executable) as fh:
         fh.write(text)
 
 

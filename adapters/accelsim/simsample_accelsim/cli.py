@@ -271,10 +271,11 @@ def features_cmd(traces: Path, output: Path, jobs: int, engine: str, no_cache: b
     from simsample_accelsim.occupancy import GpuConfig
     from simsample_accelsim.reader import scan_folder
 
-    from simsample.io.files import temporary_cache
+    from simsample.io.files import temporary_cache, writes_through
     from simsample.workload import extras_path
 
-    cache_dir = None if no_cache else default_cache_dir(output)
+    # no cache (and no extras) beside a device or a pipe (-o /dev/null): nothing is created in /dev
+    cache_dir = None if no_cache or writes_through(output) else default_cache_dir(output)
     for written in (output, extras_path(output)):
         check_output_file(written, [traces, *configs], what="features table")
     if cache_dir is not None:  # a folder kept from the last run is reused, never refused

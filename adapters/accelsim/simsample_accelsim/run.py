@@ -55,7 +55,9 @@ def run_simulator(cmd: list[str], cwd: Path, log: str | Path) -> str:
             except OSError as exc:
                 raise UserError(f"cannot start {cmd[0]}: {exc}") from exc
     except BaseException:  # Ctrl-C, SIGTERM, no binary: the simulator ended and no partial log left
-        out.unlink(missing_ok=True)
+        from simsample.io.files import remove_partial
+
+        remove_partial(out)  # a regular file only: never /dev/null or a pipe
         raise
     summary = parse_log(out)
     done = sum(r.has_stats for r in summary.runs)

@@ -44,8 +44,7 @@ def select_cmd(plan_path: Path, output: Path, warmup: str, warmup_horizon: int, 
     plan = Plan.read(plan_path)
     sel = plan_selection(plan, window=window_of(warmup, warmup_horizon), max_gap=max_gap, max_runs=max_runs)
     atomic_write_text(output, tracer_script(sel, app=app, tracer=tracer, runs=runs, plan_path=str(plan_path), traces=traces, sampled=sampled,
-                                            compress=compress))
-    output.chmod(0o755)
+                                            compress=compress), executable=True)  # never chmod a path written through (/dev/null)
     click.echo(f"{output}: {describe(sel)}; ranges {ranges_text(sel.ranges)}")
     click.echo(f"then: simsample accelsim merge {runs}/run-* --out {traces}; simsample apply --sim accelsim --plan {plan_path} "
                f"--traces {traces} --out {sampled} --warmup {warmup}", err=True)

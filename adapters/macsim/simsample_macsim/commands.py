@@ -130,9 +130,14 @@ def run_cmd(sampled: Path, binary: Path, output: Path | None, force: bool, dry_r
 
     try:
         with open(target, "wb") as fh:
-            rc = run_in_group([str(exe)], cwd=sampled, stdout=fh)
+            try:
+                rc = run_in_group([str(exe)], cwd=sampled, stdout=fh)
+            except OSError as exc:  # not a program (exec format error), not executable
+                raise UserError(f"cannot start {exe}: {exc.strerror or exc}") from None
     except BaseException:  # Ctrl-C, SIGTERM: MacSim and its children ended, the partial log removed
-        target.unlink(missing_ok=True)
+        from simsample.io.files import remove_partial
+
+        remove_partial(target)  # a regular file only: never /dev/null or a pipe
         raise
     if rc != 0:
         raise UserError(f"MacSim exited with status {rc}; see {target}")
