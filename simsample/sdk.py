@@ -32,10 +32,25 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what the names are, for type checkers, the documentation and the import contract
-    from simsample.adapter_support.folders import check_output_folder, link_or_copy, staged_folder
+    from simsample.adapter_support.folders import (
+        check_output_folder,
+        link_or_copy,
+        staged_folder,
+    )
     from simsample.adapter_support.matching import PlanMatch, match_plan, note, plan_ids
-    from simsample.adapter_support.weights import PLAN_FILE, WEIGHTS_FILE, write_plan_records
-    from simsample.errors import FormatError, PlanMismatchError, UserError
+    from simsample.adapter_support.weights import (
+        PLAN_FILE,
+        WEIGHTS_FILE,
+        write_plan_records,
+    )
+    from simsample.errors import (
+        FormatError,
+        PlanMismatchError,
+        UserError,
+        UserFileNotFoundError,
+        UserTypeError,
+        UserValueError,
+    )
     from simsample.hookspecs import hookimpl
     from simsample.io.files import (
         atomic_write_bytes,
@@ -81,12 +96,18 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
     from simsample.io.workers import can_spawn, usable_cpus
     from simsample.native import import_optional, pure_python_requested
     from simsample.planfile import Cluster, Plan
-    from simsample.plugin_base import Adapter, Param, Reader, Sampler
+    from simsample.plugin_base import Adapter, Param, Reader, Sampler, resolve_options
     from simsample.progress import task
     from simsample.sampling.allocation import allocate, sampled_time, z_value
     from simsample.sampling.draws import cluster_stats, draw, make_cluster, rng
     from simsample.sampling.grouping import GROUPINGS, resolve_grouping
-    from simsample.sampling.representatives import first_of_each, relabel_by_first, representative_plan, resolve_metric
+    from simsample.sampling.metrics import Metric, count, not_estimable, ratio
+    from simsample.sampling.representatives import (
+        first_of_each,
+        relabel_by_first,
+        representative_plan,
+        resolve_metric,
+    )
     from simsample.sampling.strata import (
         COMMON_PARAMS,
         Range,
@@ -101,7 +122,13 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
         size_clusters,
         split_range,
     )
-    from simsample.workload import SHAPE_COLUMNS, Workload, extras_path, from_records
+    from simsample.workload import (
+        REQUIRED_COLUMNS,
+        SHAPE_COLUMNS,
+        Workload,
+        extras_path,
+        from_records,
+    )
 
 #: Each public name and the module that defines it (the implementation's place may move; the
 #: name here does not). Grouped as the module docstring describes.
@@ -111,7 +138,11 @@ _STABLE: dict[str, str] = {
     "UserError": "simsample.errors",
     "FormatError": "simsample.errors",
     "PlanMismatchError": "simsample.errors",
+    "UserValueError": "simsample.errors",
+    "UserTypeError": "simsample.errors",
+    "UserFileNotFoundError": "simsample.errors",
     "Workload": "simsample.workload",
+    "REQUIRED_COLUMNS": "simsample.workload",
     "SHAPE_COLUMNS": "simsample.workload",
     "from_records": "simsample.workload",
     "extras_path": "simsample.workload",
@@ -122,6 +153,12 @@ _STABLE: dict[str, str] = {
     "Reader": "simsample.plugin_base",
     "Adapter": "simsample.plugin_base",
     "Param": "simsample.plugin_base",
+    "resolve_options": "simsample.plugin_base",
+    # adapters: what each result column is (the estimate reads these declarations)
+    "Metric": "simsample.sampling.metrics",
+    "count": "simsample.sampling.metrics",
+    "ratio": "simsample.sampling.metrics",
+    "not_estimable": "simsample.sampling.metrics",
     # samplers: draws and clusters
     "rng": "simsample.sampling.draws",
     "draw": "simsample.sampling.draws",
@@ -216,7 +253,111 @@ _EXPORTS: dict[str, str] = {**_STABLE, **_PROVISIONAL_NAMES}
 #: The public names that may still change in a minor release (see the module docstring).
 PROVISIONAL: frozenset[str] = frozenset(_PROVISIONAL_NAMES)
 
-__all__ = sorted([*_EXPORTS, "PROVISIONAL"])
+#: Written out (not computed) so that linters and readers see what the module exports.
+__all__ = [
+    "BINARY_BYTE_SCALE",
+    "COMMON_PARAMS",
+    "GROUPINGS",
+    "PLAN_FILE",
+    "PROVISIONAL",
+    "REQUIRED_COLUMNS",
+    "SHAPE_COLUMNS",
+    "TIME_SCALE",
+    "WEIGHTS_FILE",
+    "Adapter",
+    "Cluster",
+    "FormatError",
+    "Metric",
+    "Param",
+    "Plan",
+    "PlanMatch",
+    "PlanMismatchError",
+    "Range",
+    "Reader",
+    "Sampler",
+    "Strata",
+    "UserError",
+    "UserFileNotFoundError",
+    "UserTypeError",
+    "UserValueError",
+    "Workload",
+    "add_devices",
+    "allocate",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "atomic_writer",
+    "can_spawn",
+    "categorical",
+    "check_input_file",
+    "check_input_folder",
+    "check_int64",
+    "check_output_file",
+    "check_output_folder",
+    "cluster_stats",
+    "compression_of",
+    "count",
+    "csv_source",
+    "detect_text",
+    "draw",
+    "draw_plan",
+    "exact_stats",
+    "extras_path",
+    "finish",
+    "first_of_each",
+    "from_records",
+    "group_ranges",
+    "hookimpl",
+    "iid_sizing",
+    "import_optional",
+    "launch_table",
+    "link_or_copy",
+    "looks_binary",
+    "make_cluster",
+    "make_workload",
+    "match_plan",
+    "missing_message",
+    "nan_to_zero",
+    "narrow",
+    "narrow_whole",
+    "not_estimable",
+    "note",
+    "numeric_column",
+    "open_binary",
+    "open_text",
+    "parse_triples",
+    "plan_ids",
+    "prepare",
+    "pure_python_requested",
+    "ratio",
+    "read_all",
+    "read_bytes_limited",
+    "read_csv_table",
+    "read_head",
+    "read_text_limited",
+    "relabel_by_first",
+    "representative_plan",
+    "resolve_grouping",
+    "resolve_metric",
+    "resolve_options",
+    "rng",
+    "sampled_time",
+    "single_cluster_draws",
+    "size_clusters",
+    "source_label",
+    "special_file",
+    "split_corr_names",
+    "split_range",
+    "staged_folder",
+    "string_column",
+    "task",
+    "temporary_cache",
+    "to_ns",
+    "usable_cpus",
+    "whole",
+    "writable_parent",
+    "write_plan_records",
+    "z_value",
+]
 
 
 def __getattr__(name: str) -> Any:
