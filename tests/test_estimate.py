@@ -93,9 +93,8 @@ def test_design_spread_is_a_floor_for_every_sampled_cluster():
         plain = estimate_total(plan_from(wl, values, members, picks, replace=False, spread=False), by_id(values))
         assert floored.estimate == plain.estimate
         assert floored.std_error**2 >= exact_var * (1 - 1e-12)
-        assert floored.std_error >= plain.std_error
-        raised += floored.std_error > plain.std_error
-    assert raised > 0  # the samples {3, 7}, {7, 8}... of cluster 0 miss the 20 and were too narrow
+        raised += plain.std_error**2 < exact_var
+    assert raised > 0  # the samples {3, 7}, {7, 8}... of cluster 0 miss the 20: without the floor, too narrow
 
 
 def test_single_sample_cluster_borrows_the_profile_cov():
@@ -173,20 +172,24 @@ def test_clusters_of_few_draws_take_the_pooled_relative_variance():
     # two clusters of two draws: by default neither relies on its own variance of one degree of
     # freedom alone; both take at least the relative variance pooled over the two (two degrees
     # of freedom)
+    # (a plan without the draws' design values: the pool is of y's own relative spread)
     wl, values, members = population()
     plan = plan_from(wl, values, members, {0: [0, 3], 1: [4, 6]}, replace=True, spread=False)
+    plan.samples = plan.samples.drop(columns="x")
     e = estimate_total(plan, by_id(values))
     textbook = estimate_total(plan, by_id(values), own_draws=2)
     y = {0: values[[0, 3]], 1: values[[4, 6]]}
     rel = np.mean([np.var(y[c], ddof=1) / y[c].mean() ** 2 for c in (0, 1)])
-    # each cluster's level: its design mean times Σy/Σx of its draws (here 1: y is the design
-    # metric); a cluster keeps its own spread where that is the larger
-    expected = sum(n * n * max(rel * POP[c].mean() ** 2, np.var(y[c], ddof=1)) / 2 for c, n in ((0, 4), (1, 3)))
+    # a cluster keeps its own spread (and its own degree of freedom) where that is the larger
+    terms = {c: (n * n * max(rel * y[c].mean() ** 2, np.var(y[c], ddof=1)) / 2, rel * y[c].mean() ** 2 < np.var(y[c], ddof=1)) for c, n in ((0, 4), (1, 3))}
+    expected = sum(t for t, _ in terms.values())
     assert e.estimate == textbook.estimate
     assert e.std_error**2 == pytest.approx(expected)
     from scipy import stats
 
-    assert (e.ci_high - e.estimate) / e.std_error == pytest.approx(stats.t.ppf(0.975, 2), rel=1e-9)
+    pooled = sum(t for t, own in terms.values() if not own)
+    dof = expected**2 / (sum(t * t for t, own in terms.values() if own) + pooled**2 / 2)
+    assert (e.ci_high - e.estimate) / e.std_error == pytest.approx(stats.t.ppf(0.975, dof), rel=1e-9)
     # the textbook interval: Welch–Satterthwaite over two terms of one degree of freedom each
     assert textbook.std_error != pytest.approx(e.std_error)
 
@@ -206,12 +209,16 @@ def flat_population(sizes=(4, 6, 5), means=(100.0, 200.0, 400.0)):
 
 def test_single_draw_cluster_with_no_design_spread_borrows_the_pooled_relative_variance():
     wl, x, members = flat_population()
-    y = x * 3.0 + np.arange(x.size) % 3 * 7.0  # the simulated metric varies where x does not
+    y = x * 3.0 + np.arange(x.size) % 2 * 7.0  # the simulated metric varies where x does not
     plan = plan_from(wl, x, members, {0: [0], 1: [4], 2: [10], 3: [15, 16, 17]}, replace=False)
     e = estimate_total(plan, by_id(y), own_draws=2)
-    # the cluster with three draws gives the relative variance the others borrow
-    yc = y[[15, 16, 17]]
-    v_pool = np.var(yc, ddof=1) / yc.mean() ** 2
+    # the cluster with three draws gives the relative variance the others borrow: what of its
+    # spread the design metric's own spread there does not explain
+    # (its scatter about the line in x through its draws, one degree of freedom)
+    yc, xc = y[[15, 16, 17]], x[[15, 16, 17]]
+    b, a = np.polyfit(xc, yc, 1)
+    v_pool = np.sum((yc - a - b * xc) ** 2) / 1 / yc.mean() ** 2
+    assert v_pool > 0
     expected = sum(n * n * v_pool * y[k] ** 2 * (1 - 1 / n) for n, k in ((4, 0), (6, 4), (5, 10)))
     # its own term: its spread, at least the design metric's (S_x² of all four, in y's units by ȳ/x̄ of the draws)
     xc = x[[15, 16, 17]]
@@ -223,7 +230,7 @@ def test_single_draw_cluster_with_no_design_spread_borrows_the_pooled_relative_v
 
 def test_collapsed_strata_when_no_cluster_has_two_draws():
     wl, x, members = flat_population()
-    y = 500.0 + 2.0 * x + np.array([0.0] * 4 + [30.0] * 6 + [0.0] * 5 + [0.0] * 4)
+    y = 500.0 + 2.0 * x + np.array([0.0] * 4 + [1500.0] * 6 + [0.0] * 5 + [0.0] * 4)
     plan = plan_from(wl, x, members, {0: [0], 1: [4], 2: [10], 3: [15]}, replace=False)
     e = estimate_total(plan, by_id(y))
     assert e.std_error > 0
@@ -235,7 +242,11 @@ def test_collapsed_strata_when_no_cluster_has_two_draws():
     cov2 = (np.std([10.0, 20.0, 30.0, 40.0]) / 25.0) ** 2 * 4 / 3
     # each cluster's level: its design mean times the draw's y/x (the draw itself where x has no spread)
     level = {0: y[0], 4: y[4], 10: y[10], 15: y[15] * 25.0 / x[15]}
-    expected = sum(n * n * max(rel, c) * level[k] ** 2 * (1 - 1 / n) for n, k, c in ((4, 0, 0), (6, 4, 0), (5, 10, 0), (4, 15, cov2)))
+    # the scatter less what the members' design spread explains through the line's slope, added
+    # to each one's own CoV²
+    excess = rel - b * b * cov2 * 25.0**2 / 4 / ys.mean() ** 2
+    assert excess > 0
+    expected = sum(n * n * (excess + c) * level[k] ** 2 * (1 - 1 / n) for n, k, c in ((4, 0, 0), (6, 4, 0), (5, 10, 0), (4, 15, cov2)))
     assert e.std_error**2 == pytest.approx(expected)
 
 

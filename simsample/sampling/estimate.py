@@ -66,6 +66,7 @@ Values are looked up by the plan's sampled kernel ids, so a results table may ho
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -92,6 +93,9 @@ class MetricEstimate:
     confidence: float
     samples: int
     kind: str = "total"  # "total" or "ratio"
+    #: effective (Welch–Satterthwaite) degrees of freedom of the interval's Student t quantile;
+    #: None where the interval is normal (the variance is known or has many degrees of freedom)
+    dof: float | None = None
 
     def to_json(self) -> dict:
         return {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in asdict(self).items()}
@@ -234,7 +238,7 @@ def _pooled(d: _Design, y: np.ndarray, scale: np.ndarray | None = None) -> tuple
     s2 = _sample_var(d, y)
     usable = (d.m >= 2) & (sbar != 0)
     parts = [(float(w), float(r)) for w, r in zip(d.m[usable] - 1.0, s2[usable] / sbar[usable] ** 2)]
-    parts += _collapsed(d, sbar, alone=not parts)
+    parts += [(g, r) for g, r, _ in _collapsed(d, sbar, alone=not parts)]
     if not parts:
         return None
     w = np.array([p[0] for p in parts])
@@ -266,13 +270,14 @@ def kernel_of(key: str) -> str:
 _GROUP_SUFFIX = re.compile(r" (grid=\([^)]*\) block=\([^)]*\)|sms=\d+ waves=\d+)$")
 
 
-def _collapsed(d: _Design, ybar: np.ndarray, *, alone: bool) -> list[tuple[float, float]]:
+def _collapsed(d: _Design, ybar: np.ndarray, *, alone: bool, base: np.ndarray | None = None) -> list[tuple[float, float, float]]:
     """Collapsed strata with the design metric as auxiliary variable (Hansen, Hurwitz and Madow;
     Isaki 1983): single-draw clusters of one group (:func:`_group_of`) are collapsed, and the scatter of their
     values about the least-squares line y = a + b·μ_x (three or more clusters, ddof 2) or of
     y/μ_x (two clusters) stands for the within-cluster relative variance: ``(dof, relative
-    variance)`` per collapsed group. When nothing else is available (``alone``), single-draw
-    clusters of different kernels are collapsed together."""
+    variance, the part of it that the members' design spread ``base`` (CoV_x²) explains)`` per
+    collapsed group. When nothing else is
+    available (``alone``), single-draw clusters of different kernels are collapsed together."""
     single = np.flatnonzero((d.m == 1) & (d.fpc > 0) & np.isfinite(d.mean) & (d.mean > 0) & (ybar != 0))
     if single.size < 2:
         return []
@@ -282,27 +287,109 @@ def _collapsed(d: _Design, ybar: np.ndarray, *, alone: bool) -> list[tuple[float
     groups = [np.array(g) for g in by_kernel.values() if len(g) >= 3 and np.ptp(d.mean[g]) > 0]
     if not groups and alone:  # pairs: y/μ_x, biased upwards by any fixed cost, only as a last resort
         groups = [np.array(g) for g in by_kernel.values() if len(g) >= 2] or [single]
-    rels, dofs = [], []
+    rels, dofs, bases = [], [], []
     for g in groups:
+        cov2 = np.zeros(g.size) if base is None else base[g]
         mu, y = d.mean[g], ybar[g]
         if g.size >= 3 and np.ptp(mu) > 0:
             b, a = np.polyfit(mu, y, 1)
             sse = float(np.sum((y - a - b * mu) ** 2))
             rels.append(sse / (g.size - 2) / float(np.mean(y)) ** 2)
             dofs.append(g.size - 2.0)
+            # what the members' own design spread adds to the scatter, through the line's slope
+            bases.append(float(np.mean(b * b * cov2 * mu * mu)) / float(np.mean(y)) ** 2)
         else:
+            bases.append(float(np.mean(cov2)))
             r = y / mu
             rels.append(float(np.var(r, ddof=1)) / float(np.mean(r)) ** 2)
             dofs.append(g.size - 1.0)
-    return list(zip(dofs, rels))
+    return list(zip(dofs, rels, bases))
+
+
+@dataclass
+class _Borrowed:
+    """What a cluster drawn too few times to measure its own spread takes instead, per cluster.
+
+    ``s2``: its within-cluster variance of the estimated metric, S_x²-part plus the pooled excess
+    (:func:`_excess_pool`), in the metric's units; ``known``: the part of ``s2`` that the design
+    metric's spread, known exactly from the plan, accounts for; ``dof``: the degrees of freedom
+    of the estimated rest (infinite when nothing is estimated)."""
+
+    s2: np.ndarray
+    known: np.ndarray
+    dof: float
+
+
+def _excess_pool(
+    d: _Design, y: np.ndarray, scale: np.ndarray, base: np.ndarray, *, collapse: bool = True, regress: bool = True
+) -> tuple[float, float] | None:
+    """``(δ, ν)``: the within-cluster relative variance of ``y`` that the design metric does not
+    explain, pooled over the clusters that measured it, and its degrees of freedom; None when no
+    cluster measured any.
+
+    Where the plan records the sampled launches' design values, a cluster j of m_j draws gives
+    the scatter of its y about the least-squares line in x through its own draws, relative to its
+    ȳ_j², with m_j − 2 degrees of freedom (m_j − 1 where its draws share one x; a cluster of two
+    draws of different x gives none): the part of y's spread that the design metric already
+    shows, known exactly for every cluster (``base``: CoV_x²), is not counted twice, whatever the
+    simulator's fixed cost per launch. Without recorded design values, s_j²/ȳ_j² (m_j − 1).
+    Collapsed strata (:func:`_collapsed`) give theirs less what their members' design spread
+    explains through the line's slope. On a profile that is its own truth (y = x) the excess is
+    0 and a cluster drawn once keeps its exact design variance: the pool no longer lets a 1 ns
+    fill kernel of CoV 31 widen every other cluster's interval; on trace features (equal
+    instructions in a cluster) it is the textbook pooled relative variance. Pooled by degrees of
+    freedom, ν = their sum."""
+    sbar = np.divide(_by_cluster(d, scale), d.m, out=np.zeros(d.k), where=d.m > 0)
+    ok = (d.m >= 2) & (sbar != 0)
+    if d.x is None or not regress:
+        dof_c = np.where(ok, d.m - 1.0, 0.0)
+        ss = _sample_var(d, y) * np.maximum(d.m - 1.0, 0.0)
+    else:
+        xm = np.divide(_by_cluster(d, d.x), d.m, out=np.zeros(d.k), where=d.m > 0)
+        ym = np.divide(_by_cluster(d, y), d.m, out=np.zeros(d.k), where=d.m > 0)
+        dx, dy = d.x - xm[d.pos], y - ym[d.pos]
+        sxx, sxy, syy = _by_cluster(d, dx * dx), _by_cluster(d, dx * dy), _by_cluster(d, dy * dy)
+        flat = sxx <= 1e-12 * np.maximum(_by_cluster(d, d.x * d.x), 1e-300)
+        slope = np.divide(sxy, sxx, out=np.zeros(d.k), where=~flat)
+        ss = np.where(flat, syy, np.maximum(syy - slope * sxy, 0.0))
+        dof_c = np.where(ok, np.where(flat, d.m - 1.0, d.m - 2.0), 0.0)
+    use = dof_c > 0
+    dof = list(dof_c[use])
+    rel = list(ss[use] / dof_c[use] / sbar[use] ** 2)
+    if collapse:
+        for g_dof, g_rel, g_base in _collapsed(d, sbar, alone=not dof, base=base):
+            dof.append(g_dof)
+            rel.append(max(g_rel - g_base, 0.0))
+    if not dof:
+        return None
+    nu, r = np.array(dof), np.array(rel)
+    return float(np.dot(nu, r) / nu.sum()), float(nu.sum())
+
+
+def _borrow(d: _Design, y: np.ndarray, scale: np.ndarray, *, design_cov: bool) -> _Borrowed | None:
+    """The variance a cluster drawn fewer than :data:`OWN_DRAWS` times takes (:class:`_Borrowed`):
+    ȳ_i²·(CoV_x,i² + δ), CoV_x its design metric's spread (ddof 1, known exactly from the plan;
+    0 without ``design_cov``), δ the pooled excess of :func:`_excess_pool`, ȳ_i the cluster's
+    level (:func:`_cluster_level`). None where a cluster drawn once has neither."""
+    sbar = _cluster_level(d, scale)
+    cov2 = np.nan_to_num(d.cov) ** 2 * d.ddof1 if design_cov else np.zeros(d.k)
+    pool = _excess_pool(d, y, scale, cov2)
+    single = (d.m == 1) & (d.fpc > 0)
+    if pool is None:
+        have_cov = design_cov and not np.any(np.isnan(d.cov[single]))
+        if np.any(single) and (not have_cov or not np.any(cov2[single] > 0)):
+            return None  # nothing to estimate a single draw's variance from
+        delta, dof = 0.0, np.inf
+    else:
+        delta, dof = pool
+    return _Borrowed((cov2 + delta) * sbar**2, cov2 * sbar**2, dof if delta > 0 else np.inf)
 
 
 def _variance(
     plan: Plan,
     d: _Design,
     own: np.ndarray,
-    pooled: np.ndarray,
-    scale: np.ndarray,
+    borrowed: _Borrowed | None,
     *,
     design_cov: bool,
     own_draws: int = 2,
@@ -311,9 +398,10 @@ def _variance(
     docstring), or None when the plan has no bound or it cannot be estimated.
 
     ``own``: per-sample values whose within-cluster variance is the estimator's (y for the
-    expansion estimator, the ratio residuals for the ratio estimator); ``pooled``, ``scale``:
-    what single-draw clusters borrow (:func:`pooled_relative_variance`); ``design_cov``: a
-    single-draw cluster takes at least the design metric's own CoV there (known exactly)."""
+    expansion estimator, the ratio residuals for the ratio estimator, the linearised values of a
+    ratio); ``borrowed``: what clusters drawn fewer than ``own_draws`` times take
+    (:func:`_borrow`); ``design_cov``: a cluster's spread is at least the design metric's there
+    (known exactly, so a term it decides counts as known)."""
     if plan.estimator.get("kind") != "stratified":
         return None
     if len(own) == 0:
@@ -322,44 +410,38 @@ def _variance(
     s2 = _sample_var(d, own)
     single = used & (d.m == 1) & (d.fpc > 0)
     few = used & (d.m >= 2) & (d.m < own_draws) & (d.fpc > 0)
-    pool_dof = np.inf
-    pool_share = np.zeros(d.k)  # the part of each borrowing cluster's s² that is estimated
-    borrow = single.copy()
+    borrow = np.zeros(d.k, bool)
+    known = np.zeros(d.k)  # the part of each cluster's s² that is known, not estimated
     if np.any(single | few):
-        sbar = _cluster_level(d, scale)
-        pool = _pooled(d, pooled, scale)
-        cov2 = np.nan_to_num(d.cov) ** 2 * d.ddof1
-        have_cov = design_cov and not np.any(np.isnan(d.cov[single]))
-        if pool is None:
-            if np.any(single) and (not have_cov or not np.any(cov2[single] > 0)):
-                return None  # nothing to estimate a single draw's variance from
-            rel = cov2
+        if borrowed is None:
+            if np.any(single):
+                return None
         else:
-            v_pool, pool_dof = pool
-            # the pooled spread of y already holds what x explains where x varies: the larger
-            rel = np.maximum(v_pool, cov2) if design_cov else np.full(d.k, v_pool)
-            pool_share = (rel > 0) & (v_pool >= rel)  # the term is estimated, not known
-            borrow = single | few  # a cluster of a few draws: its own spread has too few degrees of freedom
-        # a cluster of a few draws keeps its own spread where that is the larger: the pool is an
-        # average, and a cluster far more spread than the others would otherwise be understated
-        s2 = np.where(borrow, np.where(few, np.maximum(rel * sbar**2, s2), rel * sbar**2), s2)
+            # a cluster of a few draws keeps its own spread where that is the larger: the pool is
+            # an average, and a cluster far more spread than the others would be understated
+            borrow = single | (few & (borrowed.s2 >= s2))
+            s2 = np.where(borrow, borrowed.s2, s2)
+            known = np.where(borrow, borrowed.known, 0.0)
     if design_cov:
         # a sample of a skewed cluster usually misses its tail and underestimates its spread: the
         # design metric's spread is known exactly, and the simulated metric's is taken as at least that
         # (S_x² of the cluster, in y's units: see _cluster_level)
-        multi = used & (d.m >= 2) & (d.fpc > 0) & ~np.isnan(d.cov) & ~np.isnan(d.mean)
+        multi = used & (d.m >= 2) & (d.fpc > 0) & ~borrow & ~np.isnan(d.cov) & ~np.isnan(d.mean)
         if np.any(multi):
             floor = np.nan_to_num(d.cov) ** 2 * d.ddof1 * _cluster_level(d, own) ** 2
-            s2 = np.where(multi, np.maximum(s2, floor), s2)
+            binds = multi & (floor >= s2)
+            s2 = np.where(binds, floor, s2)
+            known = np.where(binds, floor, known)
     terms = np.divide(d.size * d.size * s2 * d.fpc, d.m, out=np.zeros(d.k), where=used)
     var = float(terms.sum())
-    own_terms = used & (d.m >= 2) & ~borrow & (terms > 0)
+    own_terms = used & (d.m >= 2) & ~borrow & (terms > 0) & (known < s2)
     den = float(np.sum(terms[own_terms] ** 2 / (d.m[own_terms] - 1.0)))
-    estimated = float(np.sum((terms * pool_share)[borrow]))  # one shared estimate: one term
-    if estimated > 0 and np.isfinite(pool_dof):
-        den += estimated**2 / pool_dof
+    share = np.divide(s2 - known, s2, out=np.zeros(d.k), where=s2 > 0)
+    estimated = float(np.sum((terms * share)[borrow]))  # one shared estimate: one term
+    if estimated > 0 and borrowed is not None and np.isfinite(borrowed.dof):
+        den += estimated**2 / borrowed.dof
     dof = var * var / den if den > 0 else np.inf
-    return var, max(dof, 1.0)
+    return var, dof
 
 
 #: A cluster of fewer draws than this takes the pooled relative variance rather than its own:
@@ -379,19 +461,22 @@ def estimate_total(
     metric: str = "value",
     confidence: float = 0.95,
     own_draws: int | None = None,
+    strict: bool = False,
 ) -> MetricEstimate:
     """Expansion estimate Σ w·y with its standard error and confidence interval (module docstring).
 
     ``own_draws``: clusters of fewer draws take the pooled relative variance (default
     :data:`OWN_DRAWS`; 2 gives the textbook stratified estimator, unbiased but, with one degree
-    of freedom a cluster, of very wide intervals)."""
+    of freedom a cluster, of very wide intervals). ``strict``: a confidence that the plan's
+    degrees of freedom cannot support is one user error (:class:`UnsupportedConfidence`) rather
+    than a degenerate interval."""
     y = _sample_values(plan, values, metric)
     total = _cluster_means_total(plan, y)
     if plan.estimator.get("kind") != "stratified":
         return _finish(metric, total, None, confidence, len(y), "total")
     d = _design(plan)
-    var = _variance(plan, d, y, y, y, design_cov=True, own_draws=OWN_DRAWS if own_draws is None else own_draws)
-    return _finish(metric, total, var, confidence, len(y), "total", _total_bounds(plan, y))
+    var = _variance(plan, d, y, _borrow(d, y, y, design_cov=True), design_cov=True, own_draws=OWN_DRAWS if own_draws is None else own_draws)
+    return _finish(metric, total, var, confidence, len(y), "total", _total_bounds(plan, y), strict=strict)
 
 
 def estimate_ratio_total(
@@ -401,6 +486,7 @@ def estimate_ratio_total(
     *,
     metric: str = "value",
     confidence: float = 0.95,
+    strict: bool = False,
 ) -> MetricEstimate:
     """Separate ratio estimate Σ_i X_i·(Σ y / Σ x)_i of the total of ``values``, x the design metric.
 
@@ -433,8 +519,8 @@ def estimate_ratio_total(
         return _finish(metric, total, None, confidence, len(y), "total")
     resid = _ratio_residuals(d, y, x)
     resid = np.where(ratio_ok[d.pos], resid, y - ybar[d.pos])
-    var = _variance(plan, d, resid, y, y, design_cov=False)
-    return _finish(metric, total, var, confidence, len(y), "total", _total_bounds(plan, y))
+    var = _variance(plan, d, resid, _borrow(d, y, y, design_cov=False), design_cov=False)
+    return _finish(metric, total, var, confidence, len(y), "total", _total_bounds(plan, y), strict=strict)
 
 
 def estimate_ratio(
@@ -444,8 +530,16 @@ def estimate_ratio(
     *,
     metric: str = "ratio",
     confidence: float = 0.95,
+    strict: bool = False,
 ) -> MetricEstimate:
-    """Ratio of two estimated totals (e.g. IPC = instructions / cycles)."""
+    """Ratio of two estimated totals (e.g. IPC = instructions / cycles), R̂ = T̂_a / T̂_b, with its
+    delta-method interval: Var(R̂) ≈ Var(T̂_z) / T̂_b², z = a − R̂·b per launch (Cochran §6.3).
+
+    Clusters of enough draws give their own spread of z. A cluster drawn fewer times cannot, and
+    z's spread there is bounded by those of a and b, each borrowed as its total's estimate
+    borrows it (:func:`_borrow`): S_z ≤ S_a + R̂·S_b (correlation −1, the conservative end; the
+    usual +1 of instructions and cycles gives |S_a − R̂·S_b|). Pooling z itself across clusters
+    mixed kernels of different IPC into one spread (an IPC of 1.5 got a standard error of 3.47)."""
     a = _sample_values(plan, numerator, metric)
     b = _sample_values(plan, denominator, metric)
     ta, tb = _cluster_means_total(plan, a), _cluster_means_total(plan, b)
@@ -455,9 +549,75 @@ def estimate_ratio(
     if plan.estimator.get("kind") != "stratified":
         return _finish(metric, r, None, confidence, len(a), "ratio")
     z = a - r * b
-    var_d = _variance(plan, _design(plan), z, z, a, design_cov=False)
+    d = _design(plan)
+    var_d = _variance(plan, d, z, _ratio_borrow(d, a, b, r), design_cov=False, own_draws=OWN_DRAWS)
     var = None if var_d is None else (var_d[0] / (tb * tb), var_d[1])
-    return _finish(metric, r, var, confidence, len(a), "ratio", _ratio_bounds(a, b))
+    return _finish(metric, r, var, confidence, len(a), "ratio", _ratio_bounds(a, b), strict=strict)
+
+
+def _ratio_borrow(d: _Design, a: np.ndarray, b: np.ndarray, r: float) -> _Borrowed | None:
+    """What a cluster of too few draws takes for the spread of z = a − r·b.
+
+    Where clusters of two or more draws measured z's own spread, its relative variance (to ā)
+    pooled over them (:func:`_excess_pool`, without collapsed strata: the cluster means of z are
+    not on any line in the design metric). Where none did, the bound (S_a + r·S_b)², S_a and
+    S_b as the totals of a and b borrow them, the known part likewise, the degrees of freedom of
+    the less certain of the two."""
+    pool = _excess_pool(d, a - r * b, a, np.zeros(d.k), collapse=False, regress=False)
+    if pool is not None:
+        delta, dof = pool
+        level = _cluster_level(d, a)
+        return _Borrowed(delta * level**2, np.zeros(d.k), dof if delta > 0 else np.inf)
+    ba = _borrow(d, a, a, design_cov=True)
+    bb = _borrow(d, b, b, design_cov=True)
+    if ba is None or bb is None:
+        return None
+    s2 = (np.sqrt(ba.s2) + abs(r) * np.sqrt(bb.s2)) ** 2
+    known = (np.sqrt(ba.known) + abs(r) * np.sqrt(bb.known)) ** 2
+    return _Borrowed(s2, np.minimum(known, s2), min(ba.dof, bb.dof))
+
+
+#: The largest ratio of Student's t quantile to the normal one that an interval may carry: beyond
+#: it the plan has too few degrees of freedom for that confidence (at one degree of freedom a 99%
+#: interval is ±63.7 standard errors, [0, 219.6] for an IPC near 1.5), and the estimate says so
+#: rather than print it.
+MAX_T_RATIO = 4.0
+
+
+def supported_confidence(dof: float) -> float:
+    """The highest confidence at which Student's t at ``dof`` degrees of freedom stays within
+    :data:`MAX_T_RATIO` times the normal quantile (1.0 at infinite dof)."""
+    if not np.isfinite(dof):
+        return 1.0
+    lo, hi = 0.5, 1.0 - 1e-12
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        p = 0.5 + mid / 2
+        if float(special.stdtrit(dof, p)) <= MAX_T_RATIO * float(special.ndtri(p)):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _check_supported(metric: str, dof: float, confidence: float) -> None:
+    """One user error when ``confidence`` needs more degrees of freedom than the plan's draws give."""
+    if not np.isfinite(dof):
+        return
+    p = 0.5 + confidence / 2
+    q = float(special.stdtrit(max(dof, 1e-3), p))
+    if q <= MAX_T_RATIO * float(special.ndtri(p)):
+        return
+    best = supported_confidence(dof)
+    raise UnsupportedConfidence(
+        f"{metric}: the plan's draws give {dof:.1f} degrees of freedom for the spread of its clusters, too few for a "
+        f"{100 * confidence:g}% interval (±{q:.1f} standard errors); ask {100 * math.floor(best * 1000) / 1000:g}% or "
+        "less (--confidence), or plan with more draws"
+    )
+
+
+class UnsupportedConfidence(UserError):
+    """An interval asked at a confidence that the plan's degrees of freedom cannot support."""
 
 
 def _finish(
@@ -468,20 +628,28 @@ def _finish(
     n: int,
     kind: str,
     bounds: tuple[float, float] = (-np.inf, np.inf),
+    *,
+    strict: bool = False,
 ) -> MetricEstimate:
     """The interval at ``confidence``, kept within ``bounds``: what the metric can be whatever the
     launches not simulated did (a count's total is at least what the simulated launches counted;
     a hit rate lies in [0, 1]). A symmetric interval of a skewed count otherwise reaches below
-    zero."""
+    zero. ``strict``: refuse (:class:`UnsupportedConfidence`, one line) an interval whose Student t
+    quantile the plan's degrees of freedom make degenerate (:data:`MAX_T_RATIO`)."""
     q = _z(confidence)
     if var_dof is None:
         return MetricEstimate(metric, est, None, None, None, confidence, n, kind)
     var, dof = var_dof
-    if np.isfinite(dof):
-        q = float(special.stdtrit(dof, 0.5 + confidence / 2))
     se = float(np.sqrt(max(var, 0.0)))
+    if np.isfinite(dof) and se > 0:
+        if strict:
+            _check_supported(metric, dof, confidence)
+        q = float(special.stdtrit(dof, 0.5 + confidence / 2))
     lo, hi = bounds
-    return MetricEstimate(metric, est, se, float(min(max(est - q * se, lo), est)), float(max(min(est + q * se, hi), est)), confidence, n, kind)
+    return MetricEstimate(
+        metric, est, se, float(min(max(est - q * se, lo), est)), float(max(min(est + q * se, hi), est)), confidence, n, kind,
+        dof=float(dof) if np.isfinite(dof) and se > 0 else None,
+    )
 
 
 def _total_bounds(plan: Plan, y: np.ndarray) -> tuple[float, float]:
@@ -523,10 +691,10 @@ def estimate_results(
     df = results.set_index("kernel_id") if "kernel_id" in results.columns else results
     if metrics is None:
         metrics = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
-    out = [estimate_total(plan, df[m].astype(np.float64), metric=m, confidence=confidence) for m in metrics]
+    out = [estimate_total(plan, df[m].astype(np.float64), metric=m, confidence=confidence, strict=True) for m in metrics]
     for name, (num, den) in (ratios or {}).items():
         if num in df.columns and den in df.columns:
             out.append(
-                estimate_ratio(plan, df[num].astype(np.float64), df[den].astype(np.float64), metric=name, confidence=confidence)
+                estimate_ratio(plan, df[num].astype(np.float64), df[den].astype(np.float64), metric=name, confidence=confidence, strict=True)
             )
     return out

@@ -16,9 +16,13 @@ It keeps what the measurements on real profiles favour and sizes with a margin:
 4. The estimator (:mod:`simsample.sampling.estimate`) takes each sampled cluster's spread as at least
    the design metric's, which is known for every launch: a sample that misses a skewed
    cluster's tail no longer gives a narrow interval that misses the truth.
-5. **Spread to borrow** (``pool_dof``): the heaviest clusters drawn once get a second draw until
-   the sample measures a few degrees of freedom of within-cluster spread, which the clusters
-   drawn once borrow (:func:`pool_donors`).
+5. **Spread to borrow** (``pool_dof``): on a design metric that is a proxy of the simulated one
+   (trace features: warp instructions), the heaviest clusters drawn once whose launches the
+   design metric cannot tell apart get a second draw until the sample measures a few degrees of
+   freedom of the spread it does not show, which the clusters drawn once borrow
+   (:func:`pool_donors`). On measured times (a profile) none: there the design metric's spread
+   is the launches' own and a second draw would buy no interval the design does not give
+   (version 4; version 2 and 3 spent them everywhere, which halved small plans' speedup).
 6. **Occupancy and cache context on trace features** (``group=auto``): launches of one kernel
    are grouped by the SMs their grid occupies and their waves, and by whether their loads find
    lines recent launches touched (cold, partly warm, warm; :mod:`simsample.sampling.grouping`),
@@ -71,10 +75,17 @@ from simsample.sdk import (
 #: Draws of a pooled stratum: two, so that it estimates its own variance.
 POOLED_DRAWS = 2
 
+#: Design metrics that are measured times of the launches themselves (a profile's durations, a
+#: simulator's cycles): their spread within a cluster is the launches' own, known exactly.
+MEASURED_TIMES = ("duration_ns", "cycles")
+
+#: Degrees of freedom of spread that second draws buy on a proxy design metric (``pool_dof``).
+PROXY_POOL_DOF = 4
+
 
 class MarginSampler(Sampler):
     name = "margin"
-    version = "3"
+    version = "4"
     description = "simsample's default: ROOT's splits, one allocation with the finite-population correction, sized with a margin"
     params = (
         Param("eps", float, 0.05, "error bound ε: relative half-width of the interval", minimum=1e-6, maximum=10.0),
@@ -92,9 +103,11 @@ class MarginSampler(Sampler):
         Param("max_skew", float, None, "largest skewness of the estimator of the total (Cochran's rule: 0.2; none: no limit)", minimum=0.01, maximum=10.0, nullable=True),
         Param("metric", str, "auto", "per-launch cost column: auto = cycles, else duration_ns"),
         Param(
-            "pool_dof", int, 4,
-            "second draws from the heaviest single-draw clusters until the sample measures this many degrees of freedom of "
-            "within-cluster spread, which clusters drawn once borrow (0: none)", minimum=0, maximum=1000,
+            "pool_dof", int, None,
+            "second draws from the heaviest single-draw clusters of equal design values until the sample measures this many "
+            "degrees of freedom of the spread the design metric does not show, which clusters drawn once borrow (0: none; "
+            f"none: {PROXY_POOL_DOF} on a proxy design metric such as warp instructions, 0 on measured times)",
+            minimum=0, maximum=1000, nullable=True,
         ),
     )
     bounded = True
@@ -129,7 +142,10 @@ class MarginSampler(Sampler):
         if params["max_skew"] is not None:
             draws = skew_sizes(draws, sizes.astype(np.int64), stds, third_moments(layout, ranges), params["max_skew"])
         before_pool = int(np.sum(draws))
-        draws = pool_donors(draws, sizes, means, params["pool_dof"])
+        pool_dof = params["pool_dof"]
+        if pool_dof is None:
+            pool_dof = 0 if metric in MEASURED_TIMES else PROXY_POOL_DOF
+        draws = pool_donors(draws, sizes, means, pool_dof, stds=stds)
         extra = {
             "grouping": resolve_grouping(workload, params["group"]),
             "groups": strata.groups,
@@ -146,9 +162,16 @@ class MarginSampler(Sampler):
         )
 
 
-def pool_donors(draws: np.ndarray, sizes: np.ndarray, means: np.ndarray, dof: int) -> np.ndarray:
+def pool_donors(draws: np.ndarray, sizes: np.ndarray, means: np.ndarray, dof: int, *, stds: np.ndarray | None = None) -> np.ndarray:
     """Draws raised to 2 in the heaviest clusters drawn once (largest N·mean first) until the
-    clusters drawn two or more times (a census included) give ``dof`` degrees of freedom.
+    clusters drawn two or more times (a census included) give ``dof`` degrees of freedom of the
+    spread the design metric does not show.
+
+    With ``stds`` (the design metric's spread per cluster) only clusters of equal design values
+    are raised and counted with m − 1 degrees of freedom, others with m − 2: the estimator
+    measures the spread that the design metric does not explain as the scatter about a line in
+    the design metric through a cluster's draws (:mod:`simsample.sampling.estimate`), and two
+    draws of different design values give none, so such a draw would cost time and buy nothing.
 
     A cluster drawn once cannot measure its own spread, and where every cluster is drawn once
     (launches of equal instructions: the design metric has no spread anywhere) the estimator had
@@ -163,10 +186,11 @@ def pool_donors(draws: np.ndarray, sizes: np.ndarray, means: np.ndarray, dof: in
     out = np.asarray(draws, dtype=np.int64).copy()
     n = np.asarray(sizes, dtype=np.int64)
     m = np.minimum(out, n)
-    have = int(np.sum(np.where(m >= 2, m - 1, 0)))
+    flat = np.ones(n.size, bool) if stds is None else np.asarray(stds, dtype=np.float64) <= 0
+    have = int(np.sum(np.where(m >= 2, m - np.where(flat, 1, 2), 0)))
     if have >= dof:
         return out
-    candidates = np.flatnonzero((m == 1) & (n >= 2))
+    candidates = np.flatnonzero((m == 1) & (n >= 2) & flat)
     weight = n[candidates] * np.asarray(means, dtype=np.float64)[candidates]
     for i in candidates[np.argsort(-weight, kind="stable")]:
         if have >= dof:
