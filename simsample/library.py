@@ -44,13 +44,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from simsample.errors import UserError
+from simsample.errors import UserError, UserTypeError, UserValueError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from simsample.plugin_base import Sampler
     from simsample.planfile import Plan
+    from simsample.plugin_base import Adapter, Sampler
+    from simsample.sampling.metrics import Metric
     from simsample.sampling.estimate import MetricEstimate
     from simsample.sampling.evaluate import WorkloadResult
     from simsample.workload import Workload
@@ -121,7 +122,7 @@ def read(
     ('accelsim', 40, False)
     >>> read("examples/no-such-file")
     Traceback (most recent call last):
-    simsample.errors.UserError: examples/no-such-file: no such file or directory
+    simsample.errors.UserFileNotFoundError: examples/no-such-file: no such file or directory
 
     ```
     """
@@ -174,7 +175,7 @@ def resolve_params(sampler: str | Sampler, params: Mapping[str, Any] | None = No
     0.1
     >>> resolve_params("margin", {"epsilon": 0.1})
     Traceback (most recent call last):
-    simsample.errors.UserError: sampler margin has no parameter epsilon (known: ...)
+    simsample.errors.UserTypeError: sampler margin has no parameter epsilon (known: ...)
 
     ```
     """
@@ -210,87 +211,158 @@ def plan(workload: Workload, sampler: str = DEFAULT_SAMPLER, *, seed: int = 0, s
 
 
 # --- the simulator's side --------------------------------------------------------------------
-def get_adapter(sim: str):
+def get_adapter(sim: str) -> Adapter:
     """The installed simulator adapter called ``sim``; a missing one names what to install."""
     from simsample.manager import get_host
 
+    if not isinstance(sim, str):
+        raise UserTypeError(f"sim: expected an adapter's name (a string such as 'accelsim'), got {type(sim).__name__}")
     return get_host().adapter(sim)
 
 
-def _run_adapter_command(sim: str, verb: str, args: list[str]) -> None:
-    adapter = get_adapter(sim)
-    cmds = adapter.commands()
-    if verb not in cmds:
-        raise UserError(f"adapter {sim} has no '{verb}' step (it has: {', '.join(sorted(cmds)) or 'none'})")
-    cmds[verb].main(args=args, prog_name=f"simsample {verb} --sim {sim}", standalone_mode=False)
+def _as_plan(plan: Any, what: str = "plan") -> Plan:
+    """A ``Plan``, or the plan file a path names (read and checked)."""
+    import os
+
+    from simsample.planfile import Plan as _Plan
+
+    if isinstance(plan, _Plan):
+        return plan
+    if isinstance(plan, (str, os.PathLike)):
+        return _Plan.read(plan)
+    raise UserTypeError(f"{what}: expected a Plan or the path of a plan file, got {type(plan).__name__}")
 
 
-def _option_args(options: Mapping[str, Any]) -> list[str]:
-    """``{"warmup": "none", "copy": True}`` → ``["--warmup", "none", "--copy"]``."""
-    out: list[str] = []
-    for k, v in options.items():
-        flag = "--" + k.replace("_", "-")
-        if v is True:
-            out.append(flag)
-        elif v is False or v is None:
-            continue
-        elif isinstance(v, (list, tuple)):
-            for item in v:
-                out += [flag, str(item)]
-        else:
-            out += [flag, str(v)]
-    return out
+def _as_path(value: Any, what: str) -> Path:
+    import os
+
+    if isinstance(value, (str, os.PathLike)) and str(value) != "":
+        return Path(value)
+    raise UserTypeError(f"{what}: expected a path, got {type(value).__name__ if value != '' else 'an empty string'}")
 
 
-def apply(plan: str | Path, traces: str | Path, out: str | Path, *, sim: str, **options: Any) -> Path:
+def _as_paths(value: Any, what: str) -> list[Path]:
+    import os
+
+    items = [value] if isinstance(value, (str, os.PathLike)) else value
+    if not isinstance(items, (list, tuple)) or not items:
+        raise UserTypeError(f"{what}: expected a path or a list of paths, got {type(value).__name__ if items else 'nothing'}")
+    return [_as_path(v, what) for v in items]
+
+
+def apply(plan: Plan | str | Path, traces: str | Path | None, out: str | Path, *, sim: str, **options: Any) -> Path:
     """Write the simulator inputs that run only the plan's launches into the new folder ``out``.
 
-    ``plan`` is a plan file (write a ``Plan`` with ``.write`` first);
-    ``options`` are the adapter's ``apply`` options by name (``warmup="none"``, ``copy=True``;
-    ``simsample apply --sim NAME --help`` lists them). ``traces`` is never modified.
+    ``plan``: a ``Plan`` or a plan file. ``options`` are the adapter's ``apply`` options by name
+    (``warmup="none"``, ``copy=True``; ``simsample apply --sim NAME --help`` lists them as
+    ``--warmup``, ``--copy``), checked before anything is read. ``traces`` is never modified;
+    ``out`` must be new or empty (or ``force=True``) and may not hold an input.
     """
-    _run_adapter_command(sim, "apply", ["--plan", str(plan), "--traces", str(traces), "--out", str(out), *_option_args(options)])
-    return Path(out)
+    from simsample.adapter_support.folders import check_output_folder
+    from simsample.plugin_base import resolve_options
+
+    adapter = get_adapter(sim)
+    resolved = resolve_options(adapter.apply_options, options, who=f"apply --sim {adapter.name}")
+    trace_path = None if traces is None else _as_path(traces, "traces")
+    out_path = _as_path(out, "out")
+    inputs = [Path(plan)] if isinstance(plan, (str, Path)) else []
+    check_output_folder(out_path, force=bool(resolved.get("force", False)), inputs=inputs)
+    return Path(adapter.apply(_as_plan(plan), trace_path, out_path, **resolved))
 
 
-def collect(outputs: str | Path | Sequence[str | Path], *, sim: str, plan: str | Path | None = None, **options: Any) -> pd.DataFrame:
-    """Per-launch results of a simulator's output(s): one row per launch, ``kernel_id`` and metrics.
+def find_plan(outputs: str | Path | Sequence[str | Path], *, sim: str) -> Path | None:
+    """The plan file that simulator outputs carry with them (a folder written by ``apply`` holds
+    ``simsample-plan.json``), or None: what ``collect`` and ``estimate`` use without ``--plan``."""
+    adapter = get_adapter(sim)
+    return adapter.find_plan(_as_paths(outputs, "outputs"))
 
-    The adapter's own ``collect`` step parses the output, so the table is the one
-    ``simsample collect --sim NAME -o results.csv`` writes; hand it to ``estimate()``.
+
+def collect(
+    outputs: str | Path | Sequence[str | Path],
+    *,
+    sim: str,
+    plan: Plan | str | Path | None = None,
+    allow_incomplete: bool = False,
+    **options: Any,
+) -> pd.DataFrame:
+    """Per-launch results of a simulator's output(s): one row per launch, ``kernel_id``, the
+    adapter's metric columns and ``status``; hand it to ``estimate()``.
+
+    ``outputs``: the simulator's output files or folders, and/or results tables written by
+    ``simsample collect -o`` (a launch found twice is refused). With ``plan``: one row per
+    sampled launch, in the plan's order, ``missing`` where no output has it. A sampled launch
+    without a usable result is refused unless ``allow_incomplete``. ``options``: the adapter's
+    ``collect`` options (``traces=...`` for Accel-Sim). The table's ``attrs`` carry the adapter's
+    metric declarations, so that ``estimate()`` knows that IPC is a ratio and ``uid`` no metric.
     """
-    import contextlib
-    import io
-    import sys
-    import tempfile
+    from simsample.adapter_support.results import (
+        USABLE_STATUSES,
+        against_plan_all,
+        incomplete_message,
+        is_results_csv,
+        read_results_table,
+    )
+    from simsample.plugin_base import resolve_options
+    from simsample.sampling.metrics import check_declarations
 
+    adapter = get_adapter(sim)
+    if not isinstance(allow_incomplete, bool):
+        raise UserTypeError(f"allow_incomplete: expected True or False, got {type(allow_incomplete).__name__}")
+    resolved = resolve_options(adapter.collect_options, options, who=f"collect --sim {adapter.name}")
+    declared = check_declarations(adapter.metrics, who=f"adapter {adapter.name}")
+    paths = _as_paths(outputs, "outputs")
+    p = _as_plan(plan) if plan is not None else None
+    tables = [q for q in paths if q.is_file() and is_results_csv(q)]
+    raw = [q for q in paths if q not in tables]
+    details: dict[int, str] = {}
+    frames = []
+    if raw:
+        got = adapter.collect(raw, p, allow_incomplete=allow_incomplete or bool(tables), **resolved)
+        details.update(got.attrs.get("details") or {})
+        frames.append(got if not tables else got[got["status"] != "missing"])
+    frames += [read_results_table(q, declared) for q in tables]
     import pandas as pd
 
-    outs = [outputs] if isinstance(outputs, (str, Path)) else list(outputs)
-    with tempfile.TemporaryDirectory(prefix="simsample-collect-") as tmp:
-        target = Path(tmp) / "results.csv"
-        args = [*(["--plan", str(plan)] if plan is not None else []), *map(str, outs), "-o", str(target), *_option_args(options)]
-        with contextlib.redirect_stderr(io.StringIO()) as said:  # the command's "wrote TMP" line names a temporary
-            try:
-                _run_adapter_command(sim, "collect", args)
-            finally:
-                notes = [line for line in said.getvalue().splitlines() if line and not line.startswith(str(target))]
-        for line in notes:
-            print(line, file=sys.stderr)
-        return pd.read_csv(target)
+    df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    if tables:
+        keep = df[df["kernel_id"].isin(p.sampled_ids)] if p is not None else df
+        dup = keep["kernel_id"].duplicated()
+        if dup.any():
+            raise UserValueError(f"kernel {int(keep.loc[dup, 'kernel_id'].iloc[0])} has results in more than one input; pass each once")
+    if p is not None:
+        df = against_plan_all(df, p)
+    if not allow_incomplete:
+        bad = df[~df["status"].isin(USABLE_STATUSES)]
+        if len(bad):
+            raise UserValueError(incomplete_message(df, details))
+    df.attrs["simsample.metrics"] = declared
+    df.attrs["simsample.sim"] = adapter.name
+    df.attrs["details"] = details
+    df.attrs["source"] = ", ".join(str(q) for q in paths)
+    return df
 
 
-@dataclass
+@dataclass(repr=False)
 class Estimate:
     """Whole-workload estimates of every metric, with their intervals.
 
-    ``estimates`` holds one ``MetricEstimate`` per metric;
-    ``to_dataframe()`` gives them as a table indexed by metric, with the relative half-width
-    of each interval (what to read first: how far the truth can be from the estimate).
+    ``estimates`` holds one ``MetricEstimate`` per metric (counts first, then ratios);
+    ``left_out`` the declared metrics that could not be estimated (a count the simulator printed
+    for some launches only, and the ratios built on it); ``launches`` and ``projected`` how many
+    simulated launches the estimate stands on, and how many of them were projected (Accel-Sim's
+    PKP). ``to_dataframe()`` gives the estimates as a table indexed by metric, with the relative
+    half-width of each interval (what to read first: how far the truth can be from the estimate).
     """
 
     plan: Plan
     estimates: list[MetricEstimate]
+    left_out: list[str] = field(default_factory=list)
+    launches: int = 0
+    projected: int = 0
+
+    def __repr__(self) -> str:
+        shown = ", ".join(e.metric for e in self.estimates[:6]) + (", ..." if len(self.estimates) > 6 else "")
+        return f"<Estimate of {len(self.estimates)} metric(s) ({shown}) from {self.launches} simulated launch(es), plan {self.plan.digest}>"
 
     def to_dataframe(self) -> pd.DataFrame:
         import pandas as pd
@@ -322,34 +394,127 @@ def half_width_pct(e: MetricEstimate) -> float | None:
     return 100.0 * (e.ci_high - e.ci_low) / 2 / abs(e.estimate)
 
 
-def estimate(plan: Plan | str | Path, results: pd.DataFrame, *, confidence: float | None = None, check: bool = True) -> Estimate:
-    """Whole-workload estimate of every numeric column of ``results`` (``kernel_id`` + metrics),
-    with intervals at ``confidence`` (default: the plan's own, the level its bound was stated at).
+def estimate(
+    plan: Plan | str | Path,
+    results: pd.DataFrame,
+    *,
+    confidence: float | None = None,
+    metrics: Sequence[Metric] | None = None,
+    check: bool = True,
+) -> Estimate:
+    """Whole-workload estimate of every metric of ``results``, with intervals at ``confidence``
+    (default: the plan's own, the level its bound was stated at).
 
-    ``results`` holds the simulated launches (from ``collect()``, or any table with a
-    ``kernel_id`` column); results for launches the plan did not sample are ignored, results for
-    launches the plan's workload does not have are refused (the output of another run). Columns
-    with no value at all are left out: a simulator that does not print a statistic (Accel-Sim's
-    per-kernel occupancy) leaves its column empty in ``collect()``'s table.
+    ``results`` holds the simulated launches: ``collect()``'s table, or any table with a
+    ``kernel_id`` column and numeric metric columns. What each column is comes from ``metrics``,
+    else from the declarations ``collect()`` attached to its table (the adapter's): counts are
+    summed, a ratio such as IPC is the ratio of its two estimated totals (never a sum of
+    per-launch IPCs), and ids or wall seconds are left out. A table without declarations has its
+    numeric columns taken as counts, except columns named like ids (``uid``, ``launch``,
+    ``*_id``). Results for launches the plan did not sample are ignored; results for launches
+    the plan's workload does not have are refused (the output of another run); a sampled launch
+    without a usable result (``status``) is refused. A column with no value at all is left out
+    silently (a statistic the simulator never prints); a count with values for some launches
+    only is left out, with its ratios, and named in ``left_out``.
     """
-    from simsample.planfile import Plan as _Plan
+    import pandas as pd
+
+    from simsample.adapter_support.results import USABLE_STATUSES, check_results_belong, unusable_message
     from simsample.sampling.estimate import estimate_results
+    from simsample.sampling.metrics import check_declarations, estimable, infer_metrics
 
-    p = plan if isinstance(plan, _Plan) else _Plan.read(plan)
+    p = _as_plan(plan)
+    if not isinstance(results, pd.DataFrame):
+        raise UserTypeError(
+            f"results: expected a table (a pandas DataFrame with kernel_id and metric columns, as collect() returns), got {type(results).__name__}"
+        )
+    confidence = _check_confidence(confidence)
+    source = str(results.attrs.get("source", "the results"))
     if "kernel_id" not in results.columns:
-        raise UserError("results need a kernel_id column (one row per simulated launch)")
-    empty = [c for c in results.columns if c != "kernel_id" and results[c].isna().all()]
-    if empty:
-        attrs = dict(results.attrs)
-        results = results.drop(columns=empty)
-        results.attrs.update(attrs)
-    metrics = [c for c in results.columns if c != "kernel_id"]
+        raise UserValueError(f"{source}: results need a kernel_id column (one row per simulated launch)")
+    if not len(results):
+        raise UserValueError(f"{source}: no results (no rows); give one row per simulated launch")
+    ids = pd.to_numeric(results["kernel_id"], errors="coerce")
+    if ids.isna().any() or not (ids == ids.round()).all():
+        bad = int(((ids.isna()) | (ids != ids.round())).to_numpy().nonzero()[0][0])
+        raise UserValueError(f"{source}: kernel_id {results['kernel_id'].iloc[bad]!r} is not a launch id (a whole number)")
+    if metrics is not None:
+        declared = check_declarations(metrics)
+    elif results.attrs.get("simsample.metrics"):
+        declared = check_declarations(results.attrs["simsample.metrics"])
+    else:
+        declared = infer_metrics(_numeric_columns(results, source))
+    if not any(m.kind != "none" for m in declared):
+        cols = [c for c in results.columns if c != "kernel_id"]
+        raise UserValueError(
+            f"{source}: no metric to estimate ({'columns ' + ', '.join(map(str, cols[:6])) if cols else 'no column beside kernel_id'}: "
+            "ids, labels or text); give kernel_id and one or more numeric columns such as cycles"
+        )
+    table = results.copy()
+    table["kernel_id"] = ids.astype("int64")
+    for m in declared:
+        if m.kind == "count" and m.name in table.columns:
+            table[m.name] = _numeric(table[m.name], m.name, source)
+    sampled = table[table["kernel_id"].isin(p.sampled_ids)]
+    if "status" in table.columns:
+        bad = sampled[~sampled["status"].isin(USABLE_STATUSES)]
+        if len(bad):
+            raise UserValueError(unusable_message(bad, results.attrs.get("details")))
+    counts, ratios, left_out = estimable(sampled, declared)
+    if not counts and not ratios:
+        named = ", ".join(m.name for m in declared if m.kind != "none")
+        raise UserValueError(f"{source}: no values for the sampled launches in {named or 'any metric'}; give the results of the run made for this plan")
     if check:
-        from simsample.adapter_support.results import check_results_belong
+        check_results_belong(table, p, counts, source)
+    keep = table[["kernel_id", *counts]]
+    projected = int((sampled["status"] == "projected").sum()) if "status" in sampled.columns else 0
+    ests = estimate_results(p, keep, metrics=counts, ratios=ratios, confidence=confidence)
+    return Estimate(p, ests, left_out=left_out, launches=int(sampled["kernel_id"].nunique()), projected=projected)
 
-        numeric = [c for c in metrics if results[c].dtype.kind in "fiu"]
-        check_results_belong(results, p, numeric, str(results.attrs.get("source", "the results")))
-    return Estimate(p, estimate_results(p, results, confidence=confidence))
+
+def _check_confidence(confidence: Any) -> float | None:
+    if confidence is None:
+        return None
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
+        raise UserTypeError(f"confidence: expected a number between 0 and 1 (such as 0.95), got {type(confidence).__name__} {confidence!r}")
+    import math
+
+    c = float(confidence)
+    if not (math.isfinite(c) and 0 < c < 1):
+        raise UserValueError(f"confidence {confidence!r}: must be between 0 and 1 (such as 0.95)")
+    return c
+
+
+def _numeric(col: pd.Series, name: str, source: str) -> pd.Series:
+    """A metric column as float64; text that is not a number is refused, naming the first cell."""
+    import numpy as np
+    import pandas as pd
+
+    if pd.api.types.is_bool_dtype(col):
+        raise UserValueError(f"{source}: column {name} holds true/false values, not a metric")
+    num = pd.to_numeric(col, errors="coerce")
+    bad = num.isna() & col.notna()
+    if bad.any():
+        i = int(bad.to_numpy().nonzero()[0][0])
+        raise UserValueError(f"{source}: column {name} is not numeric ({str(col.iloc[i])[:40]!r})")
+    return num.astype(np.float64)
+
+
+def _numeric_columns(results: pd.DataFrame, source: str) -> pd.DataFrame:
+    """For a table without declarations: text columns (not named like ids) must hold numbers,
+    as a CSV of values must: a column of words is refused rather than dropped without a word."""
+    import pandas as pd
+
+    from simsample.sampling.metrics import looks_like_id
+
+    out = {}
+    for c in results.columns:
+        s = results[c]
+        if looks_like_id(c) or pd.api.types.is_bool_dtype(s) or pd.api.types.is_numeric_dtype(s) or s.isna().all():
+            out[c] = s
+            continue
+        out[c] = _numeric(s, str(c), source)
+    return pd.DataFrame(out, index=results.index)
 
 
 # --- evaluation ------------------------------------------------------------------------------
@@ -419,6 +584,10 @@ def evaluate(
     format: str | None = None,
     rank: int | None = None,
     on_progress: Callable[[int], None] | None = None,
+    include: str | None = None,
+    exclude: str | None = None,
+    steps: str | None = None,
+    time_range: str | None = None,
     **params: Any,
 ) -> Evaluation:
     """Score a sampler with the workload's own values as the truth (or ``truth``'s values).
@@ -431,6 +600,10 @@ def evaluate(
     ``skipped``). ``sweep``: values of parameters to try (all combinations). ``against``: a
     profile of the same run on other hardware to score against; ``truth``: a table of
     ``kernel_id`` and ``truth_metric`` per launch (a full simulation's results).
+    ``include``/``exclude`` (regular expressions on kernel names), ``steps`` (``"A-B"``) and
+    ``time_range`` (``"20ms-60ms"``) keep the launches ``plan`` would keep with the same
+    filters, so that a sampler is scored on the window one will plan on (the truth is that
+    window's total).
 
     ```pycon
     >>> ev = evaluate("examples/profile/train_step.pt.trace.json.gz", "random", repeats=2, sweep={"rate": [0.05, 0.2]})
@@ -442,9 +615,16 @@ def evaluate(
     from simsample.sampling.evaluate import evaluate_workload, truth_by_launch
     from simsample.workload import Workload as _Workload
 
+    from simsample.sampling.filters import LaunchFilter, parse_steps, parse_time_range
+
     s = get_sampler(sampler)
     points = _sweep_points(sweep)
     resolved = [s.resolve_params({**params, **pt}) for pt in points]
+    flt = LaunchFilter(include, exclude, steps, time_range)
+    if steps is not None:
+        parse_steps(steps)  # a malformed filter is refused before anything is read
+    if time_range is not None:
+        parse_time_range(time_range)
     items = list(workloads) if isinstance(workloads, (list, tuple)) else [workloads]
     todo: list[tuple[Any, bool]] = []
     skipped: list[str] = []
@@ -484,6 +664,10 @@ def evaluate(
             if on_progress is not None:
                 on_progress(len(resolved) * repeats)
             continue
+        if flt.active:
+            from simsample.sampling.filters import prepare
+
+            wl = prepare(wl, [item if not isinstance(item, _Workload) else wl.source], flt).workload
         truth_values = None
         if truth is not None:
             truth_values = truth_by_launch(wl, truth, source=str(truth.attrs.get("source", "the truth")), metric=truth_metric)

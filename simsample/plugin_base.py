@@ -14,16 +14,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from simsample.errors import UserError
+from simsample.errors import UserError, UserTypeError, UserValueError
+from simsample.sampling.metrics import Metric, count, not_estimable, ratio
 
 if TYPE_CHECKING:
     import click
-
-    from simsample.gcl.streams import InstructionTraces
     import pandas as pd
 
+    from simsample.gcl.streams import InstructionTraces
     from simsample.planfile import Plan
     from simsample.workload import Workload
+
+__all__ = ["Adapter", "Metric", "Param", "Reader", "Sampler", "count", "not_estimable", "ratio", "resolve_options"]
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -31,11 +33,13 @@ _FALSE = {"0", "false", "no", "off"}
 
 @dataclass(frozen=True)
 class Param:
-    """A typed sampler parameter with a default.
+    """A typed parameter with a default: a sampler's parameter, or an adapter's ``apply`` or
+    ``collect`` option.
 
-    ``type`` is one of ``int``, ``float``, ``bool``, ``str``; ``choices`` restricts a ``str``;
-    ``minimum``/``maximum`` bound a number (inclusive); ``nullable`` admits ``None``
-    (written ``none`` on the command line).
+    ``type`` is one of ``int``, ``float``, ``bool``, ``str``, ``Path``; ``choices`` restricts a
+    ``str``; ``minimum``/``maximum`` bound a number (inclusive); ``nullable`` admits ``None``
+    (written ``none`` on the command line); ``multiple`` makes the value a tuple of such values
+    (a repeatable command-line option).
     """
 
     name: str
@@ -46,45 +50,88 @@ class Param:
     minimum: float | None = None
     maximum: float | None = None
     nullable: bool = False
+    multiple: bool = False
 
     def convert(self, value: Any) -> Any:
-        """Convert a command-line string (or a Python value) and check it; raise UserError."""
+        """Convert a command-line string (or a Python value) and check it; a wrong value is a
+        :class:`~simsample.errors.UserValueError` naming the parameter."""
+        if self.multiple:
+            if value is None:
+                return ()
+            items = [value] if isinstance(value, (str, Path)) else value
+            try:
+                items = list(items)
+            except TypeError:
+                raise UserTypeError(f"parameter {self.name}: expected a list of {self.type.__name__}, got {type(value).__name__}") from None
+            return tuple(self._convert_one(v) for v in items)
+        return self._convert_one(value)
+
+    def _convert_one(self, value: Any) -> Any:
         if value is None or (isinstance(value, str) and value.lower() in {"none", "null"} and self.nullable):
             if self.nullable:
                 return None
-            raise UserError(f"parameter {self.name} needs a value")
+            raise UserValueError(f"parameter {self.name} needs a value")
         try:
             if self.type is bool:
                 if isinstance(value, bool):
                     out: Any = value
-                elif str(value).lower() in _TRUE:
+                elif isinstance(value, (str, int)) and str(value).lower() in _TRUE:
                     out = True
-                elif str(value).lower() in _FALSE:
+                elif isinstance(value, (str, int)) and str(value).lower() in _FALSE:
                     out = False
                 else:
                     raise ValueError
             elif self.type is int:
                 if isinstance(value, bool):
                     raise ValueError
-                f = float(value)
-                if not f.is_integer():
-                    raise ValueError
-                out = int(f)
+                if isinstance(value, str):
+                    f = float(value)
+                    if not f.is_integer():
+                        raise ValueError
+                    out = int(f)
+                elif isinstance(value, int):
+                    out = int(value)
+                else:  # a float that is a whole number is taken, 1.5 is not truncated
+                    f = float(value)
+                    if not f.is_integer():
+                        raise ValueError
+                    out = int(f)
             elif self.type is float:
+                if isinstance(value, bool):
+                    raise ValueError
                 out = float(value)
                 if not math.isfinite(out):
                     raise ValueError
+            elif self.type is Path:
+                if not isinstance(value, (str, Path)):
+                    raise ValueError
+                out = Path(value)
             else:
-                out = str(value)
-        except (TypeError, ValueError):
-            raise UserError(f"parameter {self.name}: {value!r} is not a valid {self.type.__name__}") from None
+                if not isinstance(value, str):
+                    raise ValueError
+                out = value
+        except (TypeError, ValueError, OverflowError):
+            raise UserValueError(f"parameter {self.name}: {value!r} is not a valid {self.type.__name__}") from None
         if self.choices is not None and out not in self.choices:
-            raise UserError(f"parameter {self.name}: {out!r} is not one of {', '.join(self.choices)}")
+            raise UserValueError(f"parameter {self.name}: {out!r} is not one of {', '.join(self.choices)}")
         if self.minimum is not None and out < self.minimum:
-            raise UserError(f"parameter {self.name}: {out} is below the minimum {self.minimum}")
+            raise UserValueError(f"parameter {self.name}: {out} is below the minimum {self.minimum}")
         if self.maximum is not None and out > self.maximum:
-            raise UserError(f"parameter {self.name}: {out} is above the maximum {self.maximum}")
+            raise UserValueError(f"parameter {self.name}: {out} is above the maximum {self.maximum}")
         return out
+
+
+def resolve_options(params: Sequence[Param], given: Mapping[str, Any] | None, *, who: str) -> dict[str, Any]:
+    """Defaults overlaid with ``given`` (strings or values), each checked; an unknown name is a
+    :class:`~simsample.errors.UserTypeError` listing the known ones (as Python refuses an
+    unexpected keyword argument)."""
+    given = dict(given or {})
+    by_name = {p.name: p for p in params}
+    unknown = sorted(set(given) - set(by_name))
+    if unknown:
+        known = ", ".join(by_name) or "none"
+        raise UserTypeError(f"{who} has no parameter {', '.join(unknown)} (known: {known})")
+    return {p.name: p.convert(given[p.name]) if p.name in given else p.default for p in params}
 
 
 class Sampler(ABC):
@@ -106,16 +153,7 @@ class Sampler(ABC):
 
     def resolve_params(self, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Defaults overlaid with ``given`` (strings or values), checked; unknown names refused."""
-        given = dict(given or {})
-        by_name = {p.name: p for p in self.params}
-        unknown = sorted(set(given) - set(by_name))
-        if unknown:
-            known = ", ".join(by_name) or "none"
-            raise UserError(f"sampler {self.name} has no parameter {', '.join(unknown)} (known: {known})")
-        out = {}
-        for p in self.params:
-            out[p.name] = p.convert(given[p.name]) if p.name in given else p.default
-        return out
+        return resolve_options(self.params, given, who=f"sampler {self.name}")
 
     def required_columns(self, params: Mapping[str, Any]) -> tuple[str, ...]:
         """Columns needed with these parameters (override when they depend on parameters)."""
@@ -164,21 +202,62 @@ class Reader(ABC):
 class Adapter(ABC):
     """One simulator: its trace folders, its sampled inputs and its outputs.
 
-    The host's ``apply``, ``collect``, ``estimate``, ``run`` and ``profile features`` commands
-    find the adapter by ``--sim NAME`` and hand the rest of the command line to the click
-    command the adapter returns from :meth:`commands`; programmatic users call the methods.
+    The public API calls these methods (``simsample.apply``, ``simsample.collect``); the
+    ``simsample apply|collect|estimate --sim NAME`` commands parse arguments and call the API.
+    What an adapter declares:
+
+    - ``metrics``: every column :meth:`collect` returns besides ``kernel_id`` and ``status``, as
+      a count, a ratio of two counts, or not estimable (:class:`~simsample.sampling.metrics.Metric`).
+      The estimate sums counts, divides the estimated totals of a ratio's two counts, and leaves
+      the rest out: a sum of per-launch IPCs or of launch ids is no figure.
+    - ``apply_options`` and ``collect_options``: the typed keyword options of :meth:`apply` and
+      :meth:`collect` (:class:`Param`). ``simsample.apply``/``collect`` check what a caller gives
+      against them (unknown names and wrong values refused in one line) and call the method with
+      every option present.
     """
 
     name: ClassVar[str]
     description: ClassVar[str] = ""
+    #: every column :meth:`collect` returns besides ``kernel_id`` and ``status``
+    metrics: ClassVar[tuple[Metric, ...]] = ()
+    #: the keyword options of :meth:`apply`
+    apply_options: ClassVar[tuple[Param, ...]] = ()
+    #: the keyword options of :meth:`collect` (besides ``plan`` and ``allow_incomplete``)
+    collect_options: ClassVar[tuple[Param, ...]] = ()
 
     @abstractmethod
     def read(self, path: Path) -> Workload:
         """Read a trace folder (headers only: must stay fast on huge folders)."""
 
-    @abstractmethod
+    def apply(self, plan: Plan, traces: Path | None, out: Path, **options: Any) -> Path:
+        """Write the simulator inputs that run only the plan's launches into the new folder
+        ``out`` and return it; ``traces`` is never modified. ``options``: every name of
+        :attr:`apply_options`, converted and checked. May print what it wrote (one summary line
+        and the command to run next on standard output, notes on standard error)."""
+        raise UserError(f"adapter {self.name} cannot apply a plan")
+
+    def collect(self, outputs: Sequence[Path], plan: Plan | None = None, *, allow_incomplete: bool = False, **options: Any) -> pd.DataFrame:
+        """Per-launch results of the simulator's output(s).
+
+        Columns: ``kernel_id`` (int64, the workload's ids), the columns :attr:`metrics` declares
+        (float, NaN where the simulator printed nothing), and ``status`` (``ok`` and
+        ``projected`` are usable, anything else is not). With a plan: one row per sampled
+        launch, ``missing`` where no output has it. ``attrs["details"]`` maps a kernel id to why
+        its result is unusable. Unless ``allow_incomplete``, a sampled launch without a usable
+        result is refused (one line naming it).
+        """
+        raise UserError(f"adapter {self.name} cannot read its simulator's output")
+
+    def find_plan(self, outputs: Sequence[Path]) -> Path | None:
+        """The plan file the outputs carry (a run folder that holds its plan), used by ``collect``
+        and ``estimate`` when no plan is given; None when they carry none."""
+        return None
+
     def commands(self) -> Mapping[str, click.Command]:
-        """Click commands by verb: any of ``apply``, ``collect``, ``estimate``, ``run``, ``features``."""
+        """The adapter's own command-line verbs (any of ``apply``, ``run``, ``features``), as
+        click commands that parse arguments and call the API. ``collect`` and ``estimate`` are
+        the host's, built from :attr:`collect_options` and :attr:`metrics`."""
+        return {}
 
     def instruction_traces(self, workload: Workload) -> InstructionTraces:
         """The trace file of every launch of ``workload`` and the function that reads chosen warps

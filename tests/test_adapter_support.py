@@ -18,7 +18,6 @@ from simsample.adapter_support import (
     PLAN_FILE,
     WEIGHTS_FILE,
     check_output_folder,
-    emit_results,
     format_number,
     link_or_copy,
     match_plan,
@@ -29,6 +28,7 @@ from simsample.adapter_support import (
     write_plan_records,
 )
 from simsample.adapter_support import folders as folders_mod
+from simsample.cli.results import emit_results
 from simsample.plugin_base import Sampler
 from simsample.errors import PlanMismatchError, UserError
 from simsample.planfile import Cluster, Plan

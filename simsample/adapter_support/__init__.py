@@ -12,9 +12,8 @@ inputs and the simulator's output back into per-kernel results. The simulator-sp
   copies into it;
 - :mod:`.weights`: ``simsample-weights.csv`` and ``simsample-plan.json``, written into every
   sampled folder;
-- :mod:`.results`: the results table of ``collect`` (a readable table, ``--json``, or ``-o`` CSV
-  written atomically), its statuses, and the usable rows ``estimate`` starts from (simulator
-  output and/or results tables written by ``collect -o``).
+- :mod:`.results`: the results table of ``collect``, its statuses, and the usable rows
+  ``estimate`` starts from (simulator output and/or results tables written by ``collect -o``).
 """
 
 from __future__ import annotations
@@ -26,12 +25,10 @@ from simsample.adapter_support.results import (
     STATUS_OK,
     USABLE_STATUSES,
     against_plan,
-    emit_results,
     is_results_csv,
     read_results_csv,
     results_csv_text,
     results_for_estimate,
-    results_options,
     usable_results,
 )
 from simsample.adapter_support.weights import (
@@ -54,7 +51,6 @@ __all__ = [
     "PlanMatch",
     "against_plan",
     "check_output_folder",
-    "emit_results",
     "format_number",
     "is_results_csv",
     "link_or_copy",
@@ -64,7 +60,6 @@ __all__ = [
     "read_results_csv",
     "results_csv_text",
     "results_for_estimate",
-    "results_options",
     "staged_folder",
     "usable_results",
     "weights_table",

@@ -5,12 +5,10 @@ adapter's metric columns and a ``status``: ``ok``; ``projected`` (usable: a kern
 whose totals were projected, such as Accel-Sim's PKP); ``missing`` (sampled, but in none of the
 outputs given); or an adapter's word for a broken run (``incomplete``, ``crashed``, ``failed``).
 
-Every adapter's ``collect`` has the same output options (:func:`results_options`): without
-``-o`` it prints a readable table; ``--json`` prints ``{"results": [...]}``; ``-o results.csv``
-writes the table as CSV, atomically (and prints nothing but a one-line summary on standard
-error). If a kernel has no usable result, the table is still written or shown and ``collect``
-then exits 1 with one line naming the first such kernel, unless ``--allow-incomplete``.
-``estimate`` accepts the simulator's output and/or such CSV files.
+``simsample.collect`` refuses a table in which a sampled kernel has no usable result (one line
+naming the first such kernel), unless ``allow_incomplete``; ``simsample.estimate`` refuses it
+always. Both accept the simulator's output and/or results tables written by ``collect -o``.
+How the command line shows a table is :mod:`simsample.cli.results`'s business.
 """
 
 from __future__ import annotations
@@ -19,14 +17,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import click
 import lazy_loader as lazy
 import numpy as np
 
 from simsample.errors import FormatError, UserError
-from simsample.io.files import atomic_write_text, check_input_file, check_output_file
+from simsample.io.files import check_input_file
 from simsample.io.limits import check_size
 from simsample.planfile import Plan
+from simsample.sampling.metrics import Metric
 
 pd = lazy.load("pandas")
 
@@ -36,17 +34,6 @@ STATUS_MISSING = "missing"
 USABLE_STATUSES = ("ok", "projected")
 
 CollectFn = Callable[[Sequence[Path], Plan], "tuple[pd.DataFrame, Mapping[int, str]]"]
-
-
-def results_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``-o/--output``, ``--json`` and ``--allow-incomplete``: the output options of every
-    adapter's ``collect`` (parameters ``output``, ``as_json``, ``allow_incomplete``)."""
-    f = click.option("--allow-incomplete", is_flag=True,
-                     help="Exit 0 even when some kernels have no usable result (they keep their status).")(f)
-    f = click.option("--json", "as_json", is_flag=True, help="Machine-readable output on standard output.")(f)
-    f = click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
-                     help="Write the results table as CSV (atomically) instead of printing it.")(f)
-    return f
 
 
 def against_plan(found: pd.DataFrame, plan: Plan | None, metrics: Sequence[str]) -> pd.DataFrame:
@@ -61,26 +48,44 @@ def against_plan(found: pd.DataFrame, plan: Plan | None, metrics: Sequence[str])
     return df.reset_index()[cols]
 
 
+def against_plan_all(found: pd.DataFrame, plan: Plan) -> pd.DataFrame:
+    """``found`` with one row per sampled kernel id in the plan's order, every column kept:
+    ``missing`` where no output had the kernel; rows of kernels the plan did not sample dropped."""
+    if found["kernel_id"].duplicated().any():
+        dup = int(found.loc[found["kernel_id"].duplicated(), "kernel_id"].iloc[0])
+        raise UserError(f"kernel {dup} has results in more than one input; pass each once")
+    df = found.set_index("kernel_id").reindex(plan.sampled_ids)
+    df.index.name = "kernel_id"
+    df["status"] = df["status"].where(df["status"].notna(), STATUS_MISSING)
+    out = df.reset_index()
+    for c in out.columns:  # reindexing made integer and boolean columns with a missing row float/object
+        if c in found.columns and found[c].dtype.kind in "iub" and not out[c].isna().any():
+            out[c] = out[c].astype(found[c].dtype)
+    out.attrs.update(found.attrs)
+    return out
+
+
+def incomplete_message(df: pd.DataFrame, details: Mapping[int, str] | None = None) -> str:
+    """The one line ``collect`` refuses an incomplete table with."""
+    bad = df[~df["status"].isin(USABLE_STATUSES)]
+    return (
+        f"{len(bad)} of {len(df)} kernel(s) have no usable result ({_why(bad.iloc[0], details)}); "
+        "rerun them, or pass --allow-incomplete to keep the partial table"
+    )
+
+
+def unusable_message(bad: pd.DataFrame, details: Mapping[int, str] | None = None) -> str:
+    """The one line ``estimate`` refuses results with when sampled kernels have no usable result."""
+    return (
+        f"cannot estimate: {len(bad)} sampled kernel(s) have no usable result "
+        f"({_why(bad.iloc[0], details)}); simulate them, then estimate again"
+    )
+
+
 def _why(row: pd.Series, details: Mapping[int, str] | None) -> str:
     k = int(row["kernel_id"])
     extra = (details or {}).get(k) or ("in none of the outputs given" if row["status"] == STATUS_MISSING else "")
     return f"kernel {k}: {row['status']}" + (f", {extra}" if extra else "")
-
-
-def _cell(column: str, value: object) -> str:
-    """Table text of a value: counts with thousands separators, ratios with 4 significant digits."""
-    if value is None or (isinstance(value, (float, np.floating)) and np.isnan(value)):
-        return "-"
-    if isinstance(value, (bool, np.bool_)) or column == "kernel_id":
-        return str(value)
-    if isinstance(value, (int, np.integer)):
-        return f"{value:,}"
-    if isinstance(value, (float, np.floating)):
-        v = float(value)
-        if v.is_integer():
-            return f"{v:,.0f}"
-        return f"{v:,.1f}" if abs(v) >= 1000 else f"{v:.4g}"
-    return str(value)
 
 
 def results_csv_text(df: pd.DataFrame) -> str:
@@ -90,77 +95,12 @@ def results_csv_text(df: pd.DataFrame) -> str:
     return df.to_csv(index=False, float_format=format_number, lineterminator="\n")
 
 
-def _json_value(v: object) -> object:
-    if isinstance(v, (float, np.floating)) and np.isnan(v):
-        return None
-    return v
-
-
-def emit_results(
-    df: pd.DataFrame,
-    *,
-    output: Path | None,
-    as_json: bool,
-    allow_incomplete: bool,
-    title: str,
-    details: Mapping[int, str] | None = None,
-    table_columns: Sequence[str] | None = None,
-    inputs: Sequence[Path | None] = (),
-) -> None:
-    """Write or print the results table (see the module docstring); then fail (one line, exit 1)
-    if a kernel has no usable result, unless ``allow_incomplete``.
-
-    ``details`` says, per kernel id, why its result is unusable (shown for the first one);
-    ``table_columns`` chooses the columns of the printed table (CSV and JSON have them all).
-    """
-    if output is not None:
-        if Path(output).is_dir():
-            raise UserError(f"{output}: is a folder; give a file name for the results table (e.g. results.csv)")
-        check_output_file(output, inputs, what="results table")
-        atomic_write_text(output, results_csv_text(df))
-        projected = int((df["status"] == "projected").sum())
-        click.echo(f"{output}: {len(df):,} kernel(s)" + (f", {projected:,} projected" if projected else ""), err=True)
-    from simsample.cli.common import csv_requested
-
-    if csv_requested() and not as_json:  # ``collect --sim NAME ... --csv``: the table on standard output
-        click.echo(results_csv_text(df), nl=False)
-    elif as_json:
-        from simsample.cli.common import echo_json
-
-        echo_json({"results": [{k: _json_value(v) for k, v in r.items()} for r in df.to_dict("records")]})
-    elif output is None:
-        from rich.console import Console
-        from rich.measure import Measurement
-        from rich.table import Table
-
-        shown = [c for c in (table_columns or df.columns) if c in df.columns]
-        table = Table(title=title)
-        for c in shown:
-            table.add_column(c, justify="left" if c in ("status", "name") or df[c].dtype == object else "right", no_wrap=True)
-        for r in df[shown].itertuples(index=False):
-            table.add_row(*[_cell(c, v) for c, v in zip(shown, r)])
-        console = Console(soft_wrap=True)
-        width = Measurement.get(console, console.options.update_width(100_000), table).maximum
-        if width > console.width:  # never cut numbers short: a wide table is wider than the screen
-            console = Console(soft_wrap=True, width=width)
-        console.print(table)
-    bad = df[~df["status"].isin(USABLE_STATUSES)]
-    if len(bad) and not allow_incomplete:
-        raise UserError(
-            f"{len(bad)} of {len(df)} kernel(s) have no usable result ({_why(bad.iloc[0], details)}); "
-            "rerun them, or pass --allow-incomplete to keep the partial table"
-        )
-
-
 def usable_results(df: pd.DataFrame, metrics: Sequence[str], details: Mapping[int, str] | None = None) -> pd.DataFrame:
     """``kernel_id, *metrics, status`` of a table whose every row is usable; a user error naming
     the first unusable kernel otherwise."""
     bad = df[~df["status"].isin(USABLE_STATUSES)]
     if len(bad):
-        raise UserError(
-            f"cannot estimate: {len(bad)} sampled kernel(s) have no usable result "
-            f"({_why(bad.iloc[0], details)}); simulate them, then estimate again"
-        )
+        raise UserError(unusable_message(bad, details))
     return df[["kernel_id", *metrics, "status"]].reset_index(drop=True)
 
 
@@ -187,10 +127,36 @@ def read_results_csv(path: Path, metrics: Sequence[str]) -> pd.DataFrame:
     return df[["kernel_id", *metrics, "status"]]
 
 
+def read_results_table(path: Path, metrics: Sequence[Metric]) -> pd.DataFrame:
+    """A results table written by ``collect -o``, with the declared columns it has: ``kernel_id``,
+    the metrics, ``status`` (required) and any other declared column."""
+    p = check_input_file(path)
+    check_size(p, "log")
+    try:
+        df = pd.read_csv(p)
+    except Exception as exc:
+        raise FormatError(p, f"not a readable CSV ({exc})") from exc
+    counts = [m.name for m in metrics if m.kind == "count"]
+    missing = [c for c in ("kernel_id", *counts, "status") if c not in df.columns]
+    if missing:
+        raise FormatError(p, f"expected a results table as 'collect -o' writes it; no column {missing[0]}", line=1)
+    keep = ["kernel_id", *[m.name for m in metrics if m.name in df.columns and m.name != "kernel_id"], "status"]
+    ids = pd.to_numeric(df["kernel_id"], errors="coerce")
+    if ids.isna().any():
+        raise FormatError(p, f"kernel_id {df['kernel_id'][ids.isna()].iloc[0]!r} is not a launch id", line=int(ids.isna().to_numpy().nonzero()[0][0]) + 2)
+    df["kernel_id"] = ids.astype(np.int64)
+    return df[list(dict.fromkeys(keep))]
+
+
 def check_launch_count(distinct: int, plan: Plan, source: str) -> None:
     """Refuse results for more distinct launches than the plan's workload has: the output of
     another run (a sampled run's warm-up launches are launches of the same workload)."""
     launches = plan.workload.get("launches")
+    # A plan made on a window of the profile (--steps, --time-range, --include/--exclude) has a
+    # workload of the window's launches; the whole run's table has the profile's, and is the same run.
+    whole = (plan.process or {}).get("profile_launches")
+    if isinstance(launches, int) and isinstance(whole, int) and whole > launches:
+        launches = whole
     if isinstance(launches, int) and distinct > launches:
         raise UserError(
             f"{source}: results for {distinct:,} launches, but the plan's workload has {launches:,}; "

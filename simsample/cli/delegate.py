@@ -56,15 +56,19 @@ def _dispatch(verb: str, prog: str, args: list[str], fallback: click.Command | N
         raise UserError(f"{prog} needs --sim NAME (installed adapters: {', '.join(sorted(get_host().adapters())) or 'none'})")
     from simsample.cli.common import request_csv
 
-    wants_csv = verb in _CSV_VERBS and "--csv" in rest  # the shared table printers answer it for every adapter
+    own = verb in _CSV_VERBS and verb in get_host().adapter(sim).commands()
+    wants_csv = own and "--csv" in rest  # an adapter's own collect/estimate: the shared table printers answer --csv
     request_csv(wants_csv)
     if wants_csv:
         rest = [a for a in rest if a != "--csv"]
+    from simsample.cli.simulator import adapter_command
+
     adapter = get_host().adapter(sim)
-    cmds = adapter.commands()
-    if verb not in cmds:
-        raise UserError(f"adapter {sim} has no '{verb}' step (it has: {', '.join(sorted(cmds)) or 'none'})")
-    cmds[verb].main(args=rest, prog_name=f"{prog} --sim {sim}", standalone_mode=False)
+    cmd = adapter_command(adapter, verb)
+    if cmd is None:
+        has = sorted({*adapter.commands(), "collect", "estimate"})
+        raise UserError(f"adapter {sim} has no '{verb}' step (it has: {', '.join(has)})")
+    cmd.main(args=rest, prog_name=f"{prog} --sim {sim}", standalone_mode=False)
 
 
 #: verbs whose table an adapter prints through the host's shared printers, which take ``--csv``

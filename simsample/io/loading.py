@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from simsample.errors import UserError
+from simsample.errors import UserError, UserFileNotFoundError
 from simsample.io.files import missing_message, read_head
 from simsample.manager import PluginHost, get_host
 from simsample.workload import Workload
@@ -31,7 +31,7 @@ def detect_format(path: Path, host: PluginHost | None = None) -> str:
     """Name of the first reader whose ``detect`` accepts ``path`` (content-based)."""
     host = host or get_host()
     if not path.exists():
-        raise UserError(missing_message(path))
+        raise UserFileNotFoundError(missing_message(path))
     hint = export_hint(path)
     if hint is not None and not path.is_dir():
         raise UserError(hint)
@@ -67,7 +67,7 @@ def load_workload(
         raise UserError("no input given")
     for p in ps:
         if not p.exists():
-            raise UserError(missing_message(p))
+            raise UserFileNotFoundError(missing_message(p))
     name = format or detect_format(ps[0], host)
     if options and options.get("columns") and name != "csv":
         raise UserError(f"--columns applies to --format csv only ({ps[0]} reads as {name}); add --format csv or drop --columns")

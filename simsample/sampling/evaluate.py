@@ -38,7 +38,7 @@ import lazy_loader as lazy
 import numpy as np
 
 from simsample.plugin_base import Sampler
-from simsample.errors import UserError
+from simsample.errors import UserError, UserFileNotFoundError
 from simsample.io.files import missing_message
 from simsample.sampling.estimate import estimate_total
 from simsample.planfile import Plan

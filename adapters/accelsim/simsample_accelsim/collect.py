@@ -47,8 +47,6 @@ from simsample_accelsim.notes import warn
 
 pd = lazy.load("pandas")
 
-pd = lazy.load("pandas")
-
 #: Cumulative counters (value of a kernel = difference from the previous kernel in the log).
 _AGG = {
     "l1r_hit": "Total_core_cache_stats_breakdown[GLOBAL_ACC_R][HIT]",
@@ -105,9 +103,8 @@ RESULT_COLUMNS = (
     "l1_hits", "l1_accesses", "l2_hits", "l2_accesses", "dram_reads", "dram_writes",
     "sim_seconds", "projected", "sim_cycles", "sim_insn", "pkp_stop_cycle", "uid", "trace", "log",
 )
-#: Whole-workload metrics the estimate reports (sums) and ratios of their estimated totals.
-METRICS = ("cycles", "instructions", "l1_hits", "l1_accesses", "l2_hits", "l2_accesses", "dram_reads", "dram_writes")
-RATIOS = {"ipc": ("instructions", "cycles"), "l1_hit_rate": ("l1_hits", "l1_accesses"), "l2_hit_rate": ("l2_hits", "l2_accesses")}
+# What the estimate does with each column (counts, ratios, not estimable) is declared with the
+# adapter: simsample_accelsim.adapter.METRICS.
 USABLE = USABLE_STATUSES  # ok, projected
 
 

@@ -1,5 +1,7 @@
-"""The ``hyfiss`` adapter's command line (``simsample apply|collect|estimate|run --sim hyfiss``,
-``simsample profile features --sim hyfiss``) and ``simsample hyfiss pick-sm``."""
+"""The ``hyfiss`` adapter's command line (``simsample apply|run --sim hyfiss``, ``simsample
+profile features --sim hyfiss``) and ``simsample hyfiss pick-sm``; ``collect`` and ``estimate``
+are the host's, built from the adapter's declarations. Each command parses its arguments and
+calls the public API."""
 
 from __future__ import annotations
 
@@ -9,11 +11,7 @@ from pathlib import Path
 
 import click
 
-from simsample.adapter_support.commands import collect_command, estimate_command
 from simsample.errors import UserError
-from simsample.planfile import Plan
-
-from simsample_hyfiss.collect import METRICS, RATIOS, collect
 
 _PATH = click.Path(path_type=Path)
 
@@ -33,25 +31,11 @@ _PATH = click.Path(path_type=Path)
 def apply_cmd(plan_path: Path, traces: Path, out: Path, force: bool, copy: bool, prune: bool, np_ranks: int,
               hyfiss_home: Path | None, device_config: str, app_config: Path | None, split: bool) -> None:
     """Write a run script that simulates only the plan's kernels, and an app view for it."""
-    from simsample_hyfiss.apply import SCRIPT, apply_plan
+    import simsample
 
-    if split:
-        raise UserError("--split is not available for HyFiSS yet: the run script apply writes already runs one simulator call per "
-                        "sampled kernel (run its lines as separate jobs by hand); use apply without --split")
+    simsample.apply(plan_path, traces, out, sim="hyfiss", force=force, copy=copy, prune=prune, np_ranks=np_ranks, hyfiss_home=hyfiss_home,
+                    device_config=device_config, app_config=app_config, split=split)
 
-    plan = Plan.read(plan_path)
-    home = str(hyfiss_home.resolve()) if hyfiss_home is not None else ""
-    res = apply_plan(plan, out, traces=traces, force=force, copy=copy, prune=prune, np_ranks=np_ranks, hyfiss_home=home,
-                     device_config=device_config, app_config=app_config, plan_name=str(plan_path))
-    shown = ", ".join(str(k) for k in res.kernels[:10]) + (", ..." if len(res.kernels) > 10 else "")
-    click.echo(f"{out}: {len(res.kernels)} kernel(s) to simulate ({shown})")
-    hint = "" if home else " --hyfiss /path/to/HyFiSS"
-    click.echo(f"  run:     simsample run --sim hyfiss --sampled {shlex.quote(str(out))}{hint}   (or: bash {shlex.quote(str(out / SCRIPT))})")
-    click.echo(f"  collect: simsample collect --sim hyfiss --plan {shlex.quote(str(plan_path))} {shlex.quote(str(out))}")
-
-
-collect_cmd = collect_command("HyFiSS", collect, 'Per-kernel results from HyFiSS reports (kernel-K-summary.txt files, or folders holding them).')
-estimate_cmd = estimate_command("HyFiSS", collect, METRICS, RATIOS, 'Whole-workload cycles, time, instructions and IPC, with their intervals, from HyFiSS reports (or from results tables written by collect -o).')
 
 
 @click.command("features")

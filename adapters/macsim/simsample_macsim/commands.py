@@ -1,5 +1,6 @@
-"""The ``macsim`` adapter's command line: ``simsample apply|collect|estimate|run --sim macsim``
-and ``simsample profile features --sim macsim``."""
+"""The ``macsim`` adapter's command line: ``simsample apply|run --sim macsim`` and ``simsample
+profile features --sim macsim`` (``collect`` and ``estimate`` are the host's, built from the
+adapter's declarations). Each command parses its arguments and calls the public API."""
 
 from __future__ import annotations
 
@@ -8,11 +9,8 @@ from pathlib import Path
 
 import click
 
-from simsample.adapter_support.commands import collect_command, estimate_command
 from simsample.errors import UserError
-from simsample.planfile import Plan
 
-from simsample_macsim.collect import METRICS, RATIOS, collect
 from simsample_macsim.warmup import DEFAULT_COVERAGE, DEFAULT_HORIZON, DEFAULT_WARMUP
 
 _PATH = click.Path(path_type=Path)
@@ -39,39 +37,15 @@ _PATH = click.Path(path_type=Path)
 def apply_cmd(plan_path: Path, traces: Path | None, out: Path, params: Path | None, force: bool, copy: bool, relative: bool, split: bool,
               warmup: str, warmup_horizon: int, warmup_coverage: float, warmup_budget: str, warmup_window: int) -> None:
     """Write a folder that runs only the plan's kernels and their warm-up launches (and the tracer's SAMPLED_KERNEL_INFO file)."""
-    from simsample_macsim.apply import SAMPLED_INFO, apply_plan
-    from simsample_macsim.warmup import parse_warmup
-
-    if split:
-        raise UserError("--split (one job per sampled launch) is not available for MacSim yet: its run and collect read one "
-                        "kernel_config.txt and one output folder per run; use apply without --split, or --sim accelsim")
+    import simsample
 
     try:
         budget = None if warmup_budget.strip().lower() == "none" else float(warmup_budget)
     except ValueError:
         raise UserError(f"--warmup-budget {warmup_budget!r}: expected a share such as 0.5, or 'none'") from None
-    spec = parse_warmup(warmup, warmup_horizon, warmup_coverage, budget)
-    plan = Plan.read(plan_path)
-    res = apply_plan(plan, out, traces=traces, params=params, force=force, copy=copy, absolute=not relative, warmup_window=warmup_window,
-                     warmup=spec)
-    for change in res.params_changes:
-        click.echo(f"params.in: {change}", err=True)
-    if res.kernels:
-        shown = ", ".join(f"Kernel{n}" for n in res.kernels[:8]) + (", ..." if len(res.kernels) > 8 else "")
-        warm = f", {len(res.warmup)} of them warm-up only ({spec.label()})" if res.warmup else ""
-        click.echo(f"{out}: {len(res.kernels)} kernel(s) to simulate ({shown}){warm}")
-        if not res.wrote_params:
-            click.echo(f"  copy your params.in into {out} (or rerun with --params) before running MacSim there", err=True)
-        click.echo(f"  run:     simsample run --sim macsim --sampled {shlex.quote(str(out))} --macsim /path/to/macsim")
-        click.echo(f"  collect: simsample collect --sim macsim --plan {shlex.quote(str(plan_path))} {shlex.quote(str(out / 'macsim.out'))}")
-    else:
-        warm = f" and {len(res.warmup)} warm-up launches ({spec.label()})" if res.warmup else ""
-        click.echo(f"{out}: {SAMPLED_INFO} for the NVBit tracer ({len(plan.sampled_ids)} launches{warm})")
-        click.echo(f"  trace only those: SAMPLED_KERNEL_INFO={shlex.quote(str(out / SAMPLED_INFO))} TRACE_PATH=... <your program>")
-
-
-collect_cmd = collect_command("MacSim", collect, "Per-kernel cycles and instructions from MacSim's standard output (macsim.out or its folder).")
-estimate_cmd = estimate_command("MacSim", collect, METRICS, RATIOS, "Whole-workload cycles, instructions and IPC, with their intervals, from MacSim's output (or from results tables written by collect -o).")
+    simsample.apply(plan_path, traces, out, sim="macsim", params=params, force=force, copy=copy, relative=relative, split=split,
+                    warmup=warmup, warmup_horizon=warmup_horizon, warmup_coverage=warmup_coverage, warmup_budget=budget,
+                    warmup_window=warmup_window)
 
 
 @click.command("features")
