@@ -89,7 +89,8 @@ MESSAGE_LIMIT = 1000
 
 def one_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
     """``text`` as one printable line: line breaks become spaces, other control characters
-    (NUL bytes, escape sequences that would drive the terminal) ``?``, cut at ``limit`` with ``…``.
+    (NUL bytes, escape sequences that would drive the terminal) ``?``, cut to ``limit`` in the
+    middle with ``…`` (the end of a message says what to do).
 
     Messages quote what the user gave (a cell, a line of a log); a binary file or a huge line
     must not turn the one error line into pages of garbage.
@@ -103,4 +104,9 @@ def one_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
         else:
             out.append(ch)
     line = " ".join("".join(out).split(" ")).strip()
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    if len(line) <= limit:
+        return line
+    # Cut in the middle: the start says what is wrong, the end what to do (often a command to
+    # copy); what is cut is the quoted input between them.
+    tail = (limit - 1) * 2 // 5
+    return line[: limit - 1 - tail] + "…" + line[len(line) - tail :]

@@ -137,7 +137,13 @@ class Workload:
         """Raise a :class:`UserError` naming every missing column and how to get it."""
         missing = [c for c in columns if not self.has(c)]
         if missing:
-            msg = f"{who} needs column(s) {', '.join(missing)}, which {self.source or 'the workload'} lacks"
+            named = ", ".join(missing)
+            if len(missing) > 3 and all(c in hint for c in missing):
+                # the hint's command names them all: the line keeps room for that command, whole
+                named = f"{len(missing)} columns ({missing[0]}, ..., {missing[-1]}: the command that follows names them all)"
+            else:
+                named = f"column(s) {named}"
+            msg = f"{who} needs {named}, which {self.source or 'the workload'} lacks"
             raise UserError(msg + (f"; {hint}" if hint else ""))
 
     def values(self, metric: str = "auto") -> np.ndarray:
@@ -248,6 +254,8 @@ class Workload:
             "meta": self.meta,
             "fingerprint": self.fingerprint,
         }
+        if self.extras:  # named in the table, so that a table moved without them can say what is missing
+            info["extras"] = sorted(self.extras)
         md = dict(table.schema.metadata or {})
         md[b"simsample"] = json.dumps(info, sort_keys=True, default=str).encode()
         table = table.replace_schema_metadata(md)
@@ -281,6 +289,8 @@ class Workload:
             meta=info.get("meta") or {},
         )
         wl.extras = _read_extras(path, wl.fingerprint)
+        if not wl.extras and info.get("extras"):
+            wl.extras = MissingExtras(extras_path(path), list(info["extras"]))
         return wl
 
 
@@ -290,6 +300,21 @@ class Workload:
 # ``k::csr::data|indices|indptr|shape``, an array ``k`` as itself (no pickles). The workload's
 # fingerprint is stored with them, so extras left beside a rewritten table are refused.
 _EXTRAS_FP = "__fingerprint__"
+
+
+class MissingExtras(dict):
+    """No extras, where the table says it was written with some: its ``.extras.npz`` was not
+    moved with it. Empty, so that what needs no extras works; what needs them names the file."""
+
+    def __init__(self, file: Path, keys: list[str]) -> None:
+        super().__init__()
+        self.file = Path(file)
+        self.keys_written = list(keys)
+
+    def message(self, table: str | Path | None = None) -> str:
+        """One line: which file is missing, what it holds, and what to do."""
+        return (f"{self.file} is missing: it holds {', '.join(self.keys_written)} of the table {table or self.file.name[: -len('.extras.npz')]}; "
+                f"move it with the table (keep the two files side by side), or write both again with 'simsample profile features'")
 
 
 def extras_path(path: str | Path) -> Path:

@@ -34,6 +34,10 @@ def _fmt(v: float | None, spec: str) -> str:
 @click.option("--sim", "sim", default=None, help="Simulator adapter that reads the --truth output (accelsim, macsim, hyfiss).")
 @click.option("--truth-metric", default=None, help="Metric of the simulator's results to score against.  [default: cycles]")
 @click.option("--min-launches", default=1, show_default=True, type=click.IntRange(min=1), help="Skip workloads with fewer launches.")
+@click.option("--include", metavar="REGEX", help="Score on the launches whose kernel name matches, as 'plan --include' keeps them.")
+@click.option("--exclude", metavar="REGEX", help="Leave out the launches whose kernel name matches (e.g. nccl), as 'plan --exclude' does.")
+@click.option("--steps", metavar="A-B", help="Only the launches of steps A..B (ProfilerStep#N, NVTX 'step N'), as 'plan --steps' keeps them.")
+@click.option("--time-range", metavar="START-END", help="Only the launches starting in this window from the first launch's start, e.g. 20ms-60ms.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @table_options
 @verbose_option
@@ -55,6 +59,10 @@ def evaluate_cmd(
     verbose: bool,
     fmt: str | None,
     rank: int | None,
+    include: str | None = None,
+    exclude: str | None = None,
+    steps: str | None = None,
+    time_range: str | None = None,
 ) -> None:
     """Mean error, harmonic-mean speedup, sampled launches, interval coverage and width of a sampler.
 
@@ -73,6 +81,9 @@ def evaluate_cmd(
 
     \b
     simsample evaluate features.parquet --truth full.out --sim accelsim
+
+    --include, --exclude, --steps and --time-range score the sampler on the launches 'plan'
+    keeps with the same filters (the truth is their total).
     """
     from simsample.library import evaluate, get_sampler
     from simsample.progress import task
@@ -96,7 +107,8 @@ def evaluate_cmd(
     with task(f"evaluating {sampler.name}", total=count * len(points) * repeats) as advance:
         ev = evaluate(
             list(profiles), sampler.name, repeats=repeats, sweep=sweep, against=against, truth=truth, truth_metric=metric,
-            min_launches=min_launches, format=fmt, rank=options.get("rank"), on_progress=advance, **base,
+            min_launches=min_launches, format=fmt, rank=options.get("rank"), on_progress=advance,
+            include=include, exclude=exclude, steps=steps, time_range=time_range, **base,
         )
     report_skipped(ev.skipped, verbose)
     if as_json:

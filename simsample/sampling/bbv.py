@@ -142,6 +142,8 @@ class WarpFeatures:
             extras = {**extras, "bbv_blocks": extras["bbv_keys"]}
         missing = [k for k in EXTRAS if k not in extras]
         if missing:
+            if callable(getattr(extras, "message", None)):  # workload.MissingExtras: the file was not moved with the table
+                raise UserError(f"no per-warp basic-block vectors: {extras.message()}")
             raise UserError(f"{source} has no per-warp basic-block vectors ({', '.join(missing)} missing); {FEATURES_HINT}")
         types = sp.csr_matrix(extras["warp_types"])
         launch = np.asarray(extras["warp_type_launch"], dtype=np.int64).ravel()
