@@ -462,8 +462,10 @@ def estimate(
             raise UserValueError(unusable_message(bad, results.attrs.get("details")))
     counts, ratios, left_out = estimable(sampled, declared)
     if not counts and not ratios:
-        named = ", ".join(m.name for m in declared if m.kind != "none")
-        raise UserValueError(f"{source}: no values for the sampled launches in {named or 'any metric'}; give the results of the run made for this plan")
+        named = ", ".join(m.name for m in declared if m.kind == "count")
+        if not any(m.kind == "count" and m.name in table.columns for m in declared):
+            raise UserValueError(f"{source}: none of the columns {named} is in the results; give the table collect() returns")
+        raise UserValueError(f"{source}: no values for the sampled launches in {named}; give the results of the run made for this plan")
     if check:
         check_results_belong(table, p, counts, source)
     keep = table[["kernel_id", *counts]]

@@ -1,0 +1,103 @@
+"""One engine: for every adapter's real output, the command line's ``estimate --sim NAME --json``
+and the API's ``estimate(plan, collect(...))`` give the same table, ratios as ratios and no row
+for ids, names or wall seconds."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+import simsample
+from simsample.cli import run
+from tests.helpers import ROOT, shared_path
+
+FIXTURES = ROOT / "tests" / "fixtures"
+NOT_METRICS = {"kernel_id", "uid", "sim_seconds", "occupancy", "name", "trace", "log", "projected", "sim_cycles", "sim_insn",
+               "pkp_stop_cycle", "status"}
+
+
+def _training(tmp_path: Path) -> tuple[Path, list[Path], str]:
+    return FIXTURES / "accelsim_workloads" / "training-sampled-plan.json", [FIXTURES / "accelsim_workloads" / "training-sampled.out.gz"], "accelsim"
+
+
+def _chains(tmp_path: Path) -> tuple[Path, list[Path], str]:
+    wl = simsample.read(FIXTURES / "accelsim_workloads" / "chains-features.parquet")
+    plan = tmp_path / "plan.json"
+    simsample.plan(wl, "random", count=8, seed=3, metric="warp_insts").write(plan)
+    return plan, [FIXTURES / "accelsim_workloads" / "chains-full.out.gz"], "accelsim"
+
+
+def _macsim(tmp_path: Path) -> tuple[Path, list[Path], str]:
+    traces = shared_path("simulators", "macsim", "sst-unit-test", "traces", "nvbit", "vectormultadd", "4096")
+    csv = tmp_path / "samples.csv"
+    csv.write_text("kernel_id,weight\n2,1.5\n0,1.5\n")
+    plan = tmp_path / "plan.json"
+    simsample.plan(simsample.read(traces), "explicit", file=str(csv)).write(plan)
+    return plan, [shared_path("simulators", "macsim", "run-output-sampled-K2K0")], "macsim"
+
+
+def _macsim_warm(tmp_path: Path) -> tuple[Path, list[Path], str]:
+    return FIXTURES / "macsim_warmup" / "plan-vma-k0k2.json", [FIXTURES / "macsim_warmup" / "vma-k0k2-none.out.gz"], "macsim"
+
+
+def _hyfiss(tmp_path: Path) -> tuple[Path, list[Path], str]:
+    app = shared_path("simulators", "hyfiss", "synthetic_app")
+    plan = tmp_path / "plan.json"
+    simsample.plan(simsample.read(app), "random", count=2, seed=1).write(plan)
+    return plan, [app / "outputs"], "hyfiss"
+
+
+CASES = {"accelsim-training": _training, "accelsim-chains": _chains, "macsim": _macsim, "macsim-warmup": _macsim_warm, "hyfiss": _hyfiss}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_cli_and_api_give_the_same_estimates(case, tmp_path, capsys):
+    plan, outputs, sim = CASES[case](tmp_path)
+    capsys.readouterr()
+    # a level every plan here supports (a plan of few draws has few degrees of freedom for 99%)
+    assert run(["estimate", "--sim", sim, "--plan", str(plan), *map(str, outputs), "--json", "--confidence", "0.8"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    api = simsample.estimate(plan, simsample.collect(outputs, sim=sim, plan=plan), confidence=0.8)
+    assert api.to_json() == cli
+    by = {e["metric"]: e for e in cli["estimates"]}
+    assert not set(by) & NOT_METRICS, f"estimated what is no metric: {sorted(set(by) & NOT_METRICS)}"
+    assert by["ipc"]["kind"] == "ratio"
+    assert by["ipc"]["estimate"] == pytest.approx(by["instructions"]["estimate"] / by["cycles"]["estimate"])
+    assert by["cycles"]["kind"] != "ratio"
+    # the table of collect() is the one collect -o writes
+    out = tmp_path / "results.csv"
+    assert run(["collect", "--sim", sim, "--plan", str(plan), *map(str, outputs), "-o", str(out)]) == 0
+    import pandas as pd
+
+    table = pd.read_csv(out)
+    frame = simsample.collect(outputs, sim=sim, plan=plan)
+    assert table["kernel_id"].tolist() == frame["kernel_id"].tolist()
+    assert table["cycles"].tolist() == pytest.approx(frame["cycles"].tolist())
+    # and the estimate from that table is the same again
+    assert simsample.estimate(plan, simsample.collect(out, sim=sim, plan=plan), confidence=0.8).to_json() == cli
+
+
+def test_a_plain_table_estimates_counts_and_leaves_ids_out(tmp_path):
+    plan, outputs, sim = _training(tmp_path)
+    df = simsample.collect(outputs, sim=sim, plan=plan)
+    plain = df.copy()
+    plain.attrs.clear()  # no declarations: numeric columns are counts, columns named like ids are not
+    est = {e.metric: e for e in simsample.estimate(plan, plain, confidence=0.8).estimates}
+    assert "uid" not in est and "kernel_id" not in est
+    assert est["cycles"].estimate == pytest.approx(simsample.estimate(plan, df, confidence=0.8).to_dataframe().loc["cycles", "estimate"])
+    declared = simsample.estimate(plan, plain, metrics=simsample.get_adapter("accelsim").metrics, confidence=0.8)
+    assert declared.to_json() == simsample.estimate(plan, df, confidence=0.8).to_json()
+
+
+def test_the_ratio_is_not_a_sum_of_per_launch_ratios(tmp_path):
+    plan, outputs, sim = _training(tmp_path)
+    df = simsample.collect(outputs, sim=sim, plan=plan)
+    ipc = simsample.estimate(plan, df, confidence=0.8).to_dataframe().loc["ipc", "estimate"]
+    alone = df[["kernel_id", "ipc"]].copy()
+    alone.attrs.clear()  # undeclared, ipc is taken for a count
+    summed = simsample.estimate(plan, alone, confidence=0.8).to_dataframe().loc["ipc", "estimate"]
+    assert not math.isclose(ipc, summed, rel_tol=0.01)
+    assert 0 < ipc < df["ipc"].max() * 1.01
