@@ -14,7 +14,6 @@ is entirely missing; a source that times some launches and not others is rejecte
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -400,6 +399,8 @@ def _hash_array(h: Any, values: np.ndarray) -> None:
 
 
 def _fingerprint(k: pd.DataFrame, *, with_ids: bool, name_map: Any) -> str:
+    import hashlib  # here, not at start-up: it loads OpenSSL, and listing commands never hash
+
     h = hashlib.blake2b(digest_size=16)
     h.update(f"simsample-workload-v{FINGERPRINT_VERSION};n={len(k)};ids={with_ids}\n".encode())
     if with_ids:

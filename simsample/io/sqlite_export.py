@@ -11,7 +11,6 @@ import contextlib
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.request import pathname2url
 
 from simsample.errors import FormatError
 from simsample.io.files import decompressed_copy
@@ -22,6 +21,8 @@ def open_export(path: str | Path) -> Iterator[tuple[sqlite3.Connection, str]]:
     """A read-only connection to the export at ``path`` and its URI (the compiled scanner opens
     the same URI); closed at the end of the block, a database error raised as a :class:`FormatError`."""
     with decompressed_copy(Path(path), suffix=".sqlite") as plain:
+        from urllib.request import pathname2url  # urllib.request costs more to import than the rest of this module
+
         uri = f"file:{pathname2url(str(Path(plain).resolve()))}?mode=ro"
         try:
             conn = sqlite3.connect(uri, uri=True)

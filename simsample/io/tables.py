@@ -18,7 +18,6 @@ import io
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +67,8 @@ def to_ns(values: np.ndarray | Sequence[float], scale: int) -> np.ndarray:
 
 def decimal_to_ns(text: str, scale: int) -> int:
     """Exact nanoseconds of a decimal string in a unit worth ``scale`` ns (half-even rounding)."""
+    from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation  # rarely needed: not at start-up
+
     try:
         d = Decimal(text.strip().replace(",", ""))
     except InvalidOperation:

@@ -47,10 +47,11 @@ from typing import Any
 import lazy_loader as lazy
 import numpy as np
 
+from simsample import lazy_modules
 from simsample.errors import UserError
 
 pd = lazy.load("pandas")
-sp = lazy.load("scipy.sparse", suppress_warning=True)
+sp = lazy_modules.load("scipy.sparse")  # not lazy.load: that imports scipy itself at once
 
 #: Dimensions of Photon's projected per-warp BBV (``BbvDim`` in the official code).
 BBV_DIMS = 16
