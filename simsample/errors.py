@@ -31,6 +31,18 @@ class UserFileNotFoundError(UserError, FileNotFoundError):
         return str(self.args[0]) if self.args else ""
 
 
+class IncompleteResults(UserValueError):
+    """Sampled launches without a usable result (missing from the output, crashed, cut short).
+
+    ``what`` says which (one line); ``advice`` what to do, which depends on the step: ``collect``
+    can keep the partial table, ``estimate`` cannot use it."""
+
+    def __init__(self, what: str, advice: str = "rerun them, or pass --allow-incomplete to keep the partial table") -> None:
+        super().__init__(f"{what}; {advice}")
+        self.what = what
+        self.advice = advice
+
+
 class FormatError(UserError, ValueError):
     """A file could not be parsed: names the file, the line or record, and what was expected."""
 

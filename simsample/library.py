@@ -298,7 +298,7 @@ def collect(
     from simsample.adapter_support.results import (
         USABLE_STATUSES,
         against_plan_all,
-        incomplete_message,
+        incomplete_error,
         is_results_csv,
         read_results_table,
     )
@@ -334,7 +334,7 @@ def collect(
     if not allow_incomplete:
         bad = df[~df["status"].isin(USABLE_STATUSES)]
         if len(bad):
-            raise UserValueError(incomplete_message(df, details))
+            raise incomplete_error(df, details)
     df.attrs["simsample.metrics"] = declared
     df.attrs["simsample.sim"] = adapter.name
     df.attrs["details"] = details

@@ -93,7 +93,7 @@ def test_estimate_refuses_a_crashed_kernel(tmp_path, capsys):
     capsys.readouterr()
     assert run(["estimate", "--sim", "hyfiss", "--plan", str(tmp_path / "plan.json"), str(d)]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("error: 1 of 1 kernel(s) have no usable result (kernel 2: crashed, ")
+    assert err.count("\n") == 1 and err.startswith("error: cannot estimate: 1 of 1 kernel(s) have no usable result (kernel 2: crashed, ")
 
 
 def test_collect_and_estimate_against_a_plan(tmp_path, capsys):

@@ -20,7 +20,7 @@ from typing import Any
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.errors import FormatError, UserError
+from simsample.errors import FormatError, IncompleteResults, UserError
 from simsample.io.files import check_input_file
 from simsample.io.limits import check_size
 from simsample.planfile import Plan
@@ -65,13 +65,10 @@ def against_plan_all(found: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     return out
 
 
-def incomplete_message(df: pd.DataFrame, details: Mapping[int, str] | None = None) -> str:
-    """The one line ``collect`` refuses an incomplete table with."""
+def incomplete_error(df: pd.DataFrame, details: Mapping[int, str] | None = None) -> IncompleteResults:
+    """What ``collect`` refuses an incomplete table with (one line naming the first kernel)."""
     bad = df[~df["status"].isin(USABLE_STATUSES)]
-    return (
-        f"{len(bad)} of {len(df)} kernel(s) have no usable result ({_why(bad.iloc[0], details)}); "
-        "rerun them, or pass --allow-incomplete to keep the partial table"
-    )
+    return IncompleteResults(f"{len(bad)} of {len(df)} kernel(s) have no usable result ({_why(bad.iloc[0], details)})")
 
 
 def unusable_message(bad: pd.DataFrame, details: Mapping[int, str] | None = None) -> str:

@@ -341,13 +341,15 @@ def print_estimates(estimates: list, plan, as_json: bool, *, header: str = "", a
         con.print(line, highlight=False)
 
 
-@click.command("estimate")
+@click.command("estimate", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--sim", "sim", default=None, metavar="NAME",
+              help="Read simulator output with this adapter (accelsim, macsim, hyfiss; 'simsample estimate --sim NAME -h' lists its options).")
 @click.option("--plan", "plan_path", required=True, type=click.Path(path_type=Path), help="The plan the values were simulated for.")
 @click.argument("values", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--confidence", default=None, type=float, help="Confidence level of the interval (default: the plan's).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--csv", "as_csv", is_flag=True, help="The table as CSV on standard output.")
-def generic_estimate(plan_path: Path, values: tuple[Path, ...], confidence: float | None, as_json: bool, as_csv: bool) -> None:
+def generic_estimate(sim: str | None, plan_path: Path, values: tuple[Path, ...], confidence: float | None, as_json: bool, as_csv: bool) -> None:
     """Whole-workload estimate with its confidence interval.
 
     \b

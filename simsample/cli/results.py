@@ -17,7 +17,7 @@ import click
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.adapter_support.results import USABLE_STATUSES, incomplete_message, results_csv_text
+from simsample.adapter_support.results import USABLE_STATUSES, incomplete_error, results_csv_text
 from simsample.errors import UserError
 from simsample.io.files import atomic_write_text, check_output_file
 
@@ -110,6 +110,6 @@ def emit_results(
         console.print(table)
     bad = df[~df["status"].isin(USABLE_STATUSES)]
     if len(bad) and not allow_incomplete:
-        raise UserError(incomplete_message(df, details))
+        raise incomplete_error(df, details)
 
 

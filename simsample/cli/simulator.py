@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from simsample.errors import UserError
+from simsample.errors import IncompleteResults, UserError
 
 if TYPE_CHECKING:
     from simsample.plugin_base import Adapter, Param
@@ -80,7 +80,7 @@ def collect_command(adapter: Adapter) -> click.Command:
     cmd = click.argument("outputs", nargs=-1, required=True, type=_PATH)(cmd)
     cmd = click.option("--plan", "plan_path", type=_PATH, default=None,
                        help="The plan the run was made for (one row per sampled launch; default: the plan a folder written by apply holds).")(cmd)
-    return click.command("collect", context_settings=_CTX, help=f"Per-launch results from {adapter.description or adapter.name} output "
+    return click.command("collect", context_settings=_CTX, help=f"Per-launch results from {adapter.name} output "
                          "(files or folders, and/or results tables written by collect -o).")(cmd)
 
 
@@ -104,7 +104,11 @@ def estimate_command(adapter: Adapter) -> click.Command:
         if found is None:
             raise UserError("estimate needs --plan PLAN (the plan the run was made for)")
         plan = Plan.read(found)
-        est = estimate(plan, collect(list(outputs), sim=adapter.name, plan=plan, **_options(adapter, opts)), confidence=confidence)
+        try:
+            results = collect(list(outputs), sim=adapter.name, plan=plan, **_options(adapter, opts))
+        except IncompleteResults as exc:  # the same refusal as the API's, with the advice of this step
+            raise UserError(f"cannot estimate: {exc.what}; simulate them, then estimate again") from None
+        est = estimate(plan, results, confidence=confidence)
         header = f"{adapter.name}: {est.launches:,} simulated launch(es) standing for {plan.workload.get('launches', '?'):,}"
         if est.projected:
             header += f" ({est.projected} projected)"
@@ -121,7 +125,7 @@ def estimate_command(adapter: Adapter) -> click.Command:
     cmd = click.option("--plan", "plan_path", type=_PATH, default=None,
                        help="The plan the run was made for (default: the plan a folder written by apply holds).")(cmd)
     return click.command("estimate", context_settings=_CTX, help="Whole-workload estimates with their intervals from "
-                         f"{adapter.description or adapter.name} output (or results tables written by collect -o): counts summed, "
+                         f"{adapter.name} output (or results tables written by collect -o): counts summed, "
                          "ratios such as IPC as the ratio of two estimated totals.")(cmd)
 
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from simsample.adapter_support import USABLE_STATUSES
 from simsample.adapter_support.results import check_launch_count
-from simsample.errors import FormatError, UserError
+from simsample.errors import FormatError, IncompleteResults, UserError
 from simsample.io.files import check_input_file, open_text
 from simsample.planfile import Plan
 from simsample_accelsim.notes import warn
@@ -374,7 +374,7 @@ def collect_logs(
             parts.append(f"{len(missing)} of {len(plan.sampled_ids)} sampled launches without results ({_ids(missing)})")
         if not parts:
             parts.append(problems[0])
-        raise UserError("; ".join(parts) + "; rerun them, or pass --allow-incomplete to keep the rest")
+        raise IncompleteResults("; ".join(parts), "rerun them, or pass --allow-incomplete to keep the rest")
     for p in problems:
         warn(p)
     if warmups:  # after any error: a refusal stays one line
