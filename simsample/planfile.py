@@ -27,8 +27,18 @@ import numpy as np
 
 from simsample import __version__
 from simsample.errors import FormatError, PlanMismatchError, UserError
-from simsample.io.files import atomic_write_text, check_input_file
-from simsample.io.limits import read_text_limited
+from simsample.io.files import atomic_write_bytes, check_input_file
+from simsample.io.limits import read_bytes_limited
+from simsample.plan_columns import (
+    SAMPLE_FIELDS,
+    check_samples,
+    process_columns,
+    process_text,
+    sample_columns,
+    sample_lines,
+    sample_rules,
+    samples_text,
+)
 
 pd = lazy.load("pandas")
 
@@ -56,9 +66,8 @@ PLAN_FORMAT_MINOR = 1
 PLAN_FORMAT_MINOR_PROCESS = 2
 _KEY_ORDER = ("simsample_plan", "simsample_plan_minor", "created_by", "workload", "sampler", "estimator", "prediction", "clusters", "samples",
               "process")
-#: A sample's keys, in the order written; the ones the schema does not require (``x``) are
-#: left out of a sample whose value is missing.
-SAMPLE_FIELDS = ("kernel_id", "launch", "weight", "cluster", "x")
+#: A sample's keys are :data:`simsample.plan_columns.SAMPLE_FIELDS`, in that order; the ones the
+#: schema does not require (``x``) are left out of a sample whose value is missing.
 _REQUIRED_SAMPLE_FIELDS = ("kernel_id", "launch", "weight", "cluster")  # as the schema requires
 
 
@@ -249,18 +258,10 @@ class Plan:
         return pd.DataFrame(rows).set_index("id") if rows else pd.DataFrame(columns=["key", "size", "draws", "representatives"])
 
     # --- serialisation -----------------------------------------------------------------------
-    def to_json(self, *, samples: bool = True) -> dict[str, Any]:
-        """The plan as a JSON-ready dict in canonical key order (``samples=False``: with an empty
-        sample list, for writers that handle the samples as columns)."""
-        rows = []
-        if samples:
-            fields = [f for f in SAMPLE_FIELDS if f in self.samples.columns]
-            cols = [self.samples[f].to_numpy() for f in fields]
-            rows = [
-                {f: v for f, v in zip(fields, map(_num, values)) if v is not None or f in _REQUIRED_SAMPLE_FIELDS}
-                for values in zip(*cols)
-            ]
-        doc = {
+    def _head(self) -> tuple[dict[str, Any], Any]:
+        """The document without its long lists (an empty sample list; the process section with an
+        empty entry list where it has one), and the process entries (``None`` without them)."""
+        doc: dict[str, Any] = {
             "simsample_plan": PLAN_FORMAT_VERSION,
             "simsample_plan_minor": PLAN_FORMAT_MINOR if self.process is None else PLAN_FORMAT_MINOR_PROCESS,
             "created_by": self.created_by,
@@ -269,37 +270,87 @@ class Plan:
             "estimator": _jsonable(self.estimator),
             "prediction": {k: _jsonable(v) for k, v in self.prediction.items()},
             "clusters": [c.to_json() for c in self.clusters],
-            "samples": rows,
+            "samples": [],
         }
+        entries = None
         if self.process is not None:
-            doc["process"] = _jsonable(self.process)
+            proc = self.process
+            if isinstance(proc, Mapping) and "samples" in proc:
+                entries = proc["samples"]
+                doc["process"] = {str(k): ([] if k == "samples" else _jsonable(v)) for k, v in proc.items()}
+            else:
+                doc["process"] = _jsonable(proc)
+        return doc, entries
+
+    def to_json(self, *, samples: bool = True) -> dict[str, Any]:
+        """The plan as a JSON-ready dict in canonical key order (``samples=False``: with an empty
+        sample list, for writers that handle the samples as columns)."""
+        doc, entries = self._head()
+        if samples and len(self.samples):
+            doc["samples"] = json.loads(b"[" + samples_text(self.samples, _REQUIRED_SAMPLE_FIELDS, indent="") + b"]")
+        if entries is not None:
+            doc["process"]["samples"] = _jsonable(entries)
         return doc
 
     def dumps(self) -> str:
         """Canonical text: nested objects indented, one line per cluster and per sample."""
-        return dumps_document(self.to_json())
+        return self._text().decode("utf-8")
+
+    def _prepare(self, check: str | None = None) -> tuple[dict[str, Any], Any, Any]:
+        """The document's head, the process entries and their columns (``None`` where the column
+        check cannot vouch for them); with ``check`` (the source named in messages), after
+        validating the plan against the schema (the long lists as columns)."""
+        doc, entries = self._head()
+        cols = process_columns(entries, plan_schema()) if entries is not None else None
+        if check is not None:
+            if entries is not None and cols is None:  # entries the column check cannot vouch for: the schema reads them all
+                validate_document({**doc, "process": {**doc["process"], "samples": _jsonable(entries)}}, source=check)
+            validate_document(doc, source=check)
+            _check_samples(self.samples, doc["clusters"], source=check)
+        return doc, entries, cols
+
+    def _text(self, prepared: tuple[dict[str, Any], Any, Any] | None = None) -> bytes:
+        """The canonical text as UTF-8 (of :meth:`_prepare`'s parts, when given)."""
+        doc, entries, cols = prepared or self._prepare()
+        parts = {"samples": samples_text(self.samples, _REQUIRED_SAMPLE_FIELDS)}
+        if entries:
+            parts["process"] = process_text(cols, indent=" " * 6) if cols is not None else _rows([_jsonable(e) for e in entries], " " * 6)
+        return _render(doc, parts)
 
     def write(self, path: str | Path) -> None:
         """Validate and write atomically (a failed validation writes nothing).
 
-        The samples (up to millions of them) are checked and formatted as columns, not as one
-        dict each: the rest of the document goes through the schema as usual, and the samples'
-        columns through :func:`check_sample_columns`, which applies the schema's item rules to
-        whole arrays. The text is the same as :meth:`dumps` writes.
+        The samples and the process entries (up to millions of them) are checked and formatted
+        as columns (:mod:`simsample.plan_columns`), not as one Python object each: the rest of the
+        document goes through the schema as usual, and the long lists through the schema's item
+        rules applied to whole columns. The text is the same as :meth:`dumps` writes.
         """
-        doc = self.to_json(samples=False)
-        validate_document(doc, source=str(path))
-        lines = check_sample_columns(self.samples, doc["clusters"], source=str(path))
-        atomic_write_text(path, dumps_document(doc, sample_lines=lines))
+        prepared = self._prepare(check=str(path))
+        atomic_write_bytes(path, self._text(prepared))
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], *, source: str = "plan") -> Plan:
-        """Build from a parsed document after checking its version and schema."""
-        validate_document(doc, source=source)
-        samples = _samples_frame(doc["samples"], doc.get("estimator") or {}, source)
+        """Build from a parsed document after checking its version and schema.
+
+        The samples and process entries are checked as columns when their values have the types
+        the schema asks for (what ``json.loads`` gives for a plan written by simsample); anything
+        else, and any refusal, goes through the whole schema, whose message names the problem."""
+        fast = _columns_of(doc)
+        if fast is None:
+            validate_document(doc, source=source)
+            samples = _samples_frame(doc["samples"], doc.get("estimator") or {}, source)
+        else:
+            stub, cols = fast
+            try:
+                validate_document(stub, source=source)
+                samples = pd.DataFrame(cols)
+                _check_samples(samples, doc["clusters"], source=source)
+            except UserError:
+                validate_document(doc, source=source)  # the schema's own message, where it finds the problem
+                raise
         clusters = [Cluster(**c) for c in doc["clusters"]]
         _check_draws(samples, clusters, source)
-        return cls(
+        plan = cls(
             workload=dict(doc["workload"]),
             sampler=dict(doc["sampler"]),
             estimator=dict(doc["estimator"]),
@@ -309,13 +360,14 @@ class Plan:
             created_by=doc["created_by"],
             process=dict(doc["process"]) if doc.get("process") is not None else None,
         )
+        return plan
 
     @classmethod
     def read(cls, path: str | Path) -> Plan:
         """Read and validate a plan file; every problem is one :class:`UserError` line."""
         p = check_input_file(path)
         try:
-            doc = json.loads(read_text_limited(p))
+            doc = json.loads(read_bytes_limited(p))
         except UnicodeDecodeError as exc:
             raise FormatError(p, f"not a text file ({exc})") from exc
         except json.JSONDecodeError as exc:
@@ -326,6 +378,39 @@ class Plan:
         if plan.samples.empty:  # nothing to apply, run or estimate: every later step would say less
             raise FormatError(p, "the plan has no samples ('samples': []); make a new plan with 'simsample plan'")
         return plan
+
+
+def _columns_of(doc: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
+    """A parsed document without its long lists (for the schema) and its samples as columns, when
+    both long lists pass the column checks' type rules; ``None`` otherwise."""
+    if not isinstance(doc, Mapping) or "samples" not in doc or not isinstance(doc.get("clusters"), list):
+        return None
+    schema = plan_schema()
+    if not sample_rules(schema)[1]:
+        return None
+    cols = sample_columns(doc["samples"])
+    if cols is None:
+        return None
+    stub = {**doc, "samples": []}
+    proc = doc.get("process")
+    if isinstance(proc, Mapping) and "samples" in proc:
+        if process_columns(proc["samples"], schema) is None:
+            return None
+        stub["process"] = {**proc, "samples": []}
+    return stub, cols
+
+
+def _check_samples(samples: pd.DataFrame, clusters: Sequence[Mapping[str, Any]], *, source: str) -> None:
+    """The schema's rule for one sample applied to the sample columns (sample by sample, through
+    the schema, when the rule is more than the column check applies)."""
+    item, simple = sample_rules(plan_schema())
+    ids = [c["id"] for c in clusters if isinstance(c, Mapping) and "id" in c]
+    if simple:
+        check_samples(samples, ids, item, source=source)
+        return
+    lines = sample_lines(samples, _REQUIRED_SAMPLE_FIELDS)
+    stub = {"simsample_plan": PLAN_FORMAT_VERSION, **_stub_head(), "clusters": list(clusters)}
+    validate_document({**stub, "samples": [json.loads(t) for t in lines]}, source=source)
 
 
 def _samples_frame(items: Sequence[Mapping[str, Any]], estimator: Mapping[str, Any], source: str) -> pd.DataFrame:
@@ -376,40 +461,54 @@ def _jsonable(v: Any) -> Any:
     return _num(v)
 
 
-def dumps_document(doc: Mapping[str, Any], *, sample_lines: Sequence[str] | None = None) -> str:
-    """Serialise a plan document canonically (stable key order, ``repr`` floats, no NaN).
+#: json.dumps(v, ensure_ascii=False, allow_nan=False), without building an encoder per call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 
-    ``sample_lines``: the samples already written as JSON objects, one per line (they replace
-    ``doc["samples"]``)."""
-    if sample_lines is not None:
-        doc = {**doc, "samples": sample_lines}
-    lines = ["{"]
+
+def _rows(items: Sequence[Any], indent: str) -> bytes:
+    """Items as ``json.dumps`` writes each, one per line after ``indent``, joined by commas."""
+    return ",\n".join(indent + _ENCODER.encode(v) for v in items).encode("utf-8")
+
+
+def _render(doc: Mapping[str, Any], parts: Mapping[str, bytes]) -> bytes:
+    """The canonical text of a document (stable key order, ``repr`` floats, no NaN; one line per
+    cluster, per sample and per process entry), UTF-8. ``parts``: the text of the samples
+    (``"samples"``) and of the process entries (``"process"``) already written one per line, with
+    their indentation (they replace ``doc["samples"]`` and the process section's entries)."""
+    out = [b"{"]
     keys = [k for k in _KEY_ORDER if k in doc] + [k for k in doc if k not in _KEY_ORDER]
     for i, key in enumerate(keys):
         comma = "," if i < len(keys) - 1 else ""
         value = doc[key]
         if key in ("clusters", "samples"):
-            if not value:
-                lines.append(f'  "{key}": []{comma}')
+            rows = parts[key] if key in parts else (_rows(value, "    ") if value else b"")
+            if not rows:
+                out.append(f'  "{key}": []{comma}'.encode())
                 continue
-            lines.append(f'  "{key}": [')
-            texts = value if key == "samples" and sample_lines is not None else [json.dumps(v, ensure_ascii=False, allow_nan=False) for v in value]
-            lines.extend(f"    {t}," for t in texts[:-1])
-            lines.append(f"    {texts[-1]}")
-            lines.append(f"  ]{comma}")
-        elif key == "process" and isinstance(value, Mapping) and value.get("samples"):
+            out += [f'  "{key}": ['.encode(), rows, f"  ]{comma}".encode()]
+        elif key == "process" and isinstance(value, Mapping) and (value.get("samples") or "process" in parts):
             # one line per sampled launch, as for the samples
             head = json.dumps({k: v for k, v in value.items() if k != "samples"}, indent=2, ensure_ascii=False, allow_nan=False)
-            rows = [json.dumps(s, ensure_ascii=False, allow_nan=False) for s in value["samples"]]
-            body = head[:-2] + (',\n  "samples": [\n' if len(value) > 1 else '\n  "samples": [\n') + ",\n".join(f"    {r}" for r in rows) + "\n  ]\n}"
-            body = body.replace("\n", "\n  ")
-            lines.append(f'  "{key}": {body}{comma}')
+            body = head[:-2] + (',\n  "samples": [' if len(value) > 1 else '\n  "samples": [')
+            rows = parts["process"] if "process" in parts else _rows(value["samples"], " " * 6)
+            out += [f'  "{key}": {body}'.replace("\n", "\n  ").encode(), rows, f"    ]\n  }}{comma}".encode()]
         else:
             body = json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
             body = body.replace("\n", "\n  ")
-            lines.append(f'  "{key}": {body}{comma}')
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+            out.append(f'  "{key}": {body}{comma}'.encode("utf-8"))
+    out.append(b"}\n")
+    return b"\n".join(out)
+
+
+def dumps_document(doc: Mapping[str, Any], *, sample_lines: Sequence[str] | None = None) -> str:
+    """Serialise a plan document canonically (stable key order, ``repr`` floats, no NaN).
+
+    ``sample_lines``: the samples already written as JSON objects, one per line (they replace
+    ``doc["samples"]``)."""
+    parts = {}
+    if sample_lines is not None:
+        parts["samples"] = ",\n".join("    " + t for t in sample_lines).encode("utf-8")
+    return _render(doc, parts).decode("utf-8")
 
 
 @lru_cache(maxsize=1)
@@ -459,9 +558,6 @@ def validate_document(doc: Any, *, source: str = "plan") -> None:
             raise UserError(f"{source}: sample of kernel {s['kernel_id']} names unknown cluster {s['cluster']}")
 
 
-_COLUMN_KEYWORDS = {"type", "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "description"}
-
-
 def check_sample_columns(samples: pd.DataFrame, clusters: Sequence[Mapping[str, Any]], *, source: str = "plan") -> list[str]:
     """Check a plan's samples, held as columns, against the schema's rules for one sample, and
     return them written as JSON objects (one string each, as ``json.dumps`` writes them).
@@ -470,74 +566,8 @@ def check_sample_columns(samples: pd.DataFrame, clusters: Sequence[Mapping[str, 
     rules go beyond numbers with bounds (which this check applies to whole columns) is applied
     sample by sample instead, so the schema stays the contract either way.
     """
-    item = plan_schema()["properties"]["samples"]["items"]
-    props = item.get("properties", {})
-    fields = [f for f in SAMPLE_FIELDS if f in samples.columns]
-    simple = (
-        set(item) <= {"type", "required", "additionalProperties", "properties", "description"}
-        and item.get("additionalProperties") is False
-        and all(set(rule) <= _COLUMN_KEYWORDS and rule.get("type") in ("integer", "number") for rule in props.values())
-        and list(props) == list(SAMPLE_FIELDS)
-    )
-    required = set(item.get("required", []))
-    missing = [f for f in required if f not in samples.columns]
-    if missing:
-        raise UserError(f"{source}: invalid plan at samples/0: {missing[0]!r} is a required property")
-    # Each field's text per sample: ``"name": value``, or nothing for an optional field whose
-    # value is missing (NaN), which the sample then leaves out (as to_json does).
-    parts: list[list[str]] = []
-    present: dict[str, np.ndarray] = {}
-    for f in fields:
-        col = samples[f].to_numpy()
-        if col.dtype.kind in "iu":
-            vals = col.astype(np.int64).astype(str).tolist()
-            present[f] = np.ones(col.size, dtype=bool)
-        else:
-            col = col.astype(np.float64)
-            present[f] = np.isfinite(col) if f not in required else np.ones(col.size, dtype=bool)
-            vals = [repr(x) if math.isfinite(x) else "null" for x in col.tolist()]
-        if f in required or present[f].all():
-            parts.append([f'"{f}": {v}' for v in vals])
-        else:
-            parts.append([f'"{f}": {v}' if ok else "" for v, ok in zip(vals, present[f].tolist())])
-    lines = ["{" + ", ".join(p for p in row if p) + "}" for row in zip(*parts)]
-    if not simple:
-        stub = {"simsample_plan": PLAN_FORMAT_VERSION, **_stub_head(), "clusters": list(clusters)}
-        validate_document({**stub, "samples": [json.loads(t) for t in lines]}, source=source)
-    else:
-        for f, rule in props.items():
-            if f not in fields:
-                continue
-            col = samples[f].to_numpy()
-            keep = present[f]
-            if rule["type"] == "integer" and col.dtype.kind not in "iu":
-                as_float = col.astype(np.float64)
-                bad = keep & (~np.isfinite(as_float) | (as_float != np.floor(as_float)))
-                if bad.any():
-                    i = int(np.argmax(bad))
-                    raise UserError(f"{source}: invalid plan at samples/{i}/{f}: {lines[i]} has a {f} that is not an integer")
-            values = col.astype(np.float64)
-            with np.errstate(invalid="ignore"):
-                checks = [
-                    (~np.isfinite(values), "is not a finite number"),
-                    (values < rule["minimum"] if "minimum" in rule else None, f"is less than the minimum of {rule.get('minimum')}"),
-                    (values <= rule["exclusiveMinimum"] if "exclusiveMinimum" in rule else None, f"is less than or equal to the minimum of {rule.get('exclusiveMinimum')}"),
-                    (values > rule["maximum"] if "maximum" in rule else None, f"is greater than the maximum of {rule.get('maximum')}"),
-                    (values >= rule["exclusiveMaximum"] if "exclusiveMaximum" in rule else None, f"is greater than or equal to the maximum of {rule.get('exclusiveMaximum')}"),
-                ]
-            for bad, what in checks:
-                if bad is not None:
-                    bad = bad & keep
-                    if bad.any():
-                        i = int(np.argmax(bad))
-                        raise UserError(f"{source}: invalid plan at samples/{i}/{f}: {values[i]!r} {what}")
-    known = np.array([c["id"] for c in clusters], dtype=np.int64)
-    cl = samples["cluster"].to_numpy()
-    unknown = ~np.isin(cl, known)
-    if unknown.any():
-        i = int(np.argmax(unknown))
-        raise UserError(f"{source}: sample of kernel {int(samples['kernel_id'].iloc[i])} names unknown cluster {int(cl[i])}")
-    return lines
+    _check_samples(samples, clusters, source=source)
+    return sample_lines(samples, _REQUIRED_SAMPLE_FIELDS)
 
 
 def _stub_head() -> dict[str, Any]:
