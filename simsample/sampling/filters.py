@@ -220,14 +220,13 @@ def process_section(plan: Any, kept: Any, rows: np.ndarray, numbers: np.ndarray 
     k = kept.kernels
     by_launch = plan.samples.drop_duplicates("launch").sort_values("launch")
     pos = by_launch["launch"].to_numpy(np.int64)
-    names = k["name"].astype(str).to_numpy()[pos] if len(pos) else []
-    shapes = k[list(SHAPE)].to_numpy(np.int64)[pos] if len(pos) else np.zeros((0, 6), np.int64)
-    nums = numbers[rows[pos]] if numbers is not None else [None] * len(pos)
-    cache: dict[str, str] = {}
-    samples = [
-        [int(kid), None if num is None else int(num), cache.setdefault(nm, base_name(nm)), *map(int, shp)]
-        for kid, num, nm, shp in zip(by_launch["kernel_id"].tolist(), nums, names, shapes)
-    ]
+    # the sampled rows only (a plan of 10^6 launches samples a few thousand), as Python values
+    # column by column: no per-launch NumPy scalar
+    names = k["name"].iloc[pos].astype(str).tolist() if len(pos) else []
+    shapes = [k[c].to_numpy(np.int64)[pos].tolist() for c in SHAPE] if len(pos) else [[] for _ in SHAPE]
+    nums = numbers[rows[pos]].tolist() if numbers is not None else [None] * len(pos)
+    base = {nm: base_name(nm) for nm in set(names)}
+    samples = [[kid, num, base[nm], *shp] for kid, num, nm, *shp in zip(by_launch["kernel_id"].tolist(), nums, names, *shapes)]
     out: dict[str, Any] = {"first_launch": first, "first_launch_from": how}
     if filtered is not None:
         out["profile_launches"] = filtered.profile_launches
