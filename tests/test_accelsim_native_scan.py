@@ -24,7 +24,7 @@ from simsample.cli import run as cli_run
 from simsample.errors import FormatError, UserError
 from simsample.workload import Workload
 from simsample_accelsim import opcodes as oc
-from simsample_accelsim import scan_native, scan_python
+from simsample_accelsim import scan_native, scan_numpy, scan_python
 from simsample_accelsim.features import compute_features, default_engine, feature_columns, resolve_engine
 from simsample_accelsim.kernelfeatures import COUNTERS
 from simsample_accelsim.synth import KernelSpec, example_kernels, header_text, write_kernel, write_workload
@@ -117,13 +117,13 @@ def _address(rng: np.random.Generator) -> int:
     return 0x7F5A40000000 + int(rng.integers(0, 1 << 16))
 
 
-def _instruction(rng: np.random.Generator, pc: int, mask: int, skip: list[str]) -> str:
+def _instruction(rng: np.random.Generator, pc: int, mask: int, skip: list[str], spellings: bool = True) -> str:
     op = _OPS[int(rng.integers(len(_OPS)))]
     info = oc.classify(op)
     lanes = bin(mask).count("1")
     ndst = int(rng.integers(0, 3))
     nsrc = int(rng.integers(0, 4))
-    parts = [*skip, f"{pc:x}" if rng.random() < 0.5 else f"{pc:04x}", f"{mask:08x}" if rng.random() < 0.8 else f"0x{mask:x}",
+    parts = [*skip, f"{pc:x}" if rng.random() < 0.5 else f"{pc:04x}", f"{mask:08x}" if rng.random() < 0.8 or not spellings else f"0x{mask:x}",
              str(ndst), *[f"R{i}" for i in range(ndst)], op, str(nsrc), *[f"R{i}" for i in range(nsrc)]]
     if info.mem_class == oc.NONE or rng.random() < 0.1:
         parts.append("0")
@@ -147,8 +147,10 @@ def _instruction(rng: np.random.Generator, pc: int, mask: int, skip: list[str]) 
     return " ".join(parts)
 
 
-def random_trace(path: Path, seed: int, *, bv: int = 70, tracer: int = 4, lineinfo: bool = False, bases: bool = True) -> None:
-    """A valid trace whose body the generator would not write: random PCs, masks and addresses."""
+def random_trace(path: Path, seed: int, *, bv: int = 70, tracer: int = 4, lineinfo: bool = False, bases: bool = True,
+                 spellings: bool = True) -> None:
+    """A valid trace whose body the generator would not write: random PCs, masks and addresses
+    (without ``spellings``, masks as the tracer writes them: the numpy scanner reads only those)."""
     rng = np.random.default_rng(seed)
     threads = int(rng.integers(1, 97))
     ctas = int(rng.integers(1, 4))
@@ -169,7 +171,7 @@ def random_trace(path: Path, seed: int, *, bv: int = 70, tracer: int = 4, linein
                 if rng.random() < 0.2:  # a jump, often back to a PC seen before
                     pc = int(rng.choice([0, 0x40, 0x80, 0x100, 0x18, 0x38, 0x1000]))
                 skip = (["1", "2", "3", str(int(w))] if tracer < 3 else []) + ([str(i + 1)] if lineinfo else [])
-                lines.append(_instruction(rng, pc, _mask(rng, min(32, threads - 32 * int(w))) & active, skip))
+                lines.append(_instruction(rng, pc, _mask(rng, min(32, threads - 32 * int(w))) & active, skip, spellings))
                 pc = oc.expected_next_pc(pc, bv) if rng.random() < 0.95 else pc + step
             out.append(f"warp = {int(w)}\ninsts = {n}\n" + "".join(ln + "\n" for ln in lines) + "\n")
         out.append("#END_TB\n\n")
@@ -186,6 +188,53 @@ def test_native_equals_reference_on_random_bodies(tmp_path, seed, bv, tracer, li
     _, ref = scan_python.scan_file(path)
     _, got = scan_native.scan_file(path, chunk_size=chunk)
     assert identical(got, ref)
+
+
+def same_footprint(a, b) -> bool:
+    """Same lines read (with the same load counts), the same lines written, the same instructions."""
+    return (a.warp_insts == b.warp_insts and a.reads.dtype == b.reads.dtype == np.uint64 and np.array_equal(a.reads, b.reads)
+            and np.array_equal(a.writes, b.writes) and np.array_equal(a.read_counts, b.read_counts))
+
+
+@native
+@_SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), bv=st.sampled_from([86, 70, 61, 0]), chunk=st.integers(1, 200))
+def test_native_footprint_equals_numpy_on_random_bodies(tmp_path, seed, bv, chunk):
+    """The lines the compiled scanner records (one pass with the features) are the numpy
+    scanner's: wrapping addresses, zero widths, gapped masks under base+stride, generic accesses."""
+    path = tmp_path / "kernel-1.traceg"
+    random_trace(path, seed, bv=bv, spellings=False)
+    _, feats, got = scan_native.scan_file_and_footprint(path, chunk_size=chunk)
+    assert identical(feats, scan_python.scan_file(path)[1])
+    assert same_footprint(got, scan_numpy.scan_footprint(path))
+
+
+@native
+@_SETTINGS
+@given(spec=kernel_specs(_BODY, binary_versions=[70]), xz=st.booleans(), seed=st.integers(0, 5))
+def test_native_footprint_equals_numpy_on_generated_kernels(tmp_path, spec, xz, seed):
+    path = tmp_path / (f"k-{seed}.traceg" + (".xz" if xz else ""))
+    write_kernel(path, spec, 1, seed, xz=xz)
+    got = scan_native.scan_footprint(path)
+    assert same_footprint(got, scan_numpy.scan_footprint(path))
+    assert got.reads.size or not got.read_counts.size
+
+
+@native
+def test_footprint_counts_a_line_once_per_load_and_every_line_an_access_spans(tmp_path):
+    """Two lanes of one load in one line count once; a 16-byte access across a line boundary
+    touches both lines; a store's lines are writes."""
+    spec = KernelSpec(grid=(1, 1, 1), block=(32, 1, 1))
+    body = ("#BEGIN_TB\nwarp = 0\ninsts = 3\n"
+            "0000 00000003 0 LDG.E 0 4 0 0x1000 0x1004\n"
+            "0010 00000001 0 LDG.E.128 0 16 0 0x1078\n"
+            "0020 00000001 0 STG.E 0 4 0 0x2000\n#END_TB\n")
+    p = tmp_path / "kernel-1.traceg"
+    p.write_text(header_text(spec, 1) + body)
+    fp = scan_native.scan_footprint(p)
+    assert fp.reads.tolist() == [0x1000 >> 7, 0x1080 >> 7] and fp.read_counts.tolist() == [2, 1]
+    assert fp.writes.tolist() == [0x2000 >> 7]
+    assert same_footprint(fp, scan_numpy.scan_footprint(p))
 
 
 @native
@@ -351,6 +400,17 @@ def test_features_table_native_equals_reference_plain_and_xz(tmp_path):
             assert (got.extras[k] != ref.extras[k]).nnz == 0 and got.extras[k].shape == ref.extras[k].shape
         for k in ("bbv_blocks", "bbv_block_kernel", "warp_type_launch", "warp_type_count"):
             assert np.array_equal(got.extras[k], ref.extras[k]), k
+
+
+@native
+def test_context_column_native_equals_numpy_with_threads(tmp_path):
+    """The warm_reads column from the compiled scanner's footprints (threads with --jobs) equals the
+    numpy scanner's, and every other column too."""
+    write_workload(tmp_path / "t", example_kernels()[:6], seed=3)
+    ref = compute_features(tmp_path / "t", engine="numpy", quiet=True)
+    for jobs in (1, 3):
+        got = compute_features(tmp_path / "t", engine="native", jobs=jobs, quiet=True)
+        assert "warm_reads" in got.kernels and got.kernels[feature_columns()].equals(ref.kernels[feature_columns()])
 
 
 @native

@@ -34,7 +34,8 @@ PyObject* scan_error_type = nullptr;  // owned by the module for the interpreter
 }
 
 Config make_config(unsigned skip_tokens, int binary_version, std::uint64_t block_threads, std::uint64_t shmem_base,
-                   std::uint64_t local_base, std::uint64_t first_line, const py::dict& classes, const py::iterable& control_flow) {
+                   std::uint64_t local_base, std::uint64_t first_line, const py::dict& classes, const py::iterable& control_flow,
+                   bool record_lines = false) {
   if (block_threads == 0) throw py::value_error("block_threads must be at least 1");
   Config c;
   c.skip_tokens = skip_tokens;
@@ -43,6 +44,7 @@ Config make_config(unsigned skip_tokens, int binary_version, std::uint64_t block
   c.shmem_base = shmem_base;
   c.local_base = local_base;
   c.first_line = first_line;
+  c.record_lines = record_lines;
   for (const auto& item : classes) {
     const int v = item.second.cast<int>();
     if (v < 0 || v >= simsample::trace_scan::kNumMemClasses) throw py::value_error("memory class out of range");
@@ -58,6 +60,13 @@ py::array_t<std::int64_t> to_array(const std::vector<std::int64_t>& v) {
   return a;
 }
 
+template <typename T>
+py::array_t<T> to_array_of(const std::vector<T>& v) {
+  py::array_t<T> a(static_cast<py::ssize_t>(v.size()));
+  std::copy(v.begin(), v.end(), a.mutable_data());
+  return a;
+}
+
 py::dict to_dict(const Result& r) {
   py::dict counts;
   for (int i = 0; i < simsample::trace_scan::kNumCounters; ++i) counts[simsample::trace_scan::kCounterNames[i]] = r.counts[i];
@@ -69,6 +78,9 @@ py::dict to_dict(const Result& r) {
   out["types_indices"] = to_array(r.types_indices);
   out["types_data"] = to_array(r.types_data);
   out["type_counts"] = to_array(r.type_counts);
+  out["line_reads"] = to_array_of(r.line_reads);
+  out["line_read_counts"] = to_array_of(r.line_read_counts);
+  out["line_writes"] = to_array_of(r.line_writes);
   return out;
 }
 
@@ -89,13 +101,13 @@ PYBIND11_MODULE(_trace_scan, mod) {
   py::class_<Scanner>(mod, "Scanner", "Features of one trace body, fed in chunks of any size.")
       .def(py::init([](unsigned skip_tokens, int binary_version, std::uint64_t block_threads, std::uint64_t shmem_base,
                        std::uint64_t local_base, std::uint64_t first_line, const py::dict& classes,
-                       const py::iterable& control_flow) {
+                       const py::iterable& control_flow, bool record_lines) {
              return Scanner(make_config(skip_tokens, binary_version, block_threads, shmem_base, local_base, first_line,
-                                        classes, control_flow));
+                                        classes, control_flow, record_lines));
            }),
            py::kw_only(), py::arg("skip_tokens"), py::arg("binary_version"), py::arg("block_threads"),
            py::arg("shmem_base"), py::arg("local_base"), py::arg("first_line"), py::arg("classes"),
-           py::arg("control_flow"))
+           py::arg("control_flow"), py::arg("record_lines") = false)
       .def(
           "feed",
           [](Scanner& s, const py::buffer& data) {
@@ -121,7 +133,8 @@ PYBIND11_MODULE(_trace_scan, mod) {
             }
             return to_dict(r);
           },
-          "End of the body: counts and arrays in the layout of LaunchFeatures.");
+          "End of the body: counts and arrays in the layout of LaunchFeatures, and the footprint (line_reads, "
+          "line_read_counts, line_writes; empty unless record_lines).");
 
   mod.def(
       "classify",

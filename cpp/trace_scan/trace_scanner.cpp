@@ -426,6 +426,57 @@ void Scanner::instruction(const char* first, const char* b, const char* e) {
     cls = resolve_generic(n ? addr_[0] : 0, cls == kGenericLd, config_.shmem_base, config_.local_base);
   ++counts_[kInstCounter[cls]];
   if (kSectorCounter[cls] >= 0) counts_[kSectorCounter[cls]] += static_cast<std::int64_t>(sectors(n, info.width));
+  if (config_.record_lines && n && (cls == kGlobalLd || cls == kGlobalSt)) touch(n, info.width, cls == kGlobalLd);
+}
+
+// The lines of every lane's access [a, a + width - 1] (scan_numpy's _touch): the lines from the
+// first byte's to the last byte's; an access whose last line does not lie above its first (a zero
+// width, or a wrap past 2**64) touches its first byte's line only.
+void Scanner::touch(std::size_t lanes, std::uint64_t width, bool load) {
+  inst_lines_.clear();
+  bool sorted = true;
+  for (std::size_t i = 0; i < lanes; ++i) {
+    const std::uint64_t a = addr_[i];
+    const std::uint64_t first = a >> kLineBits;
+    const std::uint64_t last = (a + (width - 1)) >> kLineBits;
+    const auto span = static_cast<std::int64_t>(last - first);
+    const std::uint64_t n = span >= 1 ? std::min<std::uint64_t>(static_cast<std::uint64_t>(span) + 1, kMaxLinesPerAccess) : 1;
+    if (!inst_lines_.empty() && first < inst_lines_.back()) sorted = false;
+    for (std::uint64_t k = 0; k < n; ++k) inst_lines_.push_back(first + k);
+  }
+  if (!sorted) std::sort(inst_lines_.begin(), inst_lines_.end());
+  LineTable& table = load ? reads_ : writes_;
+  for (std::size_t i = 0; i < inst_lines_.size(); ++i)
+    if (i == 0 || inst_lines_[i] != inst_lines_[i - 1]) table.add(inst_lines_[i], 1);
+}
+
+void LineTable::grow() {
+  std::vector<std::uint64_t> keys(2 * keys_.size(), 0);
+  std::vector<std::int64_t> counts(2 * keys_.size(), 0);
+  const std::size_t mask = keys.size() - 1;
+  for (std::size_t j = 0; j < keys_.size(); ++j) {
+    if (keys_[j] == 0) continue;
+    std::size_t i = slot(keys_[j]) & mask;
+    while (keys[i] != 0) i = (i + 1) & mask;
+    keys[i] = keys_[j];
+    counts[i] = counts_[j];
+  }
+  keys_.swap(keys);
+  counts_.swap(counts);
+}
+
+void LineTable::sorted(std::vector<std::uint64_t>& lines, std::vector<std::int64_t>& counts) const {
+  std::vector<std::pair<std::uint64_t, std::int64_t>> pairs;
+  pairs.reserve(used_);
+  for (std::size_t j = 0; j < keys_.size(); ++j)
+    if (keys_[j] != 0) pairs.emplace_back(keys_[j] - 1, counts_[j]);
+  std::sort(pairs.begin(), pairs.end());
+  lines.resize(pairs.size());
+  counts.resize(pairs.size());
+  for (std::size_t j = 0; j < pairs.size(); ++j) {
+    lines[j] = pairs[j].first;
+    counts[j] = pairs[j].second;
+  }
 }
 
 // Distinct 32-byte sectors of the first and last byte of every lane's access (the reference's
@@ -579,6 +630,11 @@ Result Scanner::finish() {
     }
     r.types_indptr.push_back(static_cast<std::int64_t>(r.types_indices.size()));
     r.type_counts.push_back(t.warps);
+  }
+  if (config_.record_lines) {
+    std::vector<std::int64_t> unused;
+    reads_.sorted(r.line_reads, r.line_read_counts);
+    writes_.sorted(r.line_writes, unused);
   }
   return r;
 }

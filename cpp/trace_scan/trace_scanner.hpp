@@ -23,6 +23,15 @@
 // grow), one hash-table probe per instruction for its opcode and one per warp for its type.
 // The block vector of a launch is derived from its warp types when the scan finishes, which
 // is far cheaper than updating a map per block execution.
+//
+// Optionally (Config::record_lines), the cache footprint the context column and the warm-up
+// need, exactly as simsample_accelsim.scan_numpy records it: the distinct 128-byte lines the
+// launch's global loads read, with how many warp-level loads read each (a line counts once per
+// instruction, however many lanes share it), and the distinct lines its global stores write.
+// Every line of every lane's access counts (an access crossing line boundaries touches all the
+// lines between, at most 2**20 of them). Two open-addressing tables keyed by line number, one
+// probe per line per instruction: a launch's footprint costs memory in its distinct lines, not
+// in its instructions.
 #ifndef SIMSAMPLE_TRACE_SCANNER_HPP
 #define SIMSAMPLE_TRACE_SCANNER_HPP
 
@@ -97,6 +106,45 @@ struct Config {
   std::unordered_map<std::string, MemClass> classes;
   // Opcode bases after which a new basic block starts (a short list, searched per new opcode).
   std::vector<std::string> control_flow;
+  bool record_lines = false;  // record the cache footprint (see the top of this file)
+};
+
+// log2 of the line the footprint counts (128 bytes: the L1 and L2 line of Volta and later).
+constexpr unsigned kLineBits = 7;
+// Lines one access may add (an access over a wild span keeps its start's neighbourhood).
+constexpr std::uint64_t kMaxLinesPerAccess = std::uint64_t{1} << 20;
+
+// Line number -> count, open addressing with linear probing (keys are line numbers + 1, so 0
+// marks an empty slot; line 2**57 - 1 and above cannot occur for 64-bit addresses).
+class LineTable {
+ public:
+  LineTable() : keys_(1024, 0), counts_(1024, 0) {}
+  void add(std::uint64_t line, std::int64_t count) {
+    const std::uint64_t key = line + 1;
+    std::size_t mask = keys_.size() - 1;
+    std::size_t i = slot(key) & mask;
+    while (keys_[i] != 0 && keys_[i] != key) i = (i + 1) & mask;
+    if (keys_[i] == 0) {
+      if (2 * (used_ + 1) > keys_.size()) {
+        grow();
+        add(line, count);
+        return;
+      }
+      keys_[i] = key;
+      ++used_;
+    }
+    counts_[i] += count;
+  }
+  std::size_t size() const { return used_; }
+  // The lines in ascending order, with their counts.
+  void sorted(std::vector<std::uint64_t>& lines, std::vector<std::int64_t>& counts) const;
+
+ private:
+  static std::uint64_t slot(std::uint64_t key) { return (key * 0x9E3779B97F4A7C15ull) >> 20; }
+  void grow();
+  std::vector<std::uint64_t> keys_;
+  std::vector<std::int64_t> counts_;
+  std::size_t used_ = 0;
 };
 
 // A malformed body. `line` is the file line number (0 when the error concerns the whole body)
@@ -132,6 +180,10 @@ struct Result {
   std::vector<std::int64_t> types_indices;
   std::vector<std::int64_t> types_data;
   std::vector<std::int64_t> type_counts;
+  // The footprint (empty unless Config::record_lines): sorted line numbers (address >> 7).
+  std::vector<std::uint64_t> line_reads;
+  std::vector<std::int64_t> line_read_counts;  // warp-level loads of each read line
+  std::vector<std::uint64_t> line_writes;
 };
 
 // Classification of one opcode against a configuration's tables (exposed for tests).
@@ -177,6 +229,7 @@ class Scanner {
   OpInfo opcode(const char* begin, const char* end, const std::uint64_t key[2]);
   void grow_opcode_table();
   std::uint64_t sectors(std::size_t lanes, std::uint64_t width);
+  void touch(std::size_t lanes, std::uint64_t width, bool load);
   [[noreturn]] void fail(const char* begin, const char* end, const std::string& message) const;
 
   Config config_;
@@ -211,6 +264,11 @@ class Scanner {
   // per-lane addresses and sector ids of the current instruction
   std::array<std::uint64_t, 32> addr_{};
   std::array<std::uint64_t, 64> sect_{};
+
+  // the footprint (Config::record_lines)
+  LineTable reads_;
+  LineTable writes_;
+  std::vector<std::uint64_t> inst_lines_;  // lines of the current instruction
 };
 
 }  // namespace trace_scan

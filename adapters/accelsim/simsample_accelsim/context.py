@@ -41,37 +41,72 @@ DEFAULT_CONTEXT_REACH = 1.0
 def warm_read_shares(footprints: Sequence[Footprint], *, l2_lines: int, reach: float = DEFAULT_CONTEXT_REACH) -> np.ndarray:
     """Per launch (in launch order), the share of its loads that read a line an earlier launch
     touched within ``reach`` x ``l2_lines`` distinct lines; 1.0 for a launch without loads
-    (nothing of it waits on memory)."""
+    (nothing of it waits on memory).
+
+    One pass in launch order, linear in the lines touched (see :func:`_window_starts`)."""
     if l2_lines < 1:
         raise UserError(f"the L2 holds {l2_lines} lines by the config; fix -gpgpu_cache:dl2 or give --config")
     if reach <= 0:
         raise UserError(f"context reach {reach}: must be > 0 (in multiples of the L2's lines)")
-    limit = reach * l2_lines
-    touched = [np.union1d(f.reads, f.writes) for f in footprints]
-    out = np.ones(len(touched), np.float64)
+    n = len(footprints)
+    out = np.ones(n, np.float64)
+    if n == 0:
+        return out
+    lines, ids = _dense_ids([np.asarray(f.reads, np.uint64) for f in footprints] + [np.asarray(f.writes, np.uint64) for f in footprints])
+    read_ids, write_ids = ids[:n], ids[n:]
+    last = np.full(lines, -1, np.int64)  # per line: the last launch before the current one that touched it
+    per_launch = np.zeros(n, np.int64)  # per launch: lines whose last toucher (so far) it is
     for j, f in enumerate(footprints):
-        if f.reads.size == 0:
-            continue
-        weights = f.read_counts if f.read_counts is not None else np.ones(f.reads.size, np.int64)
-        total = float(np.sum(weights))
-        if total <= 0:
-            continue
-        seen = _recent_lines(touched, j, limit)
-        out[j] = float(np.sum(weights[np.isin(f.reads, seen, assume_unique=True)])) / total
+        r, w = read_ids[j], write_ids[j]
+        before_r = last[r]
+        if r.size:
+            weights = np.asarray(f.read_counts if f.read_counts is not None else np.ones(r.size, np.int64))
+            total = float(np.sum(weights))
+            if total > 0:
+                start = _window_start(per_launch, j, reach * l2_lines)
+                out[j] = float(np.sum(weights[before_r >= start])) / total
+        # launch j becomes the last toucher of its lines (a line both read and written counts once)
+        last[r] = j
+        before_w = last[w]
+        new_w = before_w != j
+        before = np.concatenate([before_r, before_w[new_w]])
+        before = before[before >= 0]
+        if before.size:
+            per_launch[:j] -= np.bincount(before, minlength=j)
+        per_launch[j] = r.size + int(np.count_nonzero(new_w))
+        last[w] = j
     return out
 
 
-def _recent_lines(touched: Sequence[np.ndarray], j: int, limit: float) -> np.ndarray:
-    """The distinct lines of launches j-1, j-2, ... until they number at least ``limit``."""
-    parts: list[np.ndarray] = []
-    count = 0
-    seen = np.zeros(0, np.uint64)
-    for i in range(j - 1, -1, -1):
-        parts.append(touched[i])
-        count += touched[i].size
-        if count >= limit:  # the raw count bounds the distinct one from above: merge, then check
-            seen = np.unique(np.concatenate([seen, *parts]))
-            parts, count = [], seen.size
-            if count >= limit:
-                return seen
-    return np.unique(np.concatenate([seen, *parts])) if parts else seen
+def _window_start(per_launch: np.ndarray, j: int, limit: float) -> int:
+    """The first launch of the window before launch ``j``: walking back from j-1, the launch at
+    which the distinct lines touched reach ``limit`` (0 if they never do).
+
+    A line was touched by launches i..j-1 exactly when its last toucher before j is one of them,
+    so the distinct lines of the window i..j-1 are the lines whose last toucher lies in it:
+    ``per_launch[i:j].sum()``. This is what walking back and merging the launches' line sets gives,
+    without building the sets."""
+    if j == 0:
+        return 0
+    total = 0
+    step = 64
+    hi = j
+    while hi > 0:
+        lo = max(0, hi - step)
+        block = per_launch[lo:hi][::-1].cumsum() + total
+        reached = np.flatnonzero(block >= limit)
+        if reached.size:
+            return hi - 1 - int(reached[0])
+        total = int(block[-1])
+        hi = lo
+        step *= 2
+    return 0
+
+
+def _dense_ids(arrays: Sequence[np.ndarray]) -> tuple[int, list[np.ndarray]]:
+    """Line numbers of all ``arrays`` mapped to 0..lines-1 (one sort of them all)."""
+    sizes = [a.size for a in arrays]
+    flat = np.concatenate([np.asarray(a, np.uint64) for a in arrays]) if arrays else np.zeros(0, np.uint64)
+    uniq, inverse = np.unique(flat, return_inverse=True)
+    inverse = inverse.reshape(-1).astype(np.int64)
+    return int(uniq.size), np.split(inverse, np.cumsum(sizes)[:-1])

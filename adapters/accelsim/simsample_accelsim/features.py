@@ -30,7 +30,7 @@ import hashlib
 import io
 import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 import lazy_loader as lazy
@@ -101,20 +101,26 @@ def scan_trace(path: str | Path, engine: str = "auto") -> tuple[object, LaunchFe
 
 def _scan_job(args: tuple[str, str, bool]) -> tuple[str, dict[str, np.ndarray] | str]:
     """Worker: features of one file as arrays, or the error message (errors cross processes as
-    text). With ``context``, also the lines its loads read (with how many warp-level loads read
-    each) and the lines its stores write, for the context column. The numpy scanner records
-    them; with the numpy engine that is the same pass, with the others a second one (the
-    features stay the chosen engine's)."""
-    from simsample_accelsim.scan_numpy import scan_file_and_footprint, scan_footprint
-
+    text). With ``context``, also the launch's footprint (the lines its loads read, with how many
+    warp-level loads read each, and the lines its stores write), in the same pass: the compiled
+    and the numpy scanners record it; after the reference scanner a numpy pass does (the features
+    stay the chosen engine's)."""
     path, engine, context = args
     fp = None
     try:
-        if context and engine == "numpy":
+        if context and engine == "native":
+            from simsample_accelsim.scan_native import scan_file_and_footprint as native_scan
+
+            header, feats, fp = native_scan(path)
+        elif context and engine == "numpy":
+            from simsample_accelsim.scan_numpy import scan_file_and_footprint
+
             header, feats, fp = scan_file_and_footprint(path)
         else:
             header, feats = scan_trace(path, engine)
             if context:
+                from simsample_accelsim.scan_numpy import scan_footprint
+
                 fp = scan_footprint(path)
     except FormatError as exc:
         return path, f"error:{exc}"
@@ -225,7 +231,10 @@ def compute_features(
 
     args = [(str(f), engine, context) for f in todo]
     if jobs > 1 and len(todo) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
+        # the compiled scanner releases the GIL while it scans (and Python's file reads and lzma
+        # do too): threads share the work without starting processes; the others need processes
+        pool_type = ThreadPoolExecutor if engine == "native" else ProcessPoolExecutor
+        with pool_type(max_workers=min(jobs, len(todo))) as pool:
             for path_s, res in pool.map(_scan_job, args):
                 done(path_s, res)
     else:

@@ -8,6 +8,10 @@ written out). The result has the reference's layout (blocks sorted by key, warp 
 of first appearance), so both agree array for array, not only after
 :meth:`LaunchFeatures.canonical`.
 
+With ``record_lines`` the same pass records the launch's cache footprint (the lines its global
+loads read, with how many warp-level loads read each, and the lines its stores write), equal to
+:func:`.scan_numpy.scan_footprint`'s: the context column and the warm-up read it from here.
+
 The module is optional: a source install without a C++ compiler has none, and
 ``SIMSAMPLE_PURE_PYTHON=1`` disables it (as for the PKP monitor); :func:`available` says which
 applies and the features command then falls back to :mod:`.scan_numpy`.
@@ -26,6 +30,7 @@ from simsample.native import import_optional
 from simsample_accelsim import opcodes as oc
 from simsample_accelsim.kernelfeatures import COUNTERS, LaunchFeatures
 from simsample_accelsim.traceg import TraceHeader, _check_block_count, _stream_header, open_stream
+from simsample_accelsim.warmup import Footprint
 
 #: Bytes handed to the C++ scanner per call: large enough that the per-call cost vanishes, small
 #: enough to stay in the CPU's cache between the read and the scan.
@@ -53,6 +58,28 @@ def native_module() -> Any:
 
 def scan_file(path: str | Path, chunk_size: int = CHUNK) -> tuple[TraceHeader, LaunchFeatures]:
     """Header and features of one trace file (plain or xz), streamed chunk by chunk."""
+    header, result = _scan(path, chunk_size, record_lines=False)
+    return header, _features(result, header, Path(path))
+
+
+def scan_file_and_footprint(path: str | Path, chunk_size: int = CHUNK) -> tuple[TraceHeader, LaunchFeatures, Footprint]:
+    """:func:`scan_file` and the launch's footprint (:func:`.scan_numpy.scan_footprint`) in one pass."""
+    header, result = _scan(path, chunk_size, record_lines=True)
+    feats = _features(result, header, Path(path))
+    return header, feats, _footprint(result, feats)
+
+
+def scan_footprint(path: str | Path, chunk_size: int = CHUNK) -> Footprint:
+    """The launch's footprint alone (the same checks as a features scan)."""
+    return scan_file_and_footprint(path, chunk_size)[2]
+
+
+def _footprint(result: dict[str, Any], feats: LaunchFeatures) -> Footprint:
+    return Footprint(np.asarray(result["line_reads"], np.uint64), np.asarray(result["line_writes"], np.uint64),
+                     int(feats.counts["warp_insts"]), np.asarray(result["line_read_counts"], np.int64))
+
+
+def _scan(path: str | Path, chunk_size: int, *, record_lines: bool) -> tuple[TraceHeader, dict[str, Any]]:
     if _native is None:
         raise UserError(f"the compiled trace scanner cannot be used ({_REASON}); use --engine numpy")
     p = Path(path)
@@ -68,6 +95,7 @@ def scan_file(path: str | Path, chunk_size: int = CHUNK) -> tuple[TraceHeader, L
                 first_line=head[:end].count(b"\n") + 1,
                 classes=oc._CLASS,  # opcode base -> memory class, the table classify() uses
                 control_flow=sorted(oc.CONTROL_FLOW),
+                record_lines=record_lines,
             )
             last = head[-1:]
             scanner.feed(head[end:])
@@ -86,7 +114,7 @@ def scan_file(path: str | Path, chunk_size: int = CHUNK) -> tuple[TraceHeader, L
         line, message, text = exc.args
         shown = text.decode(errors="replace")
         raise FormatError(p, message + (f": {shown!r}" if shown else ""), line=line or None) from None
-    return header, _features(result, header, p)
+    return header, result
 
 
 def _features(result: dict[str, Any], header: TraceHeader, path: Path) -> LaunchFeatures:
@@ -103,4 +131,4 @@ def _features(result: dict[str, Any], header: TraceHeader, path: Path) -> Launch
     )
 
 
-__all__ = ["CHUNK", "available", "native_module", "scan_file", "unavailable_reason"]
+__all__ = ["CHUNK", "available", "native_module", "scan_file", "scan_file_and_footprint", "scan_footprint", "unavailable_reason"]

@@ -459,7 +459,9 @@ class _Scanner:
             first, last = lo >> U(LINE_BITS), hi >> U(LINE_BITS)
             n = (last - first).astype(np.int64) + 1
             if (n > 1).any():  # an access that crosses line boundaries touches every line between
-                n = np.minimum(n, 1 << 20)  # a wild stride over the address space: keep the ends' neighbourhood
+                # a wild stride over the address space: keep the start's neighbourhood; a last line
+                # not above the first (zero width, a wrap past 2**64): the first line only
+                n = np.clip(n, 1, 1 << 20)
                 lines = np.repeat(first, n) + ranks(n).astype(U)
                 kind = np.repeat(kind, n)
                 owner = np.repeat(owner, n)
