@@ -1,4 +1,5 @@
-# Quick start: `make demo` (set up, then plan/apply on the bundled example) and `make test`.
+# Quick start: `make demo` (set up, then the tutorial's steps on the bundled example) and `make test`;
+# then `. .venv/bin/activate` puts `simsample` on PATH.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -19,10 +20,13 @@ $(GCL_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,cluster,docs,gcl]' $(foreach a,$(ADAPTERS),-e $(dir $(a)))
 	touch $@
 
+# The commands are installed into $(VENV)/bin: say how to reach them from the user's shell.
 setup: $(STAMP)
+	@echo "simsample is installed in $(VENV)/bin; to run it in this shell: . $(VENV)/bin/activate"
 
 demo: setup
 	PATH="$(abspath $(BIN)):$$PATH" bash examples/demo.sh
+	@echo "simsample is installed in $(VENV)/bin; to run it in this shell: . $(VENV)/bin/activate"
 
 test: setup $(GCL_STAMP)
 	$(BIN)/python -m pytest

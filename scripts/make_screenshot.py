@@ -4,7 +4,7 @@ The page is the one ``make demo`` writes (``demo-out/report.html``: a margin pla
 PyTorch-profiler trace with three samplers' ε/rate sweeps); run ``make demo`` first. The top of
 the page is captured at 1200 px wide and scaled down to 900 px.
 
-    .venv/bin/python docs/make_screenshot.py [PAGE] [--height 2600]
+    .venv/bin/python scripts/make_screenshot.py [PAGE] [--height 2600]
 """
 
 from __future__ import annotations
