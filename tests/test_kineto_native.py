@@ -454,12 +454,18 @@ def test_plain_and_compressed_files_read_alike(tmp_path):
     assert read_file(plain, engine="decode")["scan"]["engine"] == "decode"
 
 
+_SMALLEST_STREAM = _trace(_k(args='"grid": [1, 1, 1], "block": [32, 1, 1], "stream": -9223372036854775808'), _k(ts="5"))
+
+
 def test_smallest_int64_is_a_value_not_a_missing_field():
     """The typed decoder once marked absent args with -2**63, so a stream id of -2**63 became the
-    default 0; every engine now keeps it."""
-    raw = _trace(_k(args='"grid": [1, 1, 1], "block": [32, 1, 1], "stream": -9223372036854775808'), _k(ts="5"))
-    decoded = kd.decode(raw)
+    default 0; every engine now keeps it (the decoder here, the compiled extractor below)."""
+    decoded = kd.decode(_SMALLEST_STREAM)
     assert decoded is not None
     assert decoded[0]["stream"].tolist() == [-(2**63), 0]
-    arrays, _, _ = _check(raw)
+
+
+@native
+def test_smallest_int64_is_a_value_in_the_compiled_extractor_too():
+    arrays, _, _ = _check(_SMALLEST_STREAM)
     assert arrays["stream"].tolist() == [-(2**63), 0]

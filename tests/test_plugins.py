@@ -181,6 +181,7 @@ def test_implementations_name_every_compiled_part(monkeypatch):
     """`simsample plugins` says, for each compiled module, whether it or its fallback runs."""
     from simsample.native import COMPILED_MODULES, implementations
 
+    monkeypatch.delenv("SIMSAMPLE_PURE_PYTHON", raising=False)  # the pure-Python leg sets it
     got = implementations()
     assert list(got) == list(COMPILED_MODULES.values())
     assert all(v == "native (C++ extension)" or v.startswith("pure Python (not built: ") for v in got.values())
