@@ -16,6 +16,7 @@ __all__ = ["__version__", "hookimpl"]
 _LIBRARY = (
     "read",
     "find_workloads",
+    "find_plan",
     "plan",
     "apply",
     "collect",

@@ -65,7 +65,7 @@ class FormatError(UserError, ValueError):
         self.record = record
 
 
-class PlanMismatchError(UserError):
+class PlanMismatchError(UserError, ValueError):
     """A plan is applied to a workload other than the one it was made for."""
 
 

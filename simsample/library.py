@@ -130,6 +130,16 @@ def read(
 
     if not paths:
         raise UserError("no input given")
+    if len(paths) == 1 and isinstance(paths[0], (list, tuple)):  # read([a, b]) as read(a, b)
+        paths = tuple(paths[0])
+    for q in paths:
+        _as_path(q, "path")
+    if format is not None:
+        _check_name(format, "format")
+    if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int)):
+        raise UserTypeError(f"rank: expected a whole number (a Kineto rank), got {type(rank).__name__} {rank!r}")
+    if columns is not None and not isinstance(columns, (str, Mapping)):
+        raise UserTypeError(f"columns: expected a mapping such as {{'name': 'Name'}} or 'name=Name,...', got {type(columns).__name__}")
     options: dict[str, Any] = {}
     if rank is not None:
         options["rank"] = rank
@@ -183,12 +193,21 @@ def resolve_params(sampler: str | Sampler, params: Mapping[str, Any] | None = No
     return s.resolve_params(params)
 
 
-def plan(workload: Workload, sampler: str = DEFAULT_SAMPLER, *, seed: int = 0, stage: Callable[[str], None] | None = None, **params: Any) -> Plan:
+def plan(
+    workload: Workload | str | Path,
+    sampler: str = DEFAULT_SAMPLER,
+    *,
+    seed: int = 0,
+    stage: Callable[[str], None] | None = None,
+    **params: Any,
+) -> Plan:
     """Choose the launches to simulate: a ``Plan`` (write it with ``.write``).
 
-    ``params`` are the sampler's parameters (``eps=0.05``; ``simsample samplers`` lists them),
-    resolved against its defaults and validated first; the same workload, parameters and seed
-    give the same plan. ``stage`` is told what is happening (the CLI's stage line).
+    ``workload``: a ``Workload``, or the path of a profile or trace folder (read as ``read()``
+    reads it). ``params`` are the sampler's parameters (``eps=0.05``; ``simsample samplers``
+    lists them), resolved against its defaults and validated first; ``seed`` is a whole number
+    from 0 to 2**32 - 1. The same workload, parameters and seed give the same plan. ``stage``
+    is told what is happening (the CLI's stage line).
 
     ```pycon
     >>> wl = read("examples/profile/train_step.pt.trace.json.gz")
@@ -198,16 +217,56 @@ def plan(workload: Workload, sampler: str = DEFAULT_SAMPLER, *, seed: int = 0, s
 
     ```
     """
-    s = get_sampler(sampler)
+    seed = check_seed(seed)
+    s = get_sampler(_check_name(sampler, "sampler"))
     resolved = s.resolve_params(params)
+    workload = _as_workload(workload)
     if len(workload) == 0:
-        raise UserError(f"{workload.source or 'workload'}: no kernel launches to sample")
+        raise UserValueError(f"{workload.source or 'workload'}: no kernel launches to sample")
     if stage is not None:
         stage(f"checking {len(workload):,} launches for sampler {s.name}")
     s.check_workload(workload, resolved)
     if stage is not None:
         stage(f"planning {len(workload):,} launches with {s.name}")
     return s.plan(workload, resolved, seed)
+
+
+#: the seeds a plan records (numpy's generators take up to 2**32 - 1 as the CLI's --seed does)
+MAX_SEED = 2**32 - 1
+
+
+def check_seed(seed: Any) -> int:
+    """``seed`` as an int, refused unless it is a whole number from 0 to 2**32 - 1 (1.5 is not
+    truncated, "3" is not parsed: the plan records exactly the seed given)."""
+    import numbers
+
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise UserTypeError(f"seed: expected a whole number from 0 to {MAX_SEED}, got {type(seed).__name__} {seed!r}")
+    if not 0 <= int(seed) <= MAX_SEED:
+        raise UserValueError(f"seed {seed}: must be from 0 to {MAX_SEED}")
+    return int(seed)
+
+
+def _check_name(name: Any, what: str) -> str:
+    if not isinstance(name, str):
+        raise UserTypeError(f"{what}: expected a name (a string such as {DEFAULT_SAMPLER!r}), got {type(name).__name__}")
+    return name
+
+
+def _as_workload(workload: Any, what: str = "workload") -> Workload:
+    """A ``Workload``, or the one a path names (read as ``read()`` reads it)."""
+    import os
+
+    from simsample.workload import Workload as _Workload
+
+    if isinstance(workload, _Workload):
+        return workload
+    if isinstance(workload, (str, os.PathLike)):
+        return read(workload)
+    raise UserTypeError(
+        f"{what}: expected a Workload or the path of a profile, got {type(workload).__name__}; "
+        "read a profile or trace folder with simsample.read(path)"
+    )
 
 
 # --- the simulator's side --------------------------------------------------------------------
@@ -368,7 +427,7 @@ class Estimate:
         import pandas as pd
 
         rows = [{**e.to_json(), "half_width_pct": half_width_pct(e)} for e in self.estimates]
-        cols = ["metric", "estimate", "std_error", "ci_low", "ci_high", "half_width_pct", "confidence", "samples", "kind"]
+        cols = ["metric", "estimate", "std_error", "ci_low", "ci_high", "half_width_pct", "confidence", "samples", "kind", "dof"]
         return pd.DataFrame(rows, columns=cols).set_index("metric")
 
     def to_json(self) -> dict[str, Any]:
@@ -429,7 +488,7 @@ def estimate(
             f"results: expected a table (a pandas DataFrame with kernel_id and metric columns, as collect() returns), got {type(results).__name__}"
         )
     confidence = _check_confidence(confidence)
-    source = str(results.attrs.get("source", "the results"))
+    source = str(results.attrs.get("source", "results"))
     if "kernel_id" not in results.columns:
         raise UserValueError(f"{source}: results need a kernel_id column (one row per simulated launch)")
     if not len(results):
@@ -520,7 +579,7 @@ def _numeric_columns(results: pd.DataFrame, source: str) -> pd.DataFrame:
 
 
 # --- evaluation ------------------------------------------------------------------------------
-@dataclass
+@dataclass(repr=False)
 class Evaluation:
     """A sampler scored on workloads: one ``WorkloadResult`` per
     workload and parameter set, the suite's means, and the inputs passed over."""
@@ -530,6 +589,14 @@ class Evaluation:
     results: list[WorkloadResult]
     swept: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        swept = f" x {len(self.results) // max(1, len({r.name for r in self.results}))} parameter sets" if self.swept else ""
+        return (
+            f"<Evaluation of {self.sampler}: {len({r.name for r in self.results})} workload(s){swept}, {self.repeats} repeats each"
+            + (f", {len(self.skipped)} input(s) skipped" if self.skipped else "")
+            + ">"
+        )
 
     @property
     def suite(self) -> dict[str, Any] | list[dict[str, Any]]:
@@ -585,6 +652,7 @@ def evaluate(
     min_launches: int = 1,
     format: str | None = None,
     rank: int | None = None,
+    columns: Mapping[str, str] | str | None = None,
     on_progress: Callable[[int], None] | None = None,
     include: str | None = None,
     exclude: str | None = None,
@@ -601,7 +669,9 @@ def evaluate(
     ``find_workloads()`` does; unreadable files found there are skipped and listed in
     ``skipped``). ``sweep``: values of parameters to try (all combinations). ``against``: a
     profile of the same run on other hardware to score against; ``truth``: a table of
-    ``kernel_id`` and ``truth_metric`` per launch (a full simulation's results).
+    ``kernel_id`` and ``truth_metric`` per launch (a full simulation's results). ``format``,
+    ``rank`` and ``columns`` say how profiles are read, as for ``read()`` (``columns`` tells the
+    ``csv`` reader which column holds what).
     ``include``/``exclude`` (regular expressions on kernel names), ``steps`` (``"A-B"``) and
     ``time_range`` (``"20ms-60ms"``) keep the launches ``plan`` would keep with the same
     filters, so that a sampler is scored on the window one will plan on (the truth is that
@@ -619,7 +689,8 @@ def evaluate(
 
     from simsample.sampling.filters import LaunchFilter, parse_steps, parse_time_range
 
-    s = get_sampler(sampler)
+    _check_evaluate_args(workloads, repeats, sweep, against, truth, truth_metric, min_launches, on_progress)
+    s = get_sampler(_check_name(sampler, "sampler"))
     points = _sweep_points(sweep)
     resolved = [s.resolve_params({**params, **pt}) for pt in points]
     flt = LaunchFilter(include, exclude, steps, time_range)
@@ -643,14 +714,14 @@ def evaluate(
             todo.append((item, False))
         else:
             todo.extend(found[i])
-    truth_wl = against if against is None or isinstance(against, _Workload) else read(against, format=format, rank=rank)
+    truth_wl = against if against is None or isinstance(against, _Workload) else read(against, format=format, rank=rank, columns=columns)
     if truth is not None and len(todo) != 1:
         raise UserError("a truth scores one workload: give exactly one profile (not a folder of them)")
     results = []
     for item, in_folder in todo:
         name = item.source if isinstance(item, _Workload) else str(item)
         try:
-            wl = item if isinstance(item, _Workload) else read(item, format=format, rank=rank)
+            wl = item if isinstance(item, _Workload) else read(item, format=format, rank=rank, columns=columns)
             if len(wl) >= min_launches and truth is None:
                 wl.values(wl.default_metric())  # untimed traces fail here, with their reason
         except UserError as exc:
@@ -680,6 +751,43 @@ def evaluate(
         raise UserError(f"no workload with at least {min_launches} launches among {len(todo)} profile(s)")
     swept = sorted({k for pt in points for k in pt})
     return Evaluation(s.name, repeats, results, swept, skipped)
+
+
+def _check_evaluate_args(
+    workloads: Any, repeats: Any, sweep: Any, against: Any, truth: Any, truth_metric: Any, min_launches: Any, on_progress: Any
+) -> None:
+    """The checks ``simsample evaluate``'s options get from click, for callers of the function."""
+    import os
+
+    import pandas as pd
+
+    from simsample.workload import Workload as _Workload
+
+    items = list(workloads) if isinstance(workloads, (list, tuple)) else [workloads]
+    if not items:
+        raise UserValueError("workloads: none given; give a Workload, a profile or a folder of profiles")
+    for item in items:
+        if not isinstance(item, (_Workload, str, os.PathLike)):
+            raise UserTypeError(f"workloads: expected Workloads or paths of profiles, got {type(item).__name__}")
+    for name, value in (("repeats", repeats), ("min_launches", min_launches)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise UserTypeError(f"{name}: expected a whole number of at least 1, got {type(value).__name__} {value!r}")
+        if value < 1:
+            raise UserValueError(f"{name} {value}: must be at least 1")
+    if sweep is not None:
+        if not isinstance(sweep, Mapping):
+            raise UserTypeError(f"sweep: expected a mapping of parameter names to lists of values such as {{'count': [2, 4]}}, got {type(sweep).__name__} {sweep!r}")
+        for k, vs in sweep.items():
+            if isinstance(vs, (str, bytes)) or not isinstance(vs, (list, tuple, range)):
+                raise UserTypeError(f"sweep {k}: expected a list of values such as [2, 4], got {type(vs).__name__} {vs!r}")
+    if against is not None and not isinstance(against, (_Workload, str, os.PathLike)):
+        raise UserTypeError(f"against: expected a Workload or the path of a profile, got {type(against).__name__}")
+    if truth is not None and not isinstance(truth, pd.DataFrame):
+        raise UserTypeError(f"truth: expected a table (a pandas DataFrame of kernel_id and the true value per launch), got {type(truth).__name__}")
+    if not isinstance(truth_metric, str):
+        raise UserTypeError(f"truth_metric: expected a column name, got {type(truth_metric).__name__}")
+    if on_progress is not None and not callable(on_progress):
+        raise UserTypeError(f"on_progress: expected a function of the number of plans done, got {type(on_progress).__name__}")
 
 
 def _sweep_points(sweep: Mapping[str, Sequence[Any]] | None) -> list[dict[str, Any]]:

@@ -29,6 +29,7 @@ from simsample import __version__
 from simsample.errors import FormatError, PlanMismatchError, UserError
 from simsample.io.files import atomic_write_bytes, check_input_file
 from simsample.io.limits import read_bytes_limited
+from simsample.plan_checks import check_plan
 from simsample.plan_columns import (
     SAMPLE_FIELDS,
     check_samples,
@@ -206,6 +207,15 @@ class Plan:
             samples=samples,
         )
 
+    def __repr__(self) -> str:
+        """One line: the sampler, how many samples of how many launches, the bound asked
+        (``repr`` of the dataclass would print every sample and cluster)."""
+        params = self.sampler.get("params") or {}
+        eps = f", eps={params['eps']}" if isinstance(params, Mapping) and params.get("eps") is not None else ""
+        launches = self.workload.get("launches")
+        of = f"{launches:,}" if isinstance(launches, int) else "?"
+        return f"<Plan {self.sampler.get('name', '?')}: {len(self.samples):,} samples of {of} launches, {len(self.clusters):,} clusters{eps}>"
+
     # --- facts -------------------------------------------------------------------------------
     @property
     def sampled_ids(self) -> list[int]:
@@ -326,6 +336,7 @@ class Plan:
         rules applied to whole columns. The text is the same as :meth:`dumps` writes.
         """
         prepared = self._prepare(check=str(path))
+        check_plan(self, source=str(path))
         atomic_write_bytes(path, self._text(prepared))
 
     @classmethod
@@ -360,6 +371,7 @@ class Plan:
             created_by=doc["created_by"],
             process=dict(doc["process"]) if doc.get("process") is not None else None,
         )
+        check_plan(plan, source=source)  # what the schema cannot say: the parts agree (simsample.plan_checks)
         return plan
 
     @classmethod

@@ -117,7 +117,8 @@ class Param:
         if self.minimum is not None and out < self.minimum:
             raise UserValueError(f"parameter {self.name}: {out} is below the minimum {self.minimum}")
         if self.maximum is not None and out > self.maximum:
-            raise UserValueError(f"parameter {self.name}: {out} is above the maximum {self.maximum}")
+            hint = " (a fraction: 0.05 is 5%)" if self.maximum == 1.0 and self.type is float and out <= 100 else ""
+            raise UserValueError(f"parameter {self.name}: {out} is above the maximum {self.maximum}{hint}")
         return out
 
 

@@ -109,9 +109,23 @@ class Workload:
     validate: bool = True
 
     def __post_init__(self) -> None:
+        if not isinstance(self.kernels, pd.DataFrame):
+            from simsample.errors import UserTypeError
+
+            raise UserTypeError(
+                f"Workload: kernels must be a pandas DataFrame with one row per launch, got {type(self.kernels).__name__}; "
+                "read a profile with simsample.read(path)"
+            )
         if self.validate:
             self.kernels = normalise(self.kernels, source=self.source)
         self.validate = False
+
+    def __repr__(self) -> str:
+        """One line: what and how much, never the table (a workload holds up to millions of launches)."""
+        n = len(self.kernels)
+        distinct = self.kernels["name"].nunique() if "name" in self.kernels.columns else 0
+        where = f" from {self.source}" if self.source else ""
+        return f"<Workload {self.format or '?'}: {n:,} launches of {distinct:,} kernels{where}>"
 
     # --- basic facts -------------------------------------------------------------------------
     def __len__(self) -> int:

@@ -107,7 +107,7 @@ def evaluate_cmd(
     with task(f"evaluating {sampler.name}", total=count * len(points) * repeats) as advance:
         ev = evaluate(
             list(profiles), sampler.name, repeats=repeats, sweep=sweep, against=against, truth=truth, truth_metric=metric,
-            min_launches=min_launches, format=fmt, rank=options.get("rank"), on_progress=advance,
+            min_launches=min_launches, format=fmt, rank=options.get("rank"), columns=options.get("columns"), on_progress=advance,
             include=include, exclude=exclude, steps=steps, time_range=time_range, **base,
         )
     report_skipped(ev.skipped, verbose)

@@ -262,7 +262,7 @@ def draw_plan(
 ALLOCATIONS = ("group", "joint")
 
 COMMON_PARAMS: tuple[Param, ...] = (
-    Param("eps", float, 0.05, "error bound ε: relative half-width of the interval", minimum=1e-6, maximum=10.0),
+    Param("eps", float, 0.05, "error bound ε: relative half-width of the interval, a fraction (0.05 = 5%)", minimum=1e-6, maximum=1.0),
     Param("confidence", float, 0.95, "confidence level of the bound (z = 1.96 for 0.95)", minimum=0.5, maximum=0.999999),
     Param("group", str, "name", "group launches by kernel name (argument list stripped) or by name, grid and block", choices=GROUPINGS),
     Param("replace", bool, False, "draw with replacement (i.i.d., the paper) instead of without"),

@@ -49,7 +49,7 @@ class AllegroSampler(Sampler):
     version = "1"
     description = "Allegro: (name, grid, block) groups split by 1-D k-means until m_min ≤ m_th; ≥ 30 draws each"
     params = (
-        Param("eps", float, 0.05, "error bound ε", minimum=1e-6, maximum=10.0),
+        Param("eps", float, 0.05, "error bound ε: a fraction of the total (0.05 = 5%)", minimum=1e-6, maximum=1.0),
         Param("confidence", float, 0.95, "confidence level of the bound", minimum=0.5, maximum=0.999999),
         Param("m_th", int, 50, "split a cluster while its m_min is above this", minimum=1),
         Param("min_samples", int, 30, "floor of m_min (the CLT rule of thumb)", minimum=1),

@@ -88,7 +88,7 @@ class MarginSampler(Sampler):
     version = "4"
     description = "simsample's default: ROOT's splits, one allocation with the finite-population correction, sized with a margin"
     params = (
-        Param("eps", float, 0.05, "error bound ε: relative half-width of the interval", minimum=1e-6, maximum=10.0),
+        Param("eps", float, 0.05, "error bound ε: relative half-width of the interval, a fraction (0.05 = 5%)", minimum=1e-6, maximum=1.0),
         Param("confidence", float, 0.99, "confidence level of the reported interval", minimum=0.5, maximum=0.999999),
         Param(
             "sizing_confidence", float, 0.998,
