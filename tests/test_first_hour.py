@@ -159,3 +159,72 @@ def test_photon_names_the_extras_file_a_moved_table_left_behind(tmp_path, capsys
     # what needs no extras still works on the moved table
     assert run(["plan", str(moved / "features.parquet"), "--param", "metric=warp_insts", "-o", str(tmp_path / "m.json")]) == 0
     assert run(["plan", str(made / "features.parquet"), "--sampler", "photon", "-o", str(tmp_path / "ph.json")]) == 0
+
+
+# --- every command takes -h; estimate's refusals name only options it takes ------------------
+
+
+def _all_commands() -> list[list[str]]:
+    import click
+
+    from simsample.cli import build_cli
+
+    out: list[list[str]] = []
+
+    def walk(group: click.Group, path: list[str]) -> None:
+        ctx = click.Context(group)
+        for name in group.list_commands(ctx):
+            cmd = group.get_command(ctx, name)
+            out.append([*path, name])
+            if isinstance(cmd, click.Group):
+                walk(cmd, [*path, name])
+
+    walk(build_cli(), [])
+    return out
+
+
+def test_every_command_takes_dash_h(capsys):
+    commands = _all_commands()
+    assert ["estimate"] in commands and ["plan"] in commands
+    for argv in [*commands, ["estimate", "--sim", "accelsim"], ["collect", "--sim", "accelsim"], ["apply", "--sim", "accelsim"]]:
+        capsys.readouterr()
+        assert run([*argv, "-h"]) == 0, argv
+        out = capsys.readouterr().out
+        assert "Usage:" in out, argv
+
+
+def test_estimate_help_lists_sim(capsys):
+    assert run(["estimate", "--help"]) == 0
+    assert "--sim" in capsys.readouterr().out
+
+
+def _options_of(argv: list[str], capsys) -> set[str]:
+    import re
+
+    capsys.readouterr()
+    assert run([*argv, "--help"]) == 0
+    return set(re.findall(r"(--[a-z][a-z-]+)", capsys.readouterr().out))
+
+
+def test_estimate_on_a_truncated_log_names_only_options_estimate_takes(tmp_path, capsys):
+    """A refusal that says "pass --X" must be answered by that command's --X."""
+    import gzip
+    import re
+
+    pytest.importorskip("simsample_accelsim")
+    full = gzip.open(ROOT / "examples" / "simulator" / "accelsim" / "full.out.gz", "rt").read().splitlines(keepends=True)
+    cut = tmp_path / "truncated.log"
+    cut.write_text("".join(full[: len(full) // 2]))
+    samples = tmp_path / "samples.csv"
+    samples.write_text("kernel_id,weight\n" + "".join(f"{k},2\n" for k in range(1, 41, 2)))
+    plan = tmp_path / "plan.json"
+    assert run(["plan", str(TRACES), "--sampler", "explicit", "--param", f"file={samples}", "-o", str(plan)]) == 0
+    capsys.readouterr()
+    assert run(["estimate", "--sim", "accelsim", "--plan", str(plan), str(cut)]) == 1
+    line = _error_line(capsys)
+    named = set(re.findall(r"(--[a-z][a-z-]+)", line))
+    assert named <= _options_of(["estimate", "--sim", "accelsim"], capsys), line
+    # collect keeps what finished, and says so
+    assert run(["collect", "--sim", "accelsim", "--plan", str(plan), str(cut)]) == 1
+    line = _error_line(capsys)
+    assert set(re.findall(r"(--[a-z][a-z-]+)", line)) <= _options_of(["collect", "--sim", "accelsim"], capsys), line
