@@ -38,18 +38,37 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
         staged_folder,
     )
     from simsample.adapter_support.matching import PlanMatch, match_plan, note, plan_ids
+    from simsample.adapter_support.results import (
+        STATUS_MISSING,
+        USABLE_STATUSES,
+        against_plan,
+        check_launch_count,
+    )
+    from simsample.adapter_support.warmup import warmup_choice
     from simsample.adapter_support.weights import (
         PLAN_FILE,
+        ROLE_WARMUP,
         WEIGHTS_FILE,
         write_plan_records,
     )
     from simsample.errors import (
         FormatError,
+        IncompleteResults,
         PlanMismatchError,
         UserError,
         UserFileNotFoundError,
         UserTypeError,
         UserValueError,
+    )
+    from simsample.gcl.streams import (
+        MEM_ATOMIC,
+        MEM_LOAD,
+        MEM_NONE,
+        MEM_STORE,
+        InstructionTraces,
+        KernelStream,
+        StreamBuilder,
+        WarpSelection,
     )
     from simsample.hookspecs import hookimpl
     from simsample.io.files import (
@@ -65,11 +84,14 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
         open_text,
         read_all,
         read_head,
+        remove_partial,
         special_file,
         temporary_cache,
         writable_parent,
+        writes_through,
     )
     from simsample.io.limits import read_bytes_limited, read_text_limited
+    from simsample.io.names import base_name
     from simsample.io.tables import (
         BINARY_BYTE_SCALE,
         TIME_SCALE,
@@ -98,9 +120,17 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
     from simsample.planfile import Cluster, Plan
     from simsample.plugin_base import Adapter, Param, Reader, Sampler, resolve_options
     from simsample.progress import task
+    from simsample.runner import Job, failure_report, run_jobs
+    from simsample.runner.jobs import run_in_group
+    from simsample.runner.options import executor_options, make_executor
     from simsample.sampling.allocation import allocate, sampled_time, z_value
     from simsample.sampling.draws import cluster_stats, draw, make_cluster, rng
-    from simsample.sampling.grouping import GROUPINGS, resolve_grouping
+    from simsample.sampling.filters import (
+        WHOLE_PROCESS_FORMATS,
+        launch_numbers,
+        sample_launches,
+    )
+    from simsample.sampling.grouping import CONTEXT_COLUMN, GROUPINGS, resolve_grouping
     from simsample.sampling.metrics import Metric, count, not_estimable, ratio
     from simsample.sampling.representatives import (
         first_of_each,
@@ -141,6 +171,7 @@ _STABLE: dict[str, str] = {
     "UserValueError": "simsample.errors",
     "UserTypeError": "simsample.errors",
     "UserFileNotFoundError": "simsample.errors",
+    "IncompleteResults": "simsample.errors",
     "Workload": "simsample.workload",
     "REQUIRED_COLUMNS": "simsample.workload",
     "SHAPE_COLUMNS": "simsample.workload",
@@ -246,6 +277,34 @@ _PROVISIONAL_NAMES: dict[str, str] = {
     "source_label": "simsample.io.tables",
     "usable_cpus": "simsample.io.workers",
     "can_spawn": "simsample.io.workers",
+    # adapters: results, warm-up, launches in the process, running the simulator, instruction streams
+    "STATUS_MISSING": "simsample.adapter_support.results",
+    "USABLE_STATUSES": "simsample.adapter_support.results",
+    "against_plan": "simsample.adapter_support.results",
+    "check_launch_count": "simsample.adapter_support.results",
+    "warmup_choice": "simsample.adapter_support.warmup",
+    "ROLE_WARMUP": "simsample.adapter_support.weights",
+    "WHOLE_PROCESS_FORMATS": "simsample.sampling.filters",
+    "launch_numbers": "simsample.sampling.filters",
+    "sample_launches": "simsample.sampling.filters",
+    "CONTEXT_COLUMN": "simsample.sampling.grouping",
+    "base_name": "simsample.io.names",
+    "remove_partial": "simsample.io.files",
+    "writes_through": "simsample.io.files",
+    "run_in_group": "simsample.runner.jobs",
+    "Job": "simsample.runner",
+    "run_jobs": "simsample.runner",
+    "failure_report": "simsample.runner",
+    "executor_options": "simsample.runner.options",
+    "make_executor": "simsample.runner.options",
+    "InstructionTraces": "simsample.gcl.streams",
+    "KernelStream": "simsample.gcl.streams",
+    "StreamBuilder": "simsample.gcl.streams",
+    "WarpSelection": "simsample.gcl.streams",
+    "MEM_NONE": "simsample.gcl.streams",
+    "MEM_LOAD": "simsample.gcl.streams",
+    "MEM_STORE": "simsample.gcl.streams",
+    "MEM_ATOMIC": "simsample.gcl.streams",
 }
 
 _EXPORTS: dict[str, str] = {**_STABLE, **_PROVISIONAL_NAMES}
@@ -257,16 +316,29 @@ PROVISIONAL: frozenset[str] = frozenset(_PROVISIONAL_NAMES)
 __all__ = [
     "BINARY_BYTE_SCALE",
     "COMMON_PARAMS",
+    "CONTEXT_COLUMN",
     "GROUPINGS",
+    "MEM_ATOMIC",
+    "MEM_LOAD",
+    "MEM_NONE",
+    "MEM_STORE",
     "PLAN_FILE",
     "PROVISIONAL",
     "REQUIRED_COLUMNS",
+    "ROLE_WARMUP",
     "SHAPE_COLUMNS",
+    "STATUS_MISSING",
     "TIME_SCALE",
+    "USABLE_STATUSES",
     "WEIGHTS_FILE",
+    "WHOLE_PROCESS_FORMATS",
     "Adapter",
     "Cluster",
     "FormatError",
+    "IncompleteResults",
+    "InstructionTraces",
+    "Job",
+    "KernelStream",
     "Metric",
     "Param",
     "Plan",
@@ -276,21 +348,26 @@ __all__ = [
     "Reader",
     "Sampler",
     "Strata",
+    "StreamBuilder",
     "UserError",
     "UserFileNotFoundError",
     "UserTypeError",
     "UserValueError",
+    "WarpSelection",
     "Workload",
     "add_devices",
+    "against_plan",
     "allocate",
     "atomic_write_bytes",
     "atomic_write_text",
     "atomic_writer",
+    "base_name",
     "can_spawn",
     "categorical",
     "check_input_file",
     "check_input_folder",
     "check_int64",
+    "check_launch_count",
     "check_output_file",
     "check_output_folder",
     "cluster_stats",
@@ -301,7 +378,9 @@ __all__ = [
     "draw",
     "draw_plan",
     "exact_stats",
+    "executor_options",
     "extras_path",
+    "failure_report",
     "finish",
     "first_of_each",
     "from_records",
@@ -309,10 +388,12 @@ __all__ = [
     "hookimpl",
     "iid_sizing",
     "import_optional",
+    "launch_numbers",
     "launch_table",
     "link_or_copy",
     "looks_binary",
     "make_cluster",
+    "make_executor",
     "make_workload",
     "match_plan",
     "missing_message",
@@ -335,11 +416,15 @@ __all__ = [
     "read_head",
     "read_text_limited",
     "relabel_by_first",
+    "remove_partial",
     "representative_plan",
     "resolve_grouping",
     "resolve_metric",
     "resolve_options",
     "rng",
+    "run_in_group",
+    "run_jobs",
+    "sample_launches",
     "sampled_time",
     "single_cluster_draws",
     "size_clusters",
@@ -353,9 +438,11 @@ __all__ = [
     "temporary_cache",
     "to_ns",
     "usable_cpus",
+    "warmup_choice",
     "whole",
     "writable_parent",
     "write_plan_records",
+    "writes_through",
     "z_value",
 ]
 
