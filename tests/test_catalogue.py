@@ -257,7 +257,7 @@ CASES += [
     C("nsys-not-sqlite", "profile info {W}/va.csv --format nsys_sqlite", 1, "va.csv"),
     C("plan-nan-weight", "estimate --plan {W}/va-nan.json {W}/values.csv", 1, "va-nan.json"),
     C("plan-dup-samples", "estimate --plan {W}/va-dup.json {W}/values.csv", 1, "samples listed twice"),
-    C("plan-huge-id", "estimate --plan {W}/va-huge.json {W}/values.csv", 1, "out of range"),
+    C("plan-huge-id", "estimate --plan {W}/va-huge.json {W}/values.csv", 1, "greater than the maximum of 9223372036854775807"),  # the schema bounds ids to int64
     C("plan-not-json", "estimate --plan {W}/va.csv {W}/values.csv", 1, "not valid JSON"),
     C("plan-empty", "estimate --plan {W}/empty.csv {W}/values.csv", 1, "empty"),
     C("plan-is-folder", "estimate --plan {W}/emptydir {W}/values.csv", 1, "is a directory"),

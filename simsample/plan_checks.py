@@ -1,0 +1,171 @@
+"""What a plan must hold beyond its JSON Schema: the facts that tie its parts together.
+
+The schema checks each value on its own (types, bounds). A plan that passes it can still say
+things no plan made by ``simsample plan`` says, and each of them used to travel until something
+failed far from the cause: a sample at launch 99 of a 30-launch workload was applied and recorded;
+a ``process`` section without the sampled kernel id ended in ``KeyError``; an empty one wrote a
+tracer script that traced nothing; a launch number of 10^12 asked the tracer for a launch the
+process never makes, and a ``first_launch`` of 10^30 overflowed ``int64``. :func:`check_plan`
+refuses them when the plan is read (and before it is written), in one line that names the part.
+
+The positional rules of a ``process.samples`` entry are checked here too: the schema states them
+with ``prefixItems``, which the fast validator does not implement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from operator import itemgetter
+from typing import Any
+
+import numpy as np
+
+from simsample.errors import UserError
+from simsample.io.numbers import INT64_MAX, INT64_MIN
+
+#: A ``process.samples`` entry: [kernel_id, launch number, base name, grid x y z, block x y z].
+_ENTRY_FIELDS = ("kernel_id", "launch number", "base kernel name", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
+#: Formats whose kernel ids are the tracer's launch numbers (as :mod:`simsample.sampling.filters` says).
+_TRACE_ID_FORMATS = ("accelsim",)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _entry_error(source: str, i: int, what: str) -> UserError:
+    return UserError(f"{source}: invalid plan at process/samples/{i}: {what}; make the plan again with 'simsample plan'")
+
+
+def check_process_entries(entries: Any, source: str) -> list[tuple[int, int | None]]:
+    """The (kernel id, launch number) of each ``process.samples`` entry, after checking each entry's
+    positions: 9 values, integers within ``int64`` (the launch number at least 1, or null; shapes at
+    least 0), a name."""
+    if not isinstance(entries, list):
+        raise UserError(f"{source}: invalid plan at process/samples: not a list")
+    fast = _entries_as_columns(entries)
+    if fast is not None:
+        return fast
+    out: list[tuple[int, int | None]] = []
+    for i, e in enumerate(entries):
+        if not isinstance(e, list) or len(e) != len(_ENTRY_FIELDS):
+            raise _entry_error(source, i, f"expected {len(_ENTRY_FIELDS)} values ({', '.join(_ENTRY_FIELDS)})")
+        kid, num, name, *shape = e
+        if not _is_int(kid) or not INT64_MIN <= kid <= INT64_MAX:
+            raise _entry_error(source, i, f"kernel_id {kid!r} is not an integer within int64")
+        if num is not None and (not _is_int(num) or not 1 <= num <= INT64_MAX):
+            raise _entry_error(source, i, f"launch number {num!r} is not an integer from 1 to {INT64_MAX} (or null)")
+        if not isinstance(name, str):
+            raise _entry_error(source, i, f"base kernel name {name!r} is not a string")
+        for field, v in zip(_ENTRY_FIELDS[3:], shape):
+            if not _is_int(v) or not 0 <= v <= INT64_MAX:
+                raise _entry_error(source, i, f"{field} {v!r} is not an integer from 0 to {INT64_MAX}")
+        out.append((int(kid), None if num is None else int(num)))
+    return out
+
+
+def _entries_as_columns(entries: list) -> list[tuple[int, int | None]] | None:
+    """The entries' (kernel id, launch number) when every entry is well formed, checked a column
+    at a time (types by set, bounds by min and max: tens of thousands of entries at memory speed);
+    None when one is not, for :func:`check_process_entries`' entry-by-entry pass to name it."""
+    if not entries:
+        return []
+    if set(map(type, entries)) != {list} or set(map(len, entries)) != {len(_ENTRY_FIELDS)}:
+        return None
+    cols = [list(map(itemgetter(j), entries)) for j in range(len(_ENTRY_FIELDS))]
+    kids, nums, names, shapes = cols[0], cols[1], cols[2], cols[3:]
+    if set(map(type, kids)) != {int} or set(map(type, names)) != {str} or not set(map(type, nums)) <= {int, type(None)}:
+        return None
+    if min(kids) < INT64_MIN or max(kids) > INT64_MAX:
+        return None
+    given = [n for n in nums if n is not None]
+    if given and (min(given) < 1 or max(given) > INT64_MAX):
+        return None
+    for col in shapes:
+        if set(map(type, col)) != {int} or min(col) < 0 or max(col) > INT64_MAX:
+            return None
+    return list(zip(kids, nums))
+
+
+def check_plan(plan: Any, source: str = "plan") -> None:
+    """Refuse (one :class:`UserError` line) a plan whose parts disagree (see the module docstring)."""
+    wl = plan.workload or {}
+    samples = plan.samples
+    launches_total = wl.get("launches")
+    n = len(samples)
+    ids = samples["kernel_id"].to_numpy(np.int64) if n else np.empty(0, np.int64)
+    pos = samples["launch"].to_numpy(np.int64) if n else np.empty(0, np.int64)
+    if n and isinstance(launches_total, int) and not isinstance(launches_total, bool):
+        beyond = pos >= launches_total
+        if beyond.any():
+            i = int(np.argmax(beyond))
+            raise UserError(
+                f"{source}: sample {i} (kernel {int(ids[i])}) is at launch {int(pos[i])}, but the plan's workload has {launches_total:,} launches "
+                "(0-based positions); the plan file is inconsistent (edited by hand?): make the plan again"
+            )
+    proc = plan.process
+    if proc is None or not n:
+        return  # a plan without samples is refused by its reader, with its own message
+    if not isinstance(proc, Mapping):
+        raise UserError(f"{source}: invalid plan at process: not an object")
+    first = proc.get("first_launch")
+    if first is not None and (not _is_int(first) or not 1 <= first <= INT64_MAX):
+        raise UserError(f"{source}: invalid plan at process/first_launch: {first!r} is not an integer from 1 to {INT64_MAX} (or null)")
+    span = proc.get("profile_launches", launches_total)
+    if not _is_int(span) or span < 0:
+        span = launches_total if _is_int(launches_total) else None
+    if first is not None and span is not None and first - 1 + span > INT64_MAX:
+        raise UserError(
+            f"{source}: process/first_launch {first} plus the profile's {span:,} launches is beyond int64: no process has that many "
+            "launches; make the plan again with the right --first-launch"
+        )
+    if "samples" not in proc:
+        return
+    entries = check_process_entries(proc["samples"], source)
+    uniq, at = np.unique(ids, return_index=True)
+    kids = [kid for kid, _ in entries]
+    if len(set(kids)) != len(kids) or len(kids) != len(uniq) or not set(kids) <= set(uniq.tolist()):
+        _name_the_entry(entries, set(uniq.tolist()), source)
+    trace_ids = wl.get("format") in _TRACE_ID_FORMATS
+    numbers = [num for _, num in entries]
+    if first is None:
+        if not trace_ids and any(num is not None for num in numbers):
+            i = next(j for j, num in enumerate(numbers) if num is not None)
+            raise _entry_error(source, i, "it has a launch number but process/first_launch is null (unknown)")
+        return
+    if None in numbers:
+        raise _entry_error(source, numbers.index(None), f"no launch number, but process/first_launch is {first}")
+    if trace_ids:
+        if numbers != kids:
+            i = next(j for j, (k, num) in enumerate(entries) if k != num)
+            raise _entry_error(source, i, f"launch number {numbers[i]} differs from kernel id {kids[i]} (a trace folder's ids are its launch numbers)")
+        return
+    # filters remove launches, they never renumber the ones kept: an entry's number lies between
+    # first_launch + its launch position and the profile's last launch
+    launch = pos[at][np.searchsorted(uniq, np.asarray(kids, dtype=np.int64))]
+    hi = first - 1 + span if span is not None else INT64_MAX
+    nums = np.asarray(numbers, dtype=np.int64)
+    lo = launch + np.int64(first)  # no overflow: first_launch + the profile's launches fit int64 (checked above)
+    for i in np.flatnonzero((nums < lo) | (nums > np.int64(hi)))[:1].tolist():
+        raise _entry_error(
+            source, i,
+            f"launch number {numbers[i]} of kernel {kids[i]} is outside the launches the plan covers ({first + int(launch[i]):,} to {hi:,}: "
+            f"first_launch {first}, launch position {int(launch[i])}, {span if span is not None else '?'} launches in the profile)",
+        )
+
+
+def _name_the_entry(entries: list[tuple[int, int | None]], sampled: set[int], source: str) -> None:
+    """Raise for the first entry that is listed twice or names no sampled kernel, else for the
+    first sampled kernel without an entry."""
+    seen: dict[int, int] = {}
+    for i, (kid, _) in enumerate(entries):
+        if kid in seen:
+            raise _entry_error(source, i, f"kernel {kid} is listed twice (also at process/samples/{seen[kid]})")
+        if kid not in sampled:
+            raise _entry_error(source, i, f"kernel {kid} is not one of the plan's samples")
+        seen[kid] = i
+    absent = sorted(sampled - set(seen))
+    raise UserError(
+        f"{source}: invalid plan at process/samples: sampled kernel {absent[0]} has no entry ({len(absent)} of {len(sampled)} missing), "
+        "so where it is in the process is unknown; make the plan again with 'simsample plan'"
+    )
