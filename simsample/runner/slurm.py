@@ -20,6 +20,7 @@ from typing import Any
 
 from simsample.errors import UserError
 from simsample.io.files import atomic_write_text
+from simsample.io.script_values import refuse_control
 from simsample.runner.daskpool import INSTALL_HINT, DaskExecutor
 
 SLURM_DIR = "slurm"
@@ -41,6 +42,11 @@ class SlurmOptions:
 
 def make_cluster(opts: SlurmOptions, folder: Path) -> Any:
     """A dask-jobqueue SLURMCluster for ``opts``, its job script written into ``folder/slurm``."""
+    # each value lands on a '#SBATCH' line of the job script: a newline in one would start a command
+    for what, value in (("--partition", opts.partition), ("--time", opts.time), ("--memory", opts.memory), ("--account", opts.account),
+                        *(("an #SBATCH directive", x) for x in opts.extra), ("the run folder", str(Path(folder).absolute()))):
+        if value is not None:
+            refuse_control(str(value), what)
     try:
         from dask_jobqueue import SLURMCluster
     except ImportError:

@@ -28,6 +28,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from simsample.errors import UserError
+from simsample.io.numbers import check_int
+from simsample.io.script_values import comment_text, refuse_control
 from simsample.sampling.filters import launch_numbers
 
 #: Default largest gap (in launches) bridged by tracing the launches in between rather than
@@ -55,11 +57,17 @@ class TracerSelection:
 
     @property
     def needed(self) -> int:
-        """Launches the plan needs (samples and their windows), before merging across gaps."""
-        need: set[int] = set()
-        for n in self.sampled:
-            need.update(range(max(1, n - self.window), n + 1))
-        return len(need)
+        """Launches the plan needs (samples and their windows), before merging across gaps: the
+        length of the union of the windows, counted as intervals (a window is a number the user
+        wrote, ``--warmup-horizon``: it is never enumerated)."""
+        total = 0
+        end = 0  # last launch counted so far
+        for n in sorted(self.sampled):
+            a = max(1, n - self.window, end + 1)
+            if n >= a:
+                total += n - a + 1
+                end = n
+        return total
 
 
 def tracer_ranges(numbers: Iterable[int], window: int, max_gap: int = DEFAULT_MAX_GAP) -> list[tuple[int, int]]:
@@ -71,6 +79,7 @@ def tracer_ranges(numbers: Iterable[int], window: int, max_gap: int = DEFAULT_MA
     for n in sorted(set(int(x) for x in numbers)):
         if n < 1:
             raise UserError(f"launch number {n}: the tracer counts launches from 1")
+        check_int(n, "launch number", lo=1)
         a = max(1, n - window)
         if out and a <= out[-1][1] + 1 + max_gap:
             out[-1][1] = max(out[-1][1], n)
@@ -143,40 +152,57 @@ def run_name(i: int) -> str:
 
 def tracer_script(sel: TracerSelection, *, app: str | None, tracer: str | None, runs: str, plan_path: str, traces: str, sampled: str,
                   compress: bool = False) -> str:
-    """A bash script of the tracer runs (one per range) and, at its end, the commands that follow."""
+    """A bash script of the tracer runs (one per range) and, at its end, the commands that follow.
+
+    Every value the user gave lands in the script as one single-quoted word of an assignment or
+    of ``printf``'s arguments, never inside double quotes (where ``$(...)`` and backquotes run)
+    nor raw in a comment (where a newline would start a command); values with control characters
+    are refused (:func:`simsample.io.script_values.refuse_control`). ``app`` is a command line:
+    the script runs it with ``eval``, as typed, and nothing else of it is evaluated. Paths are
+    passed after ``--`` so that one starting with ``-`` is not read as an option."""
     q = shlex.quote
+    path_hint = "give a path without control characters (rename it, or use a symbolic link)"
+    plan_path = refuse_control(plan_path, "--plan", hint=path_hint)
+    runs, traces, sampled = (refuse_control(v, opt, hint=path_hint) for v, opt in ((runs, "--runs"), (traces, "--traces"), (sampled, "--sampled")))
+    app = refuse_control(app, "--app", hint="give the command on one line") if app else ""
+    tracer = refuse_control(tracer, "--tracer", hint=path_hint) if tracer else ""
+    if any(c in tracer for c in " :"):
+        raise UserError(f"--tracer {tracer!r}: LD_PRELOAD splits paths at spaces and colons; give a path without them (a symbolic link to it)")
     lines = [
         "#!/usr/bin/env bash",
-        f"# Tracer runs for {plan_path}: {sel.launches:,} launches in {sel.runs:,} run(s)",
+        f"# Tracer runs for the plan {comment_text(plan_path)}: {sel.launches:,} launches in {sel.runs:,} run(s)",
         f"# ({len(sel.sampled):,} sampled launches and the {sel.window} launches before each, ranges merged across gaps of up to {sel.max_gap}).",
         "# Set APP to the command that runs the application exactly as profiled, TRACER_TOOL to the tracer's tracer_tool.so;",
         "# a run whose folder already has kernelslist.g is skipped, so the script can be rerun after a failure.",
         "set -euo pipefail",
-        f"APP=${{APP:-{q(app) if app else ''}}}",
-        f"TRACER_TOOL=${{TRACER_TOOL:-{q(tracer) if tracer else ''}}}",
-        'POST_PROCESSING=${POST_PROCESSING:-$(dirname "$TRACER_TOOL")/traces-processing/post-traces-processing}',
-        f"RUNS=${{RUNS:-{q(runs)}}}",
+        f"default_app={q(app)}",
+        f"default_tracer={q(tracer)}",
+        f"default_runs={q(runs)}",
+        'APP="${APP:-$default_app}"',
+        'TRACER_TOOL="${TRACER_TOOL:-$default_tracer}"',
+        'RUNS="${RUNS:-$default_runs}"',
+        'POST_PROCESSING="${POST_PROCESSING:-$(dirname -- "$TRACER_TOOL")/traces-processing/post-traces-processing}"',
         'if [ -z "$APP" ] || [ -z "$TRACER_TOOL" ]; then echo "set APP and TRACER_TOOL (see the top of this script)" >&2; exit 1; fi',
         "",
         "trace_range() {  # NAME START END",
         '  local dir="$RUNS/$1"',
-        '  if [ -f "$dir/kernelslist.g" ]; then echo "$dir: traced already, skipped"; return; fi',
-        '  rm -rf "$dir"; mkdir -p "$dir"; dir=$(cd "$dir" && pwd)',
-        '  echo "$1: launches $2-$3"',
+        "  if [ -f \"$dir/kernelslist.g\" ]; then printf '%s: traced already, skipped\\n' \"$dir\"; return; fi",
+        '  rm -rf -- "$dir"; mkdir -p -- "$dir"; dir=$(CDPATH="" cd -- "$dir" && pwd)',
+        "  printf '%s: launches %s-%s\\n' \"$1\" \"$2\" \"$3\"",
         '  ( export CUDA_INJECTION64_PATH="$TRACER_TOOL" LD_PRELOAD="$TRACER_TOOL" USER_DEFINED_FOLDERS=1 TRACES_FOLDER="$dir" \\',
         f'      DYNAMIC_KERNEL_LIMIT_START="$2" DYNAMIC_KERNEL_LIMIT_END="$3" TERMINATE_UPON_LIMIT=1 TRACE_FILE_COMPRESS={1 if compress else 0}',
         '    eval "$APP" )',
         '  "$POST_PROCESSING" "$dir/kernelslist"',
-        '  rm -f "$dir"/*.trace "$dir"/*.trace.xz "$dir/kernelslist"',
+        '  rm -f -- "$dir"/*.trace "$dir"/*.trace.xz "$dir/kernelslist"',
         "}",
         "",
     ]
-    lines += [f"trace_range {run_name(i)} {a} {b}" for i, (a, b) in enumerate(sel.ranges)]
+    lines += [f"trace_range {run_name(i)} {int(a)} {int(b)}" for i, (a, b) in enumerate(sel.ranges)]
     lines += [
         "",
         "# then: one trace folder of the runs, the sampled folder, the simulation, the estimate",
-        f'echo "next: simsample accelsim merge $RUNS/run-* --out {q(traces)}"',
-        f'echo "      simsample apply --sim accelsim --plan {q(plan_path)} --traces {q(traces)} --out {q(sampled)}"',
+        f"printf 'next: simsample accelsim merge %q/run-* --out %s\\n' \"$RUNS\" {q(q(traces))}",
+        f"printf '      simsample apply --sim accelsim --plan %s --traces %s --out %s\\n' {q(q(plan_path))} {q(q(traces))} {q(q(sampled))}",
         "",
     ]
     return "\n".join(lines)

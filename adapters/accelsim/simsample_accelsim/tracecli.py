@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import click
 
 from simsample.errors import UserError
 from simsample.io.files import atomic_write_text, check_output_file, writable_parent
+from simsample.io.numbers import INT64_MAX
 
 _CTX = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -22,11 +24,11 @@ def accelsim_group() -> None:
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Shell script of the tracer runs to write.")
 @click.option("--warmup", default="auto", show_default=True, metavar="auto|reuse|targeted|K|none",
               help="The warm-up 'apply' will use (its default: auto): each sample's window is the launches it may choose from.")
-@click.option("--warmup-horizon", default=5, show_default=True, type=click.IntRange(min=1),
+@click.option("--warmup-horizon", default=5, show_default=True, type=click.IntRange(min=1, max=INT64_MAX),
               help="auto, reuse, targeted: launches looked back (and traced) before each sample.")
-@click.option("--max-gap", default=16, show_default=True, type=click.IntRange(min=0),
+@click.option("--max-gap", default=16, show_default=True, type=click.IntRange(min=0, max=INT64_MAX),
               help="Trace up to this many unneeded launches between two windows rather than start another run.")
-@click.option("--max-runs", type=click.IntRange(min=1), help="At most this many tracer runs (ranges merged across their smallest gaps).")
+@click.option("--max-runs", type=click.IntRange(min=1, max=INT64_MAX), help="At most this many tracer runs (ranges merged across their smallest gaps).")
 @click.option("--app", help="The command that runs the application as profiled (else set APP when running the script).")
 @click.option("--tracer", help="Path of the tracer's tracer_tool.so (else set TRACER_TOOL).")
 @click.option("--runs", default="runs", show_default=True, help="Folder for the runs' folders (run-0001, ...).")
@@ -46,8 +48,9 @@ def select_cmd(plan_path: Path, output: Path, warmup: str, warmup_horizon: int, 
     atomic_write_text(output, tracer_script(sel, app=app, tracer=tracer, runs=runs, plan_path=str(plan_path), traces=traces, sampled=sampled,
                                             compress=compress), executable=True)  # never chmod a path written through (/dev/null)
     click.echo(f"{output}: {describe(sel)}; ranges {ranges_text(sel.ranges)}")
-    click.echo(f"then: simsample accelsim merge {runs}/run-* --out {traces}; simsample apply --sim accelsim --plan {plan_path} "
-               f"--traces {traces} --out {sampled} --warmup {warmup}", err=True)
+    q = shlex.quote
+    click.echo(f"then: simsample accelsim merge {q(runs)}/run-* --out {q(traces)}; simsample apply --sim accelsim --plan {q(str(plan_path))} "
+               f"--traces {q(traces)} --out {q(sampled)} --warmup {q(warmup)}", err=True)
 
 
 @accelsim_group.command("merge", context_settings=_CTX)

@@ -28,6 +28,7 @@ from simsample.adapter_support import link_or_copy, match_plan, staged_folder, w
 from simsample.errors import UserError
 from simsample.io.files import atomic_write_text
 from simsample.io.limits import read_text_limited
+from simsample.io.script_values import comment_text
 from simsample.planfile import Plan
 
 from simsample_hyfiss import __version__
@@ -61,7 +62,7 @@ def render_script(
         np=int(np_ranks),
         hyfiss_home=hyfiss_home,
         device_config=device_config,
-        plan_name=plan_name,
+        plan_name=comment_text(plan_name),  # it lands in a '#' comment: a newline in it would start a command
         version=f"{simsample_version} (simsample-hyfiss {__version__})",
     )
 
