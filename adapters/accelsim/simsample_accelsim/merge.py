@@ -27,6 +27,7 @@ from pathlib import Path
 from simsample.adapter_support import check_output_folder, link_or_copy, staged_folder
 from simsample.errors import UserError
 from simsample.io.files import atomic_write_text
+from simsample.io.numbers import INT64_MAX
 from simsample_accelsim.kernelslist import DEFAULT_LIST, KernelEntry, Memcpy, parse_kernelslist, render
 from simsample_accelsim.traceg import read_header
 from simsample_accelsim.tracerstats import STATS_FILE, read_stats, read_stats_tail
@@ -102,7 +103,7 @@ def merge_runs(runs: Sequence[str | Path], out: str | Path, *, copy: bool = Fals
             m = _NUMBER.match(cmd.text)
             if m is None:
                 raise UserError(f"{lst.path} line {cmd.line}: {cmd.text!r} is not a tracer trace name (kernel-N.traceg[.xz])")
-            n = int(m.group(1))
+            n = _launch_number(m.group(1), lst.path, cmd.line)
             f = folder / cmd.text
             if not f.is_file():
                 raise UserError(f"{f}: listed in {lst.path.name} but missing")
@@ -113,7 +114,8 @@ def merge_runs(runs: Sequence[str | Path], out: str | Path, *, copy: bool = Fals
             if h.kernel_id is not None and h.kernel_id != n:
                 raise UserError(f"{f}: its header says -kernel id = {h.kernel_id}, its name launch {n}; the folder was renamed or mixed")
             launches[n] = (f, cmd.text, before)
-        mine_numbers = [int(_NUMBER.match(c.text).group(1)) for c in lst.kernels if _NUMBER.match(c.text)]  # type: ignore[union-attr]
+        mine_numbers = [_launch_number(_NUMBER.match(c.text).group(1), lst.path, c.line) for c in lst.kernels  # type: ignore[union-attr]
+                        if _NUMBER.match(c.text)]
         if (folder / STATS_FILE).is_file() and mine_numbers:
             run_ranges.append((folder / STATS_FILE, min(mine_numbers), max(mine_numbers)))
     if not launches:
@@ -141,17 +143,27 @@ def merge_runs(runs: Sequence[str | Path], out: str | Path, *, copy: bool = Fals
     return MergeResult(Path(out), len(order), len(memcpy_seq), len(folders), _ranges(order), duplicates)
 
 
+def _launch_number(digits: str, path: Path, line: int) -> int:
+    """The launch number of a ``kernel-N.traceg`` name: the tracer counts launches from 1, and the
+    number must fit the int64 columns it is kept in."""
+    n = int(digits) if len(digits) <= 19 else INT64_MAX + 1  # never convert a thousand digits
+    if not 1 <= n <= INT64_MAX:
+        raise UserError(f"{path} line {line}: kernel-{digits[:24]}.traceg: launch {'0' if n == 0 else 'number beyond int64'} is no "
+                        "launch of the tracer (it counts from 1); the folder was renamed or damaged")
+    return n
+
+
 def _check_stats(run_ranges: list[tuple[Path, int, int]]) -> Path | None:
     """The ``stats.csv`` to keep (the run that went furthest), after checking every other run's
-    lines for its own range against it."""
+    lines for its own range against it. Only the lines the runs' files hold are compared: a range
+    (``a``-``b``, numbers from the folders) is never enumerated."""
     if not run_ranges:
         return None
     longest = max(run_ranges, key=lambda r: r[2])[0]
-    full = read_stats(longest, only={n for _, a, b in run_ranges for n in range(a, b + 1)})
-    for path, a, b in run_ranges:
-        if path == longest:
-            continue
-        for n, row in read_stats_tail(path, b - a + 1).items():
+    tails = {path: read_stats_tail(path, b - a + 1) for path, a, b in run_ranges if path != longest}
+    full = read_stats(longest, only={n for rows in tails.values() for n in rows})
+    for path, rows in tails.items():
+        for n, row in rows.items():
             ref = full.get(n)
             if ref is not None and (ref.name, ref.grid, ref.block) != (row.name, row.grid, row.block):
                 raise UserError(f"{path}: launch {n} is {row.name} {row.grid}x{row.block}, but {longest} says {ref.name} {ref.grid}x{ref.block}: "
