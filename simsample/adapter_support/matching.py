@@ -44,11 +44,16 @@ def match_plan(plan: Plan, wl: Workload, *, what: str = "inputs") -> PlanMatch:
     launches = plan.samples["launch"].to_numpy(np.int64)
     if wl.fingerprint == plan.workload.get("fingerprint"):
         pos = pd.Series(np.arange(len(wl), dtype=np.int64), index=wl.kernels["kernel_id"].to_numpy(np.int64))
-        found = pos.reindex(plan.samples["kernel_id"].to_numpy(np.int64))
-        if found.isna().any() or not np.array_equal(found.to_numpy(np.int64), launches):
+        ids = plan.samples["kernel_id"].to_numpy(np.int64)
+        found = pos.reindex(ids)
+        at = found.to_numpy(np.float64)
+        bad = np.isnan(at) | (at != launches)
+        if bad.any():
+            i = int(np.argmax(bad))
+            where = "is not in it" if np.isnan(at[i]) else f"is at launch {int(at[i])} there"
             raise PlanMismatchError(
-                "the plan's samples do not match its own launch positions: the plan file is inconsistent "
-                "(edited by hand?); make the plan again"
+                f"the plan's sample {i} (kernel {int(ids[i])}, launch {int(launches[i])}) does not match its own workload: kernel {int(ids[i])} "
+                f"{where}, though the fingerprints agree; the plan file is inconsistent (edited by hand?): make the plan again"
             )
         return PlanMatch(launches, False)
     shape = plan.workload.get("shape_fingerprint")

@@ -72,10 +72,15 @@ def match_partial(plan: Plan, tf: TraceFolder, first_error: PlanMismatchError) -
         number_of_id = launch_numbers(plan, what="a folder holding only some launches")
     except UserError as e:
         raise PlanMismatchError(f"{first_error}; to match a folder of some launches by launch number: {e}") from None
+    ids = plan.samples["kernel_id"].to_numpy(np.int64)
+    unknown = sorted(set(int(k) for k in ids) - set(number_of_id))
+    if unknown:
+        raise PlanMismatchError(f"{first_error}; and the plan's process section has no launch number for sampled kernel {unknown[0]} "
+                                "(the plan file is inconsistent): make the plan again")
+    _check_part_of_run(plan, tf, numbers, first_error)
     row_of = {int(n): i for i, n in enumerate(numbers.tolist())}
     records = {s.kernel_id: s for s in (sample_launches(plan) or [])}
     stats_path = tf.folder / STATS_FILE
-    ids = plan.samples["kernel_id"].to_numpy(np.int64)
     stats = read_stats(stats_path, only=set(number_of_id.values())) if stats_path.is_file() else None
     missing = sorted({number_of_id[int(k)] for k in ids} - set(row_of))
     if missing and len(missing) == len(set(number_of_id.values())):
@@ -107,7 +112,48 @@ def match_partial(plan: Plan, tf: TraceFolder, first_error: PlanMismatchError) -
                     f"{stats_path}: launch {n} is {_shape_text(base_name(row.name), row.grid, row.block)}, but {tf.files[row_of[n]].name} "
                     f"is {_shape_text(*have)}: the folder mixes traces of different runs"
                 )
+    warn(f"{tf.folder} holds {len(numbers):,} launches of the run (launch numbers {int(numbers[0])} to {int(numbers[-1])}), not the "
+         f"{_count(plan.workload.get('launches'))} the plan was made on: its {len(set(number_of_id.values())):,} sampled launches were found by "
+         "launch number and checked by name and shape")
     return np.array([row_of[number_of_id[int(k)]] for k in ids], dtype=np.int64)
+
+
+def _count(n: object) -> str:
+    return f"{n:,}" if isinstance(n, int) else "?"
+
+
+def _check_part_of_run(plan: Plan, tf: TraceFolder, numbers: np.ndarray, first_error: PlanMismatchError) -> None:
+    """The run check for matching by launch number: legitimate only for a folder that holds part
+    of the plan's run (a tracer selection: launches with gaps, or a range that does not start at
+    launch 1, or a prefix shorter than the plan's launches). A whole folder (launches 1 to N
+    without a gap) that reaches past the plan's last launch is a whole run: it is the plan's run
+    only if its launches there have the plan's shapes in order (the plan's ``shape_fingerprint``,
+    checked when the plan was made on the unfiltered launches of its window); otherwise
+    ``first_error`` (the fingerprint mismatch) is raised: another run's folder is refused even
+    where its sampled launches have the same names and shapes."""
+    proc = plan.process or {}
+    first = proc.get("first_launch")
+    span = proc.get("profile_launches", plan.workload.get("launches"))
+    if not isinstance(first, int) or not isinstance(span, int) or not len(numbers):
+        return
+    whole = int(numbers[0]) == 1 and not is_partial(numbers)
+    end = first - 1 + span  # the plan's last launch in the process
+    if not whole or int(numbers[-1]) < end:
+        return  # part of a run: matched by launch number, each sampled launch checked by name and shape
+    if proc.get("filters"):
+        return  # the plan's launches are a filtered subset of its window: its shapes cannot be compared in order
+    from simsample.sampling.filters import _subset
+    from simsample_accelsim.reader import workload_of
+
+    shape = plan.workload.get("shape_fingerprint")
+    window = _subset(workload_of(tf), np.arange(first - 1, end, dtype=np.int64))
+    if shape and window.shape_fingerprint == shape:
+        return
+    raise PlanMismatchError(
+        f"{first_error} (the folder holds the whole run, launches 1 to {int(numbers[-1]):,}, and its launches {first:,} to {end:,} are not "
+        "the plan's: another run, or an edited plan; a folder of some launches, from 'simsample accelsim select' and merge, is matched "
+        "by launch number)"
+    )
 
 
 def _empty_footprint() -> Footprint:
@@ -129,10 +175,13 @@ def choose_warmup_traced(tf: TraceFolder, plan: Plan, rows: Sequence[int], spec:
         return _reuse_traced(tf, samples, spec, numbers, row_of, shared=shared, footprint=footprint)
     window = spec.horizon if spec.targeted else int(spec.k or 0)
     short = 0
+    # the window is a number the user wrote (--warmup-horizon, K): count the traced launches in it
+    # by bisection in the folder's sorted numbers, never by walking the window
     for s in samples:
         g = int(numbers[s])
-        wanted = range(max(1, g - window), g)
-        if any(n not in row_of for n in wanted):
+        lo = max(1, g - window)
+        traced = int(np.searchsorted(numbers, g, side="left") - np.searchsorted(numbers, lo, side="left"))
+        if traced < g - lo:
             short += 1
     if short:
         warn(
@@ -141,7 +190,8 @@ def choose_warmup_traced(tf: TraceFolder, plan: Plan, rows: Sequence[int], spec:
         )
     if not spec.targeted:
         k = int(spec.k or 0)
-        return {s: [row_of[n] for n in range(max(1, int(numbers[s]) - k), int(numbers[s])) if n in row_of] for s in samples}
+        # rows are in launch-number order: those of the K launches before a sample are one slice
+        return {s: list(range(int(np.searchsorted(numbers, max(1, int(numbers[s]) - k), side="left")), s)) for s in samples}
     if footprint is None:
         from simsample_accelsim.scan_numpy import scan_footprint
 
