@@ -11,6 +11,7 @@ falls back to its own start time. Launches outside every step get -1.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,14 +36,31 @@ def _events(path: Path) -> tuple[list[dict[str, Any]], int]:
     if not isinstance(events, list):
         raise FormatError(path, "no traceEvents list (not a PyTorch-profiler trace)")
     try:
-        base = int(doc.get("baseTimeNanoseconds") or 0)
-    except (TypeError, ValueError):
+        base = _us_to_ns(doc.get("baseTimeNanoseconds") or 0, scale=1)
+    except ValueError:
         base = 0
     return events, base
 
 
-def _us_to_ns(v: Any, base: int = 0) -> int:
-    return base + int(round(float(v) * 1000))
+#: The latest time kept (2^62 ns, 146 years): sums of two such times still fit int64.
+_TIME_MAX_NS = 2**62
+
+
+def _us_to_ns(v: Any, base: int = 0, *, scale: int = 1000) -> int:
+    """A trace time in microseconds (``scale`` 1: nanoseconds) as integer nanoseconds plus
+    ``base``; ``ValueError`` for what is no time: text, null, a boolean, NaN, infinities, a
+    negative value or one beyond 2^62 ns (``1e300``)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise ValueError(f"{v!r} is not a number")
+    if isinstance(v, str) and (len(v) > 40 or not v.strip()):
+        raise ValueError(f"{v[:40]!r} is not a number")
+    x = float(v) * scale  # ValueError for text
+    if not math.isfinite(x) or x < 0 or x > _TIME_MAX_NS:
+        raise ValueError(f"{v!r} is not a time from 0 to {_TIME_MAX_NS // scale:,}")
+    out = base + int(round(x))
+    if out > _TIME_MAX_NS * 2:
+        raise ValueError(f"{v!r} plus the trace's base time is beyond int64 nanoseconds")
+    return out
 
 
 def step_of_launches(paths: Sequence[str | Path], wl: Any) -> np.ndarray | None:
@@ -60,11 +78,21 @@ def step_of_launches(paths: Sequence[str | Path], wl: Any) -> np.ndarray | None:
             if isinstance(name, str) and name.startswith("ProfilerStep#") and e.get("ph") == "X":
                 m = _STEP.match(name)
                 if m and "ts" in e and "dur" in e:
-                    t0 = _us_to_ns(e["ts"], base)
-                    steps.append((t0, t0 + _us_to_ns(e["dur"]), int(m.group(1))))
+                    try:
+                        t0 = _us_to_ns(e.get("ts"), base)
+                        dur = _us_to_ns(e.get("dur"))
+                    except ValueError as err:
+                        raise FormatError(Path(path), f"{name}: its ts or dur is no time ({err}); --steps needs the steps' times, "
+                                          "or use --time-range") from None
+                    if len(m.group(1)) > 18:
+                        raise FormatError(Path(path), f"{name[:40]}...: a step number beyond int64")
+                    steps.append((t0, t0 + dur, int(m.group(1))))
             elif e.get("cat") in _RUNTIME_CATS and isinstance(e.get("args"), dict) and "correlation" in e["args"] and "ts" in e:
-                try:
-                    launch_ns[int(e["args"]["correlation"])] = _us_to_ns(e["ts"], base)
+                try:  # a launch call whose id or time does not read is as if absent: the kernel's own start is used
+                    c = e["args"]["correlation"]
+                    if isinstance(c, bool) or not isinstance(c, (int, str)) or len(str(c)) > 19:
+                        continue
+                    launch_ns[int(c)] = _us_to_ns(e["ts"], base)
                 except (TypeError, ValueError):
                     continue
     if not steps:
@@ -80,7 +108,7 @@ def step_of_launches(paths: Sequence[str | Path], wl: Any) -> np.ndarray | None:
         for i, c in enumerate(corr.tolist()):
             try:
                 v = launch_ns.get(int(c))
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 v = None
             if v is not None:
                 t[i] = v

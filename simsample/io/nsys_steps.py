@@ -18,11 +18,19 @@ from typing import Any
 
 import numpy as np
 
+from simsample.errors import FormatError
 from simsample.io.sqlite_export import columns, open_export
 from simsample.io.sqlite_export import tables as export_tables
 
 STEP_TEXT = re.compile(r"^\s*(?:ProfilerStep#|step[\s#_:]*)(\d+)\s*$", re.IGNORECASE)
 _RANGES = (59, 60)
+#: The latest time kept (2^62 ns): sums of two such times still fit int64.
+_TIME_MAX_NS = 2**62
+
+
+def _is_time(v: Any) -> bool:
+    """An integer number of nanoseconds from 0 to 2^62 (SQLite columns hold whatever was written: text, reals, NULL)."""
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= _TIME_MAX_NS
 
 
 def step_of_launches(path: str | Path, wl: Any) -> np.ndarray | None:
@@ -38,17 +46,31 @@ def step_of_launches(path: str | Path, wl: Any) -> np.ndarray | None:
         rows = conn.execute(
             f"SELECT n.start, n.end, {text} FROM NVTX_EVENTS n {join} WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL"
         ).fetchall()
-        steps = sorted((int(a), int(b), int(m.group(1))) for a, b, t in rows if t is not None and (m := STEP_TEXT.match(str(t))))
+        steps = []
+        for a, b, t in rows:
+            m = STEP_TEXT.match(str(t)) if t is not None else None
+            if m is None:
+                continue
+            if not (_is_time(a) and _is_time(b)) or len(m.group(1)) > 18:
+                raise FormatError(Path(path), f"NVTX range {str(t)[:60]!r}: start {a!r} or end {b!r} is no time in ns (or its step number is "
+                                  "beyond int64); --steps needs the steps' times, or use --time-range")
+            steps.append((int(a), int(b), int(m.group(1))))
+        steps.sort()
         if not steps:
             return None
         launch_ns: dict[int, int] = {}
         if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables and "correlationId" in columns(conn, "CUPTI_ACTIVITY_KIND_RUNTIME"):
-            launch_ns = {int(c): int(s) for c, s in conn.execute("SELECT correlationId, start FROM CUPTI_ACTIVITY_KIND_RUNTIME")}
+            # a launch call whose id or time is not an integer is as if absent: the kernel's own start is used
+            launch_ns = {int(c): int(s) for c, s in conn.execute("SELECT correlationId, start FROM CUPTI_ACTIVITY_KIND_RUNTIME")
+                         if _is_time(s) and isinstance(c, int)}
     k = wl.kernels
     t = k["start_ns"].to_numpy(np.int64).copy()
     if "correlation" in k.columns and launch_ns:
         for i, c in enumerate(k["correlation"].tolist()):
-            v = launch_ns.get(int(c))
+            try:
+                v = launch_ns.get(int(c))
+            except (TypeError, ValueError, OverflowError):
+                v = None
             if v is not None:
                 t[i] = v
     starts = np.array([s[0] for s in steps], np.int64)

@@ -25,6 +25,7 @@ plan's ``process`` section (plan format 1.2):
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ import numpy as np
 
 from simsample.errors import UserError
 from simsample.io.names import base_name
+from simsample.io.numbers import INT64_MAX, check_int
 
 pd = lazy.load("pandas")
 
@@ -45,6 +47,8 @@ TRACE_ID_FORMATS = ("accelsim",)
 SHAPE = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
 
 _UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+#: The latest time a --time-range may name: 2^62 ns (146 years), where int64 nanoseconds are still exact to add.
+_TIME_MAX_NS = 2**62
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,8 @@ def parse_steps(text: str) -> tuple[int, int]:
     m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", text)
     if m is None:
         raise UserError(f"--steps {text!r}: expected A-B (ProfilerStep numbers, inclusive), e.g. 6-8")
+    if any(g is not None and len(g) > 18 for g in m.groups()):  # not converted: a step number beyond int64 is no step
+        raise UserError(f"--steps {text[:40]!r}: a step number beyond any profile's steps; choose steps the profile has")
     a, b = int(m.group(1)), int(m.group(2) or m.group(1))
     if b < a:
         raise UserError(f"--steps {text!r}: the range ends before it starts")
@@ -102,16 +108,24 @@ def parse_steps(text: str) -> tuple[int, int]:
 def parse_time_range(text: str) -> tuple[int, int]:
     """``--time-range START-END`` with units (``ns``, ``us``, ``ms``, ``s``; ns when none), measured
     from the start of the profile's first launch; an empty end means to the end."""
+    shown = text if len(text) <= 60 else text[:57] + "..."
     m = re.fullmatch(r"\s*([\d.]+)\s*(ns|us|µs|ms|s)?\s*-\s*(?:([\d.]+)\s*(ns|us|µs|ms|s)?)?\s*", text)
     if m is None:
-        raise UserError(f"--time-range {text!r}: expected START-END with units, e.g. 200ms-450ms (from the first launch's start)")
-    try:
-        lo = int(round(float(m.group(1)) * _UNITS[m.group(2) or "ns"]))
-        hi = int(round(float(m.group(3)) * _UNITS[m.group(4) or "ns"])) if m.group(3) else 2**62
-    except ValueError:
-        raise UserError(f"--time-range {text!r}: expected numbers, e.g. 200ms-450ms") from None
+        raise UserError(f"--time-range {shown!r}: expected START-END with units, e.g. 200ms-450ms (from the first launch's start)")
+
+    def ns(number: str, unit: str | None) -> int:
+        try:
+            value = float(number) * _UNITS[unit or "ns"]
+        except ValueError:
+            raise UserError(f"--time-range {shown!r}: expected numbers, e.g. 200ms-450ms") from None
+        if not math.isfinite(value) or value > _TIME_MAX_NS:  # 400 digits: inf, or beyond int64 nanoseconds
+            raise UserError(f"--time-range {shown!r}: {number}{unit or 'ns'} is beyond any profile (at most {_TIME_MAX_NS // 10**9:,} s)")
+        return int(round(value))
+
+    lo = ns(m.group(1), m.group(2))
+    hi = ns(m.group(3), m.group(4)) if m.group(3) else 2**62
     if hi <= lo:
-        raise UserError(f"--time-range {text!r}: the range ends before it starts")
+        raise UserError(f"--time-range {shown!r}: the range ends before it starts")
     return lo, hi
 
 
@@ -147,7 +161,11 @@ def apply_filters(wl: Any, flt: LaunchFilter, *, step_of: np.ndarray | None = No
         keep &= (step_of >= a) & (step_of <= b)
     if flt.time_range is not None:
         lo, hi = parse_time_range(flt.time_range)
-        start = k["start_ns"].to_numpy(np.int64)
+        col = k["start_ns"] if "start_ns" in k.columns else None
+        if col is None or col.isna().any() or (n > 1 and int(col.min()) == int(col.max())):
+            raise UserError(f"--time-range {flt.time_range}: {wl.source} ({wl.format}) has no launch times (every launch starts at "
+                            f"{'an unknown time' if col is None or col.isna().any() else int(col.min())}); plan on a profile, which has them")
+        start = col.to_numpy(np.int64)
         rel = start - (int(start.min()) if n else 0)
         keep &= (rel >= lo) & (rel < hi)
     window = keep.copy()
@@ -193,9 +211,11 @@ def _span(steps: Sequence[int]) -> str:
 def first_launch_of(wl: Any, option: int | None) -> tuple[int | None, str]:
     """The process launch number of the profile's first launch, and how it was found."""
     if option is not None:
-        if option < 1:
+        if isinstance(option, int) and not isinstance(option, bool) and option < 1:
             raise UserError(f"--first-launch {option}: launch numbers start at 1 (the tracer's counter)")
-        return int(option), "option"
+        # the last launch's number, first + launches - 1, must fit the int64 columns (else it wraps negative)
+        last = INT64_MAX - max(len(wl) - 1, 0)
+        return check_int(option, f"--first-launch (with the profile's {len(wl):,} launches after it)", lo=1, hi=last), "option"
     if wl.format in TRACE_ID_FORMATS:
         return (int(wl.kernels["kernel_id"].iloc[0]) if len(wl) else 1), "trace ids"
     if wl.format in WHOLE_PROCESS_FORMATS:

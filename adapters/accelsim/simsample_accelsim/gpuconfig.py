@@ -41,4 +41,11 @@ def int_option(found: dict[str, tuple[str, Path]], name: str, default: int) -> i
     value, path = found[name]
     if not re.fullmatch(r"[+-]?\d+", value):
         raise UserError(f"{path}: {name} {value!r} is not an integer; fix the config file")
-    return int(value)
+    n = int(value) if len(value) <= 12 else INT32_MAX + 1  # more digits than any option holds: refused, never converted
+    if not -INT32_MAX - 1 <= n <= INT32_MAX:  # GPGPU-Sim reads these options as 32-bit ints
+        raise UserError(f"{path}: {name} {value[:30]!r} is beyond the 32-bit integers GPGPU-Sim reads it as; fix the config file")
+    return n
+
+
+#: The largest value of a 32-bit option (GPGPU-Sim parses its integer options into C ``int``).
+INT32_MAX = (1 << 31) - 1

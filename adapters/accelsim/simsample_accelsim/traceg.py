@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO
 
 from simsample.errors import FormatError
+from simsample.io.numbers import INT64_MAX, fits_int64
 
 XZ_MAGIC = b"\xfd7zXZ\x00"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -31,6 +32,8 @@ _READ = 1 << 14
 _DIM = re.compile(r"\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)")
 _INT = re.compile(r"^\s*(\d+)")
 _HEX = re.compile(r"^\s*(?:0[xX])?([0-9a-fA-F]+)")
+#: The largest grid or block dimension read (CUDA's limit, 2^31 - 1).
+_DIM_MAX = (1 << 31) - 1
 
 
 @dataclass
@@ -262,7 +265,10 @@ def _dims(value: str, path: Path, what: str) -> tuple[int, int, int]:
     m = _DIM.search(value)
     if m is None:
         raise FormatError(path, f"header '-{what} = {value.strip()}': expected (x,y,z)")
-    return int(m.group(1)), int(m.group(2)), int(m.group(3))
+    dims = tuple(int(g) if len(g) <= 12 else _DIM_MAX + 1 for g in m.groups())
+    if any(d > _DIM_MAX for d in dims):  # CUDA's own limit is 2^31 - 1; more is a damaged header, not a launch
+        raise FormatError(path, f"header '-{what} = {value.strip()}': a dimension beyond {_DIM_MAX:,} (CUDA's limit is 2^31-1)")
+    return dims  # type: ignore[return-value]
 
 
 def _int(value: str | None, path: Path, what: str, default: int | None) -> int | None:
@@ -271,7 +277,11 @@ def _int(value: str | None, path: Path, what: str, default: int | None) -> int |
     m = _INT.match(value)
     if m is None:
         raise FormatError(path, f"header '-{what} = {value.strip()}': expected a number")
-    return int(m.group(1))
+    digits = m.group(1)
+    n = int(digits) if len(digits) <= 20 else INT64_MAX + 1  # more digits than int64 holds: refused below, never converted
+    if not fits_int64(n):
+        raise FormatError(path, f"header '-{what} = {value.strip()}': beyond the 64-bit integers a trace can hold (damaged header?)")
+    return n
 
 
 def _hex(value: str | None, path: Path, what: str) -> int:
@@ -280,7 +290,10 @@ def _hex(value: str | None, path: Path, what: str) -> int:
     m = _HEX.match(value)
     if m is None:
         raise FormatError(path, f"header '-{what} = {value.strip()}': expected a hex address")
-    return int(m.group(1), 16)
+    n = int(m.group(1), 16)
+    if n >= 1 << 64:
+        raise FormatError(path, f"header '-{what} = {value.strip()}': an address beyond 64 bits (damaged header?)")
+    return n
 
 
 def header_of_text(text: str, path: str | Path = "trace") -> TraceHeader:
