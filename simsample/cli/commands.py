@@ -9,7 +9,6 @@ import click
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.cli import cli
 from simsample.cli.common import csv_requested, echo_json, fmt_ns, join_option, parse_params, profile_options, reader_options, report_skipped, verbose_option
 from simsample.cli.tables import console as table_console
 from simsample.cli.tables import kernel_label, name_column, one_of, print_csv, print_table, table_options
@@ -38,7 +37,7 @@ def display_name(name: str, width: int = 72) -> str:
     return short[:half] + "…" + short[-(width - 1 - half):]
 
 
-@cli.command("plugins")
+@click.command("plugins")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def plugins_cmd(as_json: bool) -> None:
     """List plugins: what each registers, its distribution and version, and load errors."""
@@ -72,7 +71,7 @@ def _implementations() -> dict[str, str]:
     return implementations()
 
 
-@cli.command("samplers")
+@click.command("samplers")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def samplers_cmd(as_json: bool) -> None:
     """List samplers with their parameters, defaults and required workload columns."""
@@ -117,7 +116,7 @@ def samplers_cmd(as_json: bool) -> None:
             con.print(f"  {p['name']} ({p['type']}{choices}, default {p['default']!r}): {p['help']}")
 
 
-@cli.group("profile")
+@click.group("profile")
 def profile_group() -> None:
     """Inspect profiles and derive features from simulator traces."""
 
@@ -217,7 +216,7 @@ def _info_metric(wl) -> str:
         return "launches"
 
 
-@cli.command("plan")
+@click.command("plan")
 @click.argument("profiles", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--sampler", "sampler_name", default=None, help=f"Sampler name (see 'simsample samplers'); default: {DEFAULT_SAMPLER}.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Sampler parameter (repeatable).")
@@ -332,6 +331,8 @@ def print_estimates(estimates: list, plan, as_json: bool, *, header: str = "", a
     for e, hw in zip(est.estimates, est.to_dataframe()["half_width_pct"]):
         fmt = (lambda x: f"{x:,.4f}") if e.kind == "ratio" else (lambda x: f"{x:,.1f}")
         interval = f"[{fmt(e.ci_low)}, {fmt(e.ci_high)}]" if e.ci_low is not None else "no bound (representative plan)"
+        if e.ci_low is not None and getattr(e, "dof", None) is not None and e.dof < 30:  # Student's t: where it widens the interval
+            interval += f" (t, {e.dof:.1f} dof)"
         table.add_row(e.metric, fmt(e.estimate), fmt(e.std_error) if e.std_error is not None else "-", interval, "-" if pd.isna(hw) else f"{hw:.2f}%")
     con.print(table)
     if plan.prediction.get("error_bound") is not None:
@@ -367,3 +368,7 @@ def generic_estimate(sim: str | None, plan_path: Path, values: tuple[Path, ...],
     df.attrs["source"] = ", ".join(str(v) for v in values)
     est = estimate(plan, df, confidence=confidence)
     print_estimates(est.estimates, plan, as_json, as_csv=as_csv)
+
+
+#: what this module adds to the top-level group (:func:`simsample.cli.build_cli`)
+COMMANDS = (plugins_cmd, samplers_cmd, profile_group, plan_cmd)

@@ -125,7 +125,17 @@ def _sample_values(plan: Plan, values: Mapping[int, float] | pd.Series, metric: 
     if bad.size:
         shown = ", ".join(str(int(m)) for m in bad[:10]) + (" ..." if bad.size > 10 else "")
         raise UserError(f"{metric}: the value of {bad.size} sampled kernel id(s) is not a finite number ({shown}); fix or rerun them")
+    huge = np.unique(ids[np.abs(y) > MAX_VALUE])
+    if huge.size:  # weighted sums and the squares of the interval would overflow to inf
+        shown = ", ".join(str(int(m)) for m in huge[:10]) + (" ..." if huge.size > 10 else "")
+        raise UserError(f"{metric}: the value of {huge.size} sampled kernel id(s) is beyond {MAX_VALUE:.0e} ({shown}), too large to sum "
+                        "without overflow; check them, or give the metric in larger units")
     return y
+
+
+#: the largest magnitude a sampled value may have: its weighted sum and the squares an interval
+#: needs stay finite in float64 (no simulator counts anything near it; 1.7e308 gave "inf")
+MAX_VALUE = 1e100
 
 
 @dataclass
@@ -321,7 +331,8 @@ class _Borrowed:
 
 
 def _excess_pool(
-    d: _Design, y: np.ndarray, scale: np.ndarray, base: np.ndarray, *, collapse: bool = True, regress: bool = True
+    d: _Design, y: np.ndarray, scale: np.ndarray, base: np.ndarray, *, collapse: bool = True, regress: bool = True,
+    fallback: bool = True,
 ) -> tuple[float, float] | None:
     """``(δ, ν)``: the within-cluster relative variance of ``y`` that the design metric does not
     explain, pooled over the clusters that measured it, and its degrees of freedom; None when no
@@ -338,7 +349,8 @@ def _excess_pool(
     0 and a cluster drawn once keeps its exact design variance: the pool no longer lets a 1 ns
     fill kernel of CoV 31 widen every other cluster's interval; on trace features (equal
     instructions in a cluster) it is the textbook pooled relative variance. Pooled by degrees of
-    freedom, ν = their sum."""
+    freedom, ν = their sum. ``fallback``: where nothing else measured it, collapse single-draw
+    clusters of different kernels (:func:`_collapsed`)."""
     sbar = np.divide(_by_cluster(d, scale), d.m, out=np.zeros(d.k), where=d.m > 0)
     ok = (d.m >= 2) & (sbar != 0)
     if d.x is None or not regress:
@@ -357,7 +369,7 @@ def _excess_pool(
     dof = list(dof_c[use])
     rel = list(ss[use] / dof_c[use] / sbar[use] ** 2)
     if collapse:
-        for g_dof, g_rel, g_base in _collapsed(d, sbar, alone=not dof, base=base):
+        for g_dof, g_rel, g_base in _collapsed(d, sbar, alone=fallback and not dof, base=base):
             dof.append(g_dof)
             rel.append(max(g_rel - g_base, 0.0))
     if not dof:
@@ -373,8 +385,11 @@ def _borrow(d: _Design, y: np.ndarray, scale: np.ndarray, *, design_cov: bool) -
     level (:func:`_cluster_level`). None where a cluster drawn once has neither."""
     sbar = _cluster_level(d, scale)
     cov2 = np.nan_to_num(d.cov) ** 2 * d.ddof1 if design_cov else np.zeros(d.k)
-    pool = _excess_pool(d, y, scale, cov2)
     single = (d.m == 1) & (d.fpc > 0)
+    # every cluster drawn once has a known design spread: kernels are not collapsed across (their
+    # ratios y/μ_x differ by whatever the draw hit in each, noise that dwarfed the design spread)
+    known_all = design_cov and bool(np.all(cov2[single] > 0)) and not np.any(np.isnan(d.cov[single]))
+    pool = _excess_pool(d, y, scale, cov2, fallback=not known_all)
     if pool is None:
         have_cov = design_cov and not np.any(np.isnan(d.cov[single]))
         if np.any(single) and (not have_cov or not np.any(cov2[single] > 0)):
@@ -419,8 +434,15 @@ def _variance(
         else:
             # a cluster of a few draws keeps its own spread where that is the larger: the pool is
             # an average, and a cluster far more spread than the others would be understated
-            borrow = single | (few & (borrowed.s2 >= s2))
-            s2 = np.where(borrow, borrowed.s2, s2)
+            # (its own spread, of one to three degrees of freedom, is part of the pooled estimate;
+            # counted on its own, Student's t at so few degrees of freedom made an interval wider
+            # when a smaller ε gave a cluster its second draw)
+            # Where the design spread is known, a cluster of a few draws takes the model alone: its
+            # own scatter is in the pool already, and the larger of two noisy figures made a plan
+            # with a second draw wider than one without (a smaller ε, a wider interval).
+            modelled = few & design_cov & ~np.isnan(d.cov)
+            borrow = single | few
+            s2 = np.where(modelled | single, borrowed.s2, np.where(few, np.maximum(borrowed.s2, s2), s2))
             known = np.where(borrow, borrowed.known, 0.0)
     if design_cov:
         # a sample of a skewed cluster usually misses its tail and underestimates its spread: the
@@ -429,14 +451,13 @@ def _variance(
         multi = used & (d.m >= 2) & (d.fpc > 0) & ~borrow & ~np.isnan(d.cov) & ~np.isnan(d.mean)
         if np.any(multi):
             floor = np.nan_to_num(d.cov) ** 2 * d.ddof1 * _cluster_level(d, own) ** 2
-            binds = multi & (floor >= s2)
-            s2 = np.where(binds, floor, s2)
-            known = np.where(binds, floor, known)
+            s2 = np.where(multi, np.maximum(s2, floor), s2)
+            known = np.where(multi, floor, known)  # the part of s² the design spread accounts for
     terms = np.divide(d.size * d.size * s2 * d.fpc, d.m, out=np.zeros(d.k), where=used)
     var = float(terms.sum())
+    share = np.divide(s2 - known, s2, out=np.zeros(d.k), where=s2 > 0)  # the estimated part of each term
     own_terms = used & (d.m >= 2) & ~borrow & (terms > 0) & (known < s2)
-    den = float(np.sum(terms[own_terms] ** 2 / (d.m[own_terms] - 1.0)))
-    share = np.divide(s2 - known, s2, out=np.zeros(d.k), where=s2 > 0)
+    den = float(np.sum((terms * share)[own_terms] ** 2 / (d.m[own_terms] - 1.0)))
     estimated = float(np.sum((terms * share)[borrow]))  # one shared estimate: one term
     if estimated > 0 and borrowed is not None and np.isfinite(borrowed.dof):
         den += estimated**2 / borrowed.dof
@@ -577,6 +598,9 @@ def _ratio_borrow(d: _Design, a: np.ndarray, b: np.ndarray, r: float) -> _Borrow
     return _Borrowed(s2, np.minimum(known, s2), min(ba.dof, bb.dof))
 
 
+#: Degrees of freedom beyond which the interval is normal (and no dof is reported).
+NORMAL_DOF = 1000.0
+
 #: The largest ratio of Student's t quantile to the normal one that an interval may carry: beyond
 #: it the plan has too few degrees of freedom for that confidence (at one degree of freedom a 99%
 #: interval is ±63.7 standard errors, [0, 219.6] for an IPC near 1.5), and the estimate says so
@@ -637,9 +661,13 @@ def _finish(
     zero. ``strict``: refuse (:class:`UnsupportedConfidence`, one line) an interval whose Student t
     quantile the plan's degrees of freedom make degenerate (:data:`MAX_T_RATIO`)."""
     q = _z(confidence)
+    if np.isinf(est) or (var_dof is not None and np.isinf(var_dof[0])):
+        raise UserError(f"{metric}: the estimate overflows (beyond {np.finfo(np.float64).max:.3g}); check the values, or give them in larger units")
     if var_dof is None:
         return MetricEstimate(metric, est, None, None, None, confidence, n, kind)
     var, dof = var_dof
+    if dof > NORMAL_DOF:  # Student's t within 0.1% of the normal quantile: reported as normal
+        dof = np.inf
     se = float(np.sqrt(max(var, 0.0)))
     if np.isfinite(dof) and se > 0:
         if strict:
