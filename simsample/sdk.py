@@ -32,25 +32,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what the names are, for type checkers, the documentation and the import contract
-    from simsample.adapter_support.folders import (
-        check_output_folder,
-        link_or_copy,
-        staged_folder,
-    )
+    from simsample.adapter_support.folders import check_output_folder, link_or_copy, staged_folder
     from simsample.adapter_support.matching import PlanMatch, match_plan, note, plan_ids
-    from simsample.adapter_support.results import (
-        STATUS_MISSING,
-        USABLE_STATUSES,
-        against_plan,
-        check_launch_count,
-    )
+    from simsample.adapter_support.results import STATUS_MISSING, USABLE_STATUSES, against_plan, check_launch_count
     from simsample.adapter_support.warmup import warmup_choice
-    from simsample.adapter_support.weights import (
-        PLAN_FILE,
-        ROLE_WARMUP,
-        WEIGHTS_FILE,
-        write_plan_records,
-    )
+    from simsample.adapter_support.weights import PLAN_FILE, ROLE_WARMUP, WEIGHTS_FILE, write_plan_records
     from simsample.errors import (
         FormatError,
         IncompleteResults,
@@ -125,19 +111,10 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
     from simsample.runner.options import executor_options, make_executor
     from simsample.sampling.allocation import allocate, sampled_time, z_value
     from simsample.sampling.draws import cluster_stats, draw, make_cluster, rng
-    from simsample.sampling.filters import (
-        WHOLE_PROCESS_FORMATS,
-        launch_numbers,
-        sample_launches,
-    )
+    from simsample.sampling.filters import WHOLE_PROCESS_FORMATS, launch_numbers, sample_launches
     from simsample.sampling.grouping import CONTEXT_COLUMN, GROUPINGS, resolve_grouping
     from simsample.sampling.metrics import Metric, count, not_estimable, ratio
-    from simsample.sampling.representatives import (
-        first_of_each,
-        relabel_by_first,
-        representative_plan,
-        resolve_metric,
-    )
+    from simsample.sampling.representatives import first_of_each, relabel_by_first, representative_plan, resolve_metric
     from simsample.sampling.strata import (
         COMMON_PARAMS,
         Range,
@@ -152,13 +129,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
         size_clusters,
         split_range,
     )
-    from simsample.workload import (
-        REQUIRED_COLUMNS,
-        SHAPE_COLUMNS,
-        Workload,
-        extras_path,
-        from_records,
-    )
+    from simsample.workload import REQUIRED_COLUMNS, SHAPE_COLUMNS, Workload, extras_path, from_records
 
 #: Each public name and the module that defines it (the implementation's place may move; the
 #: name here does not). Grouped as the module docstring describes.

@@ -38,16 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simsample.sdk import (
-    REQUIRED_COLUMNS,
-    Param,
-    Plan,
-    UserError,
-    Workload,
-    from_records,
-    read_head,
-    resolve_options,
-)
+from simsample.sdk import REQUIRED_COLUMNS, Param, Plan, UserError, Workload, from_records, read_head, resolve_options
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -17,13 +17,7 @@ import pytest
 import scipy.sparse as sp
 
 import simsample
-from simsample.testing import (
-    Check,
-    adapter_checks,
-    example_workload,
-    reader_checks,
-    sampler_checks,
-)
+from simsample.testing import Check, adapter_checks, example_workload, reader_checks, sampler_checks
 from tests.helpers import ROOT, shared_path
 
 SAMPLERS = ("random", "stem", "root", "allegro", "margin", "pka", "sieve", "photon", "explicit", "gcl")

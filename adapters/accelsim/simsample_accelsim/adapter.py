@@ -9,15 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from simsample.errors import UserError
-from simsample.plugin_base import Adapter, Param, count, not_estimable, ratio
-from simsample.workload import Workload
+from simsample.sdk import Adapter, Param, UserError, Workload, count, not_estimable, ratio
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from simsample.gcl.streams import InstructionTraces
-    from simsample.planfile import Plan
+    from simsample.sdk import InstructionTraces, Plan
 
 #: what ``collect`` reports beside ``kernel_id`` and ``status``, in the order its table shows them
 METRICS = (
@@ -78,8 +75,7 @@ class AccelSimAdapter(Adapter):
         return read_traces(path)
 
     def instruction_traces(self, workload: Workload) -> InstructionTraces:
-        from simsample.errors import UserError
-        from simsample.gcl.streams import InstructionTraces
+        from simsample.sdk import InstructionTraces, UserError
         from simsample_accelsim.reader import scan_folder, workload_of
         from simsample_accelsim.warps import FORMAT_VERSION, read_warps
 
@@ -103,8 +99,8 @@ class AccelSimAdapter(Adapter):
         traces, the weights and the plan; with ``split``, one job folder per sampled launch."""
         from dataclasses import replace
 
-        from simsample.adapter_support.folders import check_output_folder
-        from simsample.adapter_support.matching import note as simsample_note
+        from simsample.sdk import check_output_folder
+        from simsample.sdk import note as simsample_note
         from simsample_accelsim.notes import warn
         from simsample_accelsim.warmup import CostModel, l2_lines_of_configs, parse_warmup
 
@@ -122,9 +118,10 @@ class AccelSimAdapter(Adapter):
         if auto:
             warmup = "reuse" if warmup_mode == "functional" else "targeted"
         spec = parse_warmup(warmup, o["warmup_horizon"], o["warmup_coverage"], budget, cost)
+        if not (o["warmup_reach"] > 0 and o["warmup_reach"] < float("inf")):  # nan, inf, <= 0: refused whatever the warm-up
+            raise UserError(f"--warmup-reach {o['warmup_reach']}: must be a finite number > 0 (the L2's lines touched before a sample, "
+                            "in multiples of its size)")
         if spec.reuse:
-            if not o["warmup_reach"] > 0:
-                raise UserError(f"--warmup-reach {o['warmup_reach']}: must be > 0 (the L2's lines touched before a sample, in multiples of its size)")
             spec = replace(spec, reach=o["warmup_reach"], l2_lines=l2_lines_of_configs(configs) if configs else spec.l2_lines)
             if warmup_mode == "detailed":
                 note = ("--warmup reuse with detailed warm-up runs every launch of the window in detail, which can cost as much as the full run; "
@@ -154,7 +151,7 @@ class AccelSimAdapter(Adapter):
 
     def collect(self, outputs: Sequence[Path], plan: Plan | None = None, *, allow_incomplete: bool = False, **options: Any) -> pd.DataFrame:
         """Per-launch results of Accel-Sim's output log(s) and of run folders written by ``apply --split``."""
-        from simsample.planfile import Plan as _Plan
+        from simsample.sdk import Plan as _Plan
         from simsample_accelsim.collect import collect_logs
         from simsample_accelsim.split import expand_run_folders
 

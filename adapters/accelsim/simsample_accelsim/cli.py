@@ -9,9 +9,7 @@ from pathlib import Path
 
 import click
 
-from simsample.errors import UserError
-from simsample.io.files import check_output_file, writable_parent
-from simsample.runner.options import executor_options
+from simsample.sdk import UserError, check_output_file, executor_options, writable_parent
 
 _CTX = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -74,10 +72,9 @@ def run_cmd(sampled: Path, binary: Path, configs: tuple[Path, ...], output: Path
 
     On a folder written by 'apply --split', every job not yet complete runs (on --executor),
     each with its log in its job folder; a rerun finishes only what is missing."""
+    from simsample.sdk import check_input_folder
     from simsample_accelsim.run import build_command, run_simulator
     from simsample_accelsim.split import is_run_folder
-
-    from simsample.io.files import check_input_folder
 
     check_input_folder(sampled, "folder written by 'simsample apply'")
     if is_run_folder(sampled):
@@ -127,13 +124,10 @@ class _EngineOption(click.Option):
                    "records no cache lines, a pass of the numpy scanner saved; plans group by occupancy only.")
 def features_cmd(traces: Path, output: Path, jobs: int, engine: str, no_cache: bool, configs: tuple[Path, ...], no_context: bool) -> None:
     """Scan the trace bodies once: instruction counts, PKA metrics, sectors, basic-block vectors, occupancy, predicted cycles and cache context."""
-    from simsample.progress import task
+    from simsample.sdk import extras_path, task, temporary_cache, writes_through
     from simsample_accelsim.features import compute_features, default_cache_dir, total_bytes
     from simsample_accelsim.occupancy import GpuConfig
     from simsample_accelsim.reader import scan_folder
-
-    from simsample.io.files import temporary_cache, writes_through
-    from simsample.workload import extras_path
 
     # no cache (and no extras) beside a device or a pipe (-o /dev/null): nothing is created in /dev
     cache_dir = None if no_cache or writes_through(output) else default_cache_dir(output)

@@ -38,11 +38,16 @@ from pathlib import Path
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.adapter_support import USABLE_STATUSES
-from simsample.adapter_support.results import check_launch_count
-from simsample.errors import FormatError, IncompleteResults, UserError
-from simsample.io.files import check_input_file, open_text
-from simsample.planfile import Plan
+from simsample.sdk import (
+    USABLE_STATUSES,
+    FormatError,
+    IncompleteResults,
+    Plan,
+    UserError,
+    check_input_file,
+    check_launch_count,
+    open_text,
+)
 from simsample_accelsim.notes import warn
 
 pd = lazy.load("pandas")
@@ -411,7 +416,7 @@ def _id_mapper(summaries: list[LogSummary], plan: Plan | None, traces: str | Pat
     if plan_on_traces and all(r.trace_kernel_id is not None for s in summaries for r in s.runs):
         return lambda summary, run: run.trace_kernel_id
     if plan is not None and all(r.trace_kernel_id is not None for s in summaries for r in s.runs):
-        from simsample.sampling.filters import sample_launches
+        from simsample.sdk import sample_launches
 
         records = sample_launches(plan)  # a plan that knows its launches' numbers in the process (format 1.2)
         if records and all(r.number is not None for r in records):

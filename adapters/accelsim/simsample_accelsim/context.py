@@ -28,8 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from simsample.errors import UserError
-from simsample.sampling.grouping import CONTEXT_COLUMN
+from simsample.sdk import CONTEXT_COLUMN, UserError
 from simsample_accelsim.warmup import Footprint
 
 __all__ = ["CONTEXT_COLUMN", "DEFAULT_CONTEXT_REACH", "warm_read_shares"]

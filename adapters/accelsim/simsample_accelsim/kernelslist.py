@@ -17,8 +17,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from simsample.errors import FormatError
-from simsample.io.limits import read_bytes_limited
+from simsample.sdk import FormatError, read_bytes_limited
 
 #: File name the tracer writes and the simulator is usually pointed at.
 DEFAULT_LIST = "kernelslist.g"

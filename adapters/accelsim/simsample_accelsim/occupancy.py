@@ -42,7 +42,7 @@ from pathlib import Path
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.errors import UserError
+from simsample.sdk import UserError
 
 pd = lazy.load("pandas")
 

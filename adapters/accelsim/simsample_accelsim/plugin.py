@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from simsample.hookspecs import hookimpl
+from simsample.sdk import hookimpl
 
 
 @hookimpl

@@ -24,11 +24,14 @@ from typing import Any
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.plugin_base import Reader
-from simsample.errors import FormatError, UserError
-from simsample.io.files import missing_message
-from simsample.workload import Workload
-from simsample_accelsim.kernelslist import DEFAULT_LIST, KernelEntry, KernelsList, looks_like_kernelslist, parse_kernelslist
+from simsample.sdk import FormatError, Reader, UserError, Workload, missing_message
+from simsample_accelsim.kernelslist import (
+    DEFAULT_LIST,
+    KernelEntry,
+    KernelsList,
+    looks_like_kernelslist,
+    parse_kernelslist,
+)
 from simsample_accelsim.notes import warn
 from simsample_accelsim.traceg import TraceHeader, read_header
 

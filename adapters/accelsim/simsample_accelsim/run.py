@@ -13,7 +13,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from simsample.errors import UserError
+from simsample.sdk import UserError
 from simsample_accelsim.kernelslist import DEFAULT_LIST
 
 
@@ -46,7 +46,7 @@ def run_simulator(cmd: list[str], cwd: Path, log: str | Path) -> str:
 
     out = Path(log).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
-    from simsample.runner.jobs import run_in_group
+    from simsample.sdk import run_in_group
 
     try:
         with open(out, "w") as fh:
@@ -55,7 +55,7 @@ def run_simulator(cmd: list[str], cwd: Path, log: str | Path) -> str:
             except OSError as exc:
                 raise UserError(f"cannot start {cmd[0]}: {exc}") from exc
     except BaseException:  # Ctrl-C, SIGTERM, no binary: the simulator ended and no partial log left
-        from simsample.io.files import remove_partial
+        from simsample.sdk import remove_partial
 
         remove_partial(out)  # a regular file only: never /dev/null or a pipe
         raise

@@ -16,9 +16,7 @@ from pathlib import Path
 
 import click
 
-from simsample.errors import UserError
-from simsample.runner import Job, failure_report, run_jobs
-from simsample.runner.options import make_executor
+from simsample.sdk import Job, UserError, failure_report, make_executor, run_jobs
 from simsample_accelsim.run import build_command
 from simsample_accelsim.split import check_job_log, read_jobs
 

@@ -25,8 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from simsample.errors import FormatError, UserError
-from simsample.native import import_optional
+from simsample.sdk import FormatError, UserError, import_optional
 from simsample_accelsim import opcodes as oc
 from simsample_accelsim.kernelfeatures import COUNTERS, LaunchFeatures
 from simsample_accelsim.traceg import TraceHeader, _check_block_count, _stream_header, open_stream

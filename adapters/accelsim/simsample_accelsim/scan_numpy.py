@@ -23,13 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from simsample.errors import FormatError
+from simsample.sdk import FormatError
 from simsample_accelsim import opcodes as oc
 from simsample_accelsim.fields import (
     LOW_KEEP,
     MAX_REGS,
-    U,
     BadLine,
+    U,
     dec,
     expected_next,
     flat_sectors,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from simsample.errors import FormatError
+from simsample.sdk import FormatError
 from simsample_accelsim import opcodes as oc
 from simsample_accelsim.kernelfeatures import LaunchFeatures, types_csr
 from simsample_accelsim.traceg import TraceHeader, _check_block_count, _header_end, open_stream, parse_header

@@ -22,7 +22,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from simsample.errors import UserError
+from simsample.sdk import UserError
 
 #: Text of the warm-up patch's log lines, compiled into accel-sim.out by every revision.
 PATCH_MARK = b"GPGPU-Sim functional warm-up:"

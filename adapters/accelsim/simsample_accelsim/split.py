@@ -30,15 +30,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from simsample.adapter_support import link_or_copy, staged_folder, write_plan_records
-from simsample.errors import UserError
-from simsample.io.files import atomic_write_text
-from simsample.io.limits import read_text_limited
-from simsample.planfile import Plan
+from simsample.sdk import (
+    Plan,
+    UserError,
+    atomic_write_text,
+    link_or_copy,
+    read_text_limited,
+    staged_folder,
+    write_plan_records,
+)
 from simsample_accelsim.apply import WARMUP_PREFIX, choose_warmup, open_for_plan
-from simsample_accelsim.partial import folder_numbers, warmup_ids
 from simsample_accelsim.kernelslist import DEFAULT_LIST, KernelEntry, Memcpy, render
 from simsample_accelsim.notes import warn
+from simsample_accelsim.partial import folder_numbers, warmup_ids
 from simsample_accelsim.reader import resolve_list, workload_of
 from simsample_accelsim.warmup import WarmupSpec, warmup_steps
 

@@ -14,8 +14,16 @@ from __future__ import annotations
 import lzma
 from pathlib import Path
 
-from simsample.errors import FormatError
-from simsample.gcl.streams import MEM_ATOMIC, MEM_LOAD, MEM_NONE, MEM_STORE, KernelStream, StreamBuilder, WarpSelection
+from simsample.sdk import (
+    MEM_ATOMIC,
+    MEM_LOAD,
+    MEM_NONE,
+    MEM_STORE,
+    FormatError,
+    KernelStream,
+    StreamBuilder,
+    WarpSelection,
+)
 from simsample_accelsim import opcodes as oc
 from simsample_accelsim.scan_python import addresses
 from simsample_accelsim.traceg import TraceHeader, _stream_header, open_stream

@@ -22,9 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from simsample.errors import FormatError, UserError
-from simsample.io.files import missing_message
-from simsample.io.limits import read_text_limited
+from simsample.sdk import FormatError, UserError, missing_message, read_text_limited
 
 CONFIGS = "configs"
 APP_CONFIG = "app.config"

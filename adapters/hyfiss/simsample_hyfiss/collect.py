@@ -8,10 +8,7 @@ from pathlib import Path
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.adapter_support import STATUS_MISSING, against_plan, note, plan_ids
-from simsample.errors import UserError
-from simsample.planfile import Plan
-
+from simsample.sdk import STATUS_MISSING, Plan, UserError, against_plan, note, plan_ids
 from simsample_hyfiss.output import FIELDS, Summary, find_summaries, kernel_logs, parse_summary
 from simsample_hyfiss.reader import FORMAT
 

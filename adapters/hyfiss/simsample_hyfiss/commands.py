@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from simsample.errors import UserError
+from simsample.sdk import UserError
 
 _PATH = click.Path(path_type=Path)
 
@@ -45,13 +45,11 @@ def features_cmd(traces: Path, output: Path) -> None:
     """Per-kernel features of a HyFiSS app: dynamic warp instructions per execution-unit class."""
     import numpy as np
 
+    from simsample.sdk import check_output_file, extras_path
     from simsample_hyfiss.app import parse_instn_config
     from simsample_hyfiss.picksm import kernel_class_counts
     from simsample_hyfiss.reader import load_app
     from simsample_hyfiss.units import CLASSES
-
-    from simsample.io.files import check_output_file
-    from simsample.workload import extras_path
 
     for written in (output, extras_path(output)):
         check_output_file(written, [traces], what="features table")
@@ -73,7 +71,7 @@ def features_cmd(traces: Path, output: Path) -> None:
 @click.option("--dry-run", is_flag=True, help="Print the command instead of running it.")
 def run_cmd(sampled: Path, hyfiss_home: Path | None, np_ranks: int | None, dry_run: bool) -> None:
     """Run the script apply wrote (each sampled kernel once, then merge its reports)."""
-    from simsample.io.files import check_input_folder
+    from simsample.sdk import check_input_folder
 
     check_input_folder(sampled, "folder written by 'simsample apply'")
     from simsample_hyfiss.apply import SCRIPT
@@ -91,7 +89,7 @@ def run_cmd(sampled: Path, hyfiss_home: Path | None, np_ranks: int | None, dry_r
         click.echo(" ".join([*(f"{k}={shlex.quote(v)}" for k, v in extra.items()), "bash", shlex.quote(str(script))]))
         return
     env.update(extra)
-    from simsample.runner.jobs import run_in_group
+    from simsample.sdk import run_in_group
 
     rc = run_in_group(["bash", str(script)], env=env)  # Ctrl-C ends mpirun and every rank too
     if rc != 0:
@@ -113,14 +111,19 @@ def hyfiss_group() -> None:
 def pick_sm_cmd(app: Path, device_config: Path, output: Path | None, kernels: str | None, as_json: bool) -> None:
     """Per kernel, the SM whose CTA-set should run longest (HyFiSS's SM sampling by CTA-sets)."""
     from simsample.cli.common import echo_json
-    from simsample.io.files import atomic_write_text
-
-    from simsample_hyfiss.app import find_app, parse_app_config, parse_instn_config, parse_issue_config, with_sampling_points
+    from simsample.sdk import atomic_write_text
+    from simsample_hyfiss.app import (
+        find_app,
+        parse_app_config,
+        parse_instn_config,
+        parse_issue_config,
+        with_sampling_points,
+    )
     from simsample_hyfiss.device import read_device
     from simsample_hyfiss.picksm import pick_kernel
 
     if output is not None:
-        from simsample.io.files import check_output_file
+        from simsample.sdk import check_output_file
 
         check_output_file(output, [app, device_config], what="app.config copy")
     paths = find_app(app)

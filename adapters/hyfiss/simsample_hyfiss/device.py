@@ -13,9 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from simsample.errors import FormatError, UserError
-from simsample.io.limits import read_text_limited
-
+from simsample.sdk import FormatError, UserError, read_text_limited
 from simsample_hyfiss.units import CLASSES
 
 UNIT_KEYS = {

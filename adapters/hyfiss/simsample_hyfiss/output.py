@@ -16,10 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from simsample.errors import UserError
-from simsample.io.files import missing_message
-from simsample.io.files import check_input_file
-from simsample.io.limits import read_text_limited
+from simsample.sdk import UserError, check_input_file, missing_message, read_text_limited
 
 SUMMARY = re.compile(r"^kernel-(\d+)-summary\.txt$")
 _ITEM = re.compile(r"^\s*\*\s*(.+?):\s*(\S*)\s*$")

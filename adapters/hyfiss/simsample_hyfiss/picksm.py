@@ -20,8 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from simsample.errors import FormatError, UserError
-
+from simsample.sdk import FormatError, UserError
 from simsample_hyfiss.app import AppPaths, Schedule, StaticInstructions
 from simsample_hyfiss.device import Device
 from simsample_hyfiss.units import CLASSES, unit_class

@@ -9,16 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from simsample.hookspecs import hookimpl
-from simsample.plugin_base import Adapter, Param, count, ratio
-from simsample.workload import Workload
-
+from simsample.sdk import Adapter, Param, Workload, count, hookimpl, ratio
 from simsample_hyfiss.reader import HyFiSSReader, load_app
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from simsample.planfile import Plan
+    from simsample.sdk import Plan
 
 
 class HyFiSSAdapter(Adapter):
@@ -52,7 +49,7 @@ class HyFiSSAdapter(Adapter):
         """A run script that simulates only the plan's kernels, and an app view for it."""
         import shlex
 
-        from simsample.errors import UserError
+        from simsample.sdk import UserError
         from simsample_hyfiss.apply import SCRIPT, apply_plan
 
         o = options

@@ -26,12 +26,19 @@ from pathlib import Path
 
 import numpy as np
 
-from simsample.adapter_support import check_output_folder, link_or_copy, match_plan, note, staged_folder, write_plan_records
-from simsample.errors import PlanMismatchError, UserError
-from simsample.io.files import atomic_write_text
-from simsample.io.limits import read_text_limited
-from simsample.planfile import Plan
-
+from simsample.sdk import (
+    Plan,
+    PlanMismatchError,
+    UserError,
+    atomic_write_text,
+    check_output_folder,
+    link_or_copy,
+    match_plan,
+    note,
+    read_text_limited,
+    staged_folder,
+    write_plan_records,
+)
 from simsample_macsim.params import check_params_text, patch_params, required_knobs
 from simsample_macsim.reader import FORMAT, TraceFolder, launch_list, load_trace_folder
 from simsample_macsim.traces import KERNEL_CONFIG, KERNEL_NAMES, TRACE_FILE_LIST, kernel_names_text
@@ -92,7 +99,7 @@ def tracer_numbers(plan: Plan, numbers_by_id: dict[int, int] | None) -> dict[int
         return dict(numbers_by_id)
     own = plan.workload.get("format") == FORMAT
     if not own:
-        from simsample.sampling.filters import WHOLE_PROCESS_FORMATS, launch_numbers, sample_launches
+        from simsample.sdk import WHOLE_PROCESS_FORMATS, launch_numbers, sample_launches
 
         if sample_launches(plan) is not None:  # format 1.2: the process numbers (1-based) the plan recorded; MacSim's count from 0
             return {k: n - 1 for k, n in launch_numbers(plan, what="SAMPLED_KERNEL_INFO").items()}
@@ -159,7 +166,7 @@ def apply_plan(
     if folder is not None:
         order = sorted(set(order) | set(warm), key=run_pos.__getitem__)
     if params is not None and not Path(params).is_file():
-        from simsample.io.files import special_file
+        from simsample.sdk import special_file
 
         kind = special_file(Path(params))
         if kind is not None:

@@ -8,11 +8,7 @@ from pathlib import Path
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.adapter_support import WEIGHTS_FILE, against_plan, note, plan_ids
-from simsample.adapter_support.weights import ROLE_WARMUP
-from simsample.errors import UserError
-from simsample.planfile import Plan
-
+from simsample.sdk import ROLE_WARMUP, WEIGHTS_FILE, Plan, UserError, against_plan, note, plan_ids
 from simsample_macsim.output import parse_log
 from simsample_macsim.reader import FORMAT
 

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import click
 
-from simsample.errors import UserError
-
+from simsample.sdk import UserError
 from simsample_macsim.warmup import DEFAULT_COVERAGE, DEFAULT_HORIZON, DEFAULT_WARMUP
 
 _PATH = click.Path(path_type=Path)
@@ -55,10 +54,8 @@ def features_cmd(traces: Path, output: Path) -> None:
     """Per-launch features from a MacSim trace folder: warps, instructions, warp imbalance."""
     import numpy as np
 
+    from simsample.sdk import check_output_file, extras_path
     from simsample_macsim.reader import load_trace_folder
-
-    from simsample.io.files import check_output_file
-    from simsample.workload import extras_path
 
     for written in (output, extras_path(output)):
         check_output_file(written, [traces], what="features table")
@@ -80,7 +77,7 @@ def features_cmd(traces: Path, output: Path) -> None:
 @click.option("--dry-run", is_flag=True, help="Print the command instead of running it.")
 def run_cmd(sampled: Path, binary: Path, output: Path | None, force: bool, dry_run: bool) -> None:
     """Run MacSim in a folder written by apply (it reads params.in and trace_file_list there)."""
-    from simsample.io.files import check_input_folder
+    from simsample.sdk import check_input_folder
 
     check_input_folder(sampled, "folder written by 'simsample apply'")
     for need in ("params.in", "trace_file_list", "kernel_config.txt"):
@@ -88,7 +85,7 @@ def run_cmd(sampled: Path, binary: Path, output: Path | None, force: bool, dry_r
             raise UserError(f"{sampled}: no {need}; run 'simsample apply --sim macsim --traces ... --params ...' first")
     exe = binary.resolve()
     target = (output if output is not None else sampled / "macsim.out").resolve()
-    from simsample.io.files import check_output_file
+    from simsample.sdk import check_output_file
 
     read = [f for f in sampled.iterdir() if f.name in ("params.in", "trace_file_list") or f.name.startswith(("kernel", "simsample-", "Kernel"))]
     check_output_file(target, [binary, *read], what="simulator log")
@@ -100,7 +97,7 @@ def run_cmd(sampled: Path, binary: Path, output: Path | None, force: bool, dry_r
     if target.exists() and not force:
         raise UserError(f"{target}: exists; pass --force to overwrite it")
     click.echo(f"running {exe} in {sampled} (output in {target})", err=True)
-    from simsample.runner.jobs import run_in_group
+    from simsample.sdk import run_in_group
 
     try:
         with open(target, "wb") as fh:
@@ -109,7 +106,7 @@ def run_cmd(sampled: Path, binary: Path, output: Path | None, force: bool, dry_r
             except OSError as exc:  # not a program (exec format error), not executable
                 raise UserError(f"cannot start {exe}: {exc.strerror or exc}") from None
     except BaseException:  # Ctrl-C, SIGTERM: MacSim and its children ended, the partial log removed
-        from simsample.io.files import remove_partial
+        from simsample.sdk import remove_partial
 
         remove_partial(target)  # a regular file only: never /dev/null or a pipe
         raise

@@ -22,8 +22,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from simsample.errors import FormatError, UserError
-from simsample.io.files import check_input_file, open_text
+from simsample.sdk import FormatError, UserError, check_input_file, open_text
 
 LOG_NAME = "macsim.out"
 STATS_NAME = "general.stat.out"

@@ -47,7 +47,7 @@ def check_params_text(text: str, path: str) -> None:
     """Refuse a ``params.in`` that is not one: binary data (NUL bytes, undecodable bytes) or a
     line that does not start with a knob name. MacSim ignores what it cannot parse, so garbage
     would become a sampled run with MacSim's defaults in place of the user's machine."""
-    from simsample.errors import FormatError
+    from simsample.sdk import FormatError
 
     for n, raw in enumerate(text.splitlines(), 1):
         toks = raw.split()

@@ -8,17 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from simsample.hookspecs import hookimpl
-from simsample.plugin_base import Adapter, Param, count, ratio
-from simsample.workload import Workload
-
+from simsample.sdk import Adapter, Param, Workload, count, hookimpl, ratio
 from simsample_macsim.reader import MacSimReader, load_trace_folder
 from simsample_macsim.warmup import DEFAULT_COVERAGE, DEFAULT_HORIZON, DEFAULT_WARMUP
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from simsample.planfile import Plan
+    from simsample.sdk import Plan
 
 
 class MacSimAdapter(Adapter):
@@ -55,7 +52,7 @@ class MacSimAdapter(Adapter):
         params.in."""
         import shlex
 
-        from simsample.errors import UserError
+        from simsample.sdk import UserError
         from simsample_macsim.apply import SAMPLED_INFO, apply_plan
         from simsample_macsim.warmup import parse_warmup
 

@@ -19,10 +19,7 @@ import click
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.plugin_base import Reader
-from simsample.io.files import read_head
-from simsample.workload import Workload, from_records
-
+from simsample.sdk import Reader, Workload, from_records, read_head
 from simsample_macsim.traces import (
     KERNEL_CONFIG,
     KERNEL_NAMES,

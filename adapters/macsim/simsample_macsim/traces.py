@@ -22,9 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from simsample.errors import FormatError, UserError
-from simsample.io.files import missing_message
-from simsample.io.limits import read_bytes_limited, read_text_limited
+from simsample.sdk import FormatError, UserError, missing_message, read_bytes_limited, read_text_limited
 
 KERNEL_CONFIG = "kernel_config.txt"
 TRACE_FILE_LIST = "trace_file_list"

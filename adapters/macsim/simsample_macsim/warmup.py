@@ -37,8 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from simsample.adapter_support.warmup import warmup_choice
-from simsample.errors import UserError
+from simsample.sdk import UserError, warmup_choice
 
 #: Defaults (see docs/howto/macsim-warmup.md for the measurements behind them).
 DEFAULT_WARMUP = "targeted"
@@ -85,8 +84,8 @@ def parse_warmup(text: str | int, horizon: int = DEFAULT_HORIZON, coverage: floa
         raise UserError(f"--warmup-horizon {horizon}: must be at least 1 (launches looked back for producers)")
     if not 0.0 < coverage <= 1.0:
         raise UserError(f"--warmup-coverage {coverage}: must be in (0, 1] (the share of a sample's memory accesses whose last toucher the window must hold)")
-    if budget is not None and budget < 0:
-        raise UserError(f"--warmup-budget {budget}: must be >= 0 (warm-up warp instructions as a share of the sampled launches')")
+    if budget is not None and not (budget >= 0 and np.isfinite(budget)):  # nan, inf: never a budget
+        raise UserError(f"--warmup-budget {budget}: must be a finite number >= 0 (warm-up warp instructions as a share of the sampled launches')")
     choice = warmup_choice(text, ("targeted",))
     return WarmupSpec(None if choice == "targeted" else int(choice), horizon, coverage, budget)
 
