@@ -63,3 +63,32 @@ def test_version_loads_no_plugin() -> None:
     probe = "import sys; from simsample.cli import run; run(['--version']); print(sorted(m for m in sys.modules if m.startswith('simsample.plugins')))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_the_usual_confidence_levels_are_scipys_quantiles_bit_for_bit() -> None:
+    """The table that spares a plan the SciPy import holds exactly what ``scipy.special.ndtri``
+    computes (the plan's bytes depend on it), and other levels still go to SciPy."""
+    from scipy.special import ndtri
+
+    from simsample.sampling.allocation import Z_KNOWN, z_value
+
+    assert Z_KNOWN
+    for confidence, z in Z_KNOWN.items():
+        assert z == float(ndtri(0.5 + confidence / 2.0)), confidence
+        assert z_value(confidence) == z
+    assert z_value(0.97) == float(ndtri(0.5 + 0.97 / 2.0))
+
+
+def test_the_default_plan_imports_no_scipy_or_sklearn(tmp_path) -> None:
+    """Planning the bundled profile with the default sampler needs pandas, not SciPy (whose
+    ``special`` module brings ``numpy.testing`` and ``unittest``) nor scikit-learn."""
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "profile" / "train_step.pt.trace.json.gz"
+    probe = PROBE.format(heavy=("scipy", "sklearn", "matplotlib", "torch"))
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, "plan", str(example), "-o", str(tmp_path / "plan.json")], capture_output=True, text=True, timeout=300
+    )
+    got = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert got["code"] == 0
+    assert got["loaded"] == []
