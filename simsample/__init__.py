@@ -8,7 +8,7 @@ results back into whole-workload figures with a confidence interval.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from simsample._version import __version__
 
 __all__ = ["__version__", "hookimpl"]
 

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from simsample import __version__, hookspecs
+from simsample import hookspecs
+from simsample._version import __version__
 from simsample.errors import UserError
 
 if TYPE_CHECKING:
@@ -37,8 +38,8 @@ def builtin_plugins() -> tuple[str, ...]:
     import importlib
     import pkgutil
 
-    import simsample.plugins as plugins
-
+    # by name, as entry points are loaded: the host knows no plugin module in advance
+    plugins = importlib.import_module("simsample.plugins")
     found = []
     for folder in sorted(m.name for m in pkgutil.iter_modules(plugins.__path__) if m.ispkg):
         pkg = importlib.import_module(f"{plugins.__name__}.{folder}")

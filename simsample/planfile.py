@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import lazy_loader as lazy
 import numpy as np
 
-from simsample import __version__
+from simsample._version import __version__
 from simsample.errors import FormatError, PlanMismatchError, UserError
 from simsample.io.files import atomic_write_bytes, check_input_file
 from simsample.io.limits import read_bytes_limited

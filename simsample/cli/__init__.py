@@ -14,7 +14,7 @@ import traceback
 
 import click
 
-from simsample import __version__
+from simsample._version import __version__
 from simsample.errors import Terminated, UserError, install_termination_handlers, one_line
 
 EXIT_OK, EXIT_USER, EXIT_BUG = 0, 1, 2
@@ -50,8 +50,14 @@ def cli() -> None:
 
 
 def _register_builtin_commands() -> None:
-    from simsample.cli import commands, delegate, evaluate  # noqa: F401  (decorators attach commands)
-    from simsample.report import command  # noqa: F401  (matplotlib is imported only when it runs)
+    """Attach the built-in commands: each module lists its own in ``COMMANDS`` (none of them
+    imports this package, so the command line has no import cycle)."""
+    from simsample.cli import commands, delegate, evaluate
+    from simsample.report import command  # matplotlib is imported only when it runs
+
+    for module in (commands, evaluate, delegate, command):
+        for c in module.COMMANDS:
+            cli.add_command(c)
 
 
 _registered = False

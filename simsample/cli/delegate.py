@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import click
 
-from simsample.cli import cli
 from simsample.cli.commands import generic_estimate, profile_group
 from simsample.errors import UserError
 
@@ -95,8 +94,14 @@ def _make(verb: str, help_text: str, fallback: click.Command | None = None, grou
     def cmd(ctx: click.Context, args: tuple[str, ...]) -> None:
         _dispatch(verb, prog or f"simsample {verb}", ctx.meta.get("simsample.verbatim_args", list(args)), fallback)
 
-    (group or cli).add_command(cmd)
+    if group is not None:
+        group.add_command(cmd)
+    else:
+        COMMANDS.append(cmd)
 
+
+#: what this module adds to the top-level group (:func:`simsample.cli.build_cli`)
+COMMANDS: list[click.Command] = []
 
 _make("apply", "Write the simulator inputs that run only the plan's launches (--sim NAME).")
 _make("collect", "Parse simulator output into per-launch results (--sim NAME).")

@@ -8,7 +8,6 @@ from pathlib import Path
 import click
 import lazy_loader as lazy
 
-from simsample.cli import cli
 from simsample.cli.common import echo_json, parse_params, profile_options, reader_options, report_skipped, verbose_option
 from simsample.cli.tables import console as table_console
 from simsample.cli.tables import one_of, print_csv, print_table, table_options
@@ -22,7 +21,7 @@ def _fmt(v: float | None, spec: str) -> str:
     return "-" if v is None else format(v, spec)
 
 
-@cli.command("evaluate")
+@click.command("evaluate")
 @click.argument("profiles", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--sampler", "sampler_name", default=DEFAULT_SAMPLER, show_default=True, help="Sampler name (see 'simsample samplers').")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Sampler parameter (repeatable).")
@@ -192,3 +191,7 @@ def _print_table(results, suite, swept: list[str], sampler_name: str, repeats: i
             _fmt(s.get("half_width_median_pct"), ".2f"),
         )
     print_table(con, table)
+
+
+#: what this module adds to the top-level group (:func:`simsample.cli.build_cli`)
+COMMANDS = (evaluate_cmd,)

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import click
 
-from simsample.cli import cli
 from simsample.cli.common import profile_options, reader_options
 
 
-@cli.command("report")
+@click.command("report")
 @click.argument("plan_path", metavar="PLAN", type=click.Path(path_type=Path))
 @click.option("--estimate", "estimate_path", type=click.Path(path_type=Path), default=None, help="Output of 'simsample estimate ... --json'.")
 @click.option(
@@ -86,3 +85,7 @@ def report_cmd(
     text = render(report)
     atomic_write_text(output, text)
     click.echo(f"{output}: report of {len(plan.clusters):,} clusters, {len(text) / 1e6:.2f} MB")
+
+
+#: what this module adds to the top-level group (:func:`simsample.cli.build_cli`)
+COMMANDS = (report_cmd,)
