@@ -101,3 +101,18 @@ def test_the_ratio_is_not_a_sum_of_per_launch_ratios(tmp_path):
     summed = simsample.estimate(plan, alone, confidence=0.8).to_dataframe().loc["ipc", "estimate"]
     assert not math.isclose(ipc, summed, rel_tol=0.01)
     assert 0 < ipc < df["ipc"].max() * 1.01
+
+
+def test_the_api_reference_examples_run(monkeypatch, capsys):
+    """The Python blocks of docs/reference/api.md run as shown (from the repository's root)."""
+    import re
+
+    monkeypatch.chdir(ROOT)
+    text = (ROOT / "docs" / "reference" / "api.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) >= 3
+    ns: dict = {}
+    for block in blocks:
+        exec(compile(block, "docs/reference/api.md", "exec"), ns)
+    out = capsys.readouterr().out
+    assert "ratio" in out and out.strip().endswith("True")

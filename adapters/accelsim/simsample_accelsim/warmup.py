@@ -149,8 +149,8 @@ def parse_warmup(
     cost: CostModel | None = None,
 ) -> WarmupSpec:
     """``--warmup`` as given: a non-negative int K, ``none`` (= 0), ``targeted`` or ``reuse``."""
-    if budget is not None and budget < 0:
-        raise UserError(f"--warmup-budget {budget}: must be >= 0 (warm-up cost as a share of the sampled launches' predicted cycles)")
+    if budget is not None and not (budget >= 0 and np.isfinite(budget)):  # nan, inf: never a budget
+        raise UserError(f"--warmup-budget {budget}: must be a finite number >= 0 (warm-up cost as a share of the sampled launches' predicted cycles)")
     model = cost or CostModel()
     if horizon < 1:
         raise UserError(f"--warmup-horizon {horizon}: must be at least 1 (launches looked back for producers)")
@@ -281,8 +281,8 @@ def reuse_window(
     """
     if l2_lines < 1:
         raise UserError(f"the L2 holds {l2_lines} lines by the config; fix -gpgpu_cache:dl2 or give --warmup-config")
-    if reach <= 0:
-        raise UserError(f"--warmup-reach {reach}: must be > 0 (the L2's lines touched before a sample, in multiples of its size)")
+    if not (reach > 0 and np.isfinite(reach)):  # nan, inf: never a reach
+        raise UserError(f"--warmup-reach {reach}: must be a finite number > 0 (the L2's lines touched before a sample, in multiples of its size)")
     kept = sorted(set(int(s) for s in samples))
     keep = set(kept) if shared else set()
     limit = reach * l2_lines
