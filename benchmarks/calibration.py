@@ -9,7 +9,9 @@ values of the sampled launches):
   400 times the error tells the user nothing); the target is at most 5, or a median half-width
   of at most 0.5% where the errors are tiny;
 - **monotone**: the median half-width at a smaller ε is not wider than at the larger one;
-- mean |error| and the harmonic-mean speedup.
+- mean |error| and the harmonic-mean speedup;
+- refused: plans whose degrees of freedom cannot support an interval at their confidence
+  (``simsample estimate`` says so in one line; left out of the coverage).
 
 Workloads, in three families:
 
@@ -135,7 +137,8 @@ def run_one(sampler, params: dict, wl, truth: np.ndarray | None, repeat: int) ->
         "sharpness": (med_half / mean_err) if med_half is not None and mean_err > 0 else None,
         "speedup": res.speedup_hmean,
         "launches": res.sampled_launches_mean,
-        "confidence": None,
+        "refused": sum(s.refused for s in res.scores),
+        "plans": len(res.scores),
     }
 
 
@@ -175,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         extra.setdefault(name, {}).update(dict(kv.split("=", 1) for kv in rest.split(",") if kv))
     t0, c0 = time.perf_counter(), time.process_time()
     rows: list[dict] = []
-    print(f"{'family':8} {'workload':44} {'sampler':8} {'cover':>6} {'mean|e|':>8} {'med±':>8} {'sharp':>6} {'±@eps2':>8} {'speedup':>8}  misses")
+    print(f"{'family':8} {'workload':44} {'sampler':8} {'cover':>6} {'mean|e|':>8} {'med±':>8} {'sharp':>6} {'±@eps2':>8} {'speedup':>8} {'refused':>7}  misses")
     for family in args.family.split(","):
         suite = load_family(family, args.min_launches, args.cache)
         if args.limit:
@@ -204,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
                 sh = "-" if row["sharpness"] is None else f"{row['sharpness']:.1f}"
                 h2 = row.get("median_half_smaller_eps")
                 print(f"{family:8} {wname[-44:]:44} {sname:8} {cov:>6} {100 * row['mean_err']:7.3f}% {med:>8} {sh:>6} "
-                      f"{'-' if h2 is None else f'{100 * h2:.2f}%':>8} {row['speedup'] or 0:7.2f}x  {' '.join(row['misses'])}", flush=True)
+                      f"{'-' if h2 is None else f'{100 * h2:.2f}%':>8} {row['speedup'] or 0:7.2f}x {row['refused']:7d}  {' '.join(row['misses'])}", flush=True)
     table = summary(rows)
     print()
     print(table)
@@ -223,8 +226,8 @@ def summary(rows: list[dict]) -> str:
 
     lines = [
         "| family | sampler | workloads | with an interval | coverage ≥ nominal − 0.04 | worst coverage | sharp (≤ 5× or ≤ 0.5%) "
-        "| median sharpness | monotone in ε | mean \\|error\\| | h-mean speedup |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| median sharpness | monotone in ε | intervals refused | mean \\|error\\| | h-mean speedup |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     keys = sorted({(r["family"], r["sampler"]) for r in rows}, key=lambda k: (k[0], SAMPLERS.index(k[1]) if k[1] in SAMPLERS else 99))
     for fam, s in keys:
@@ -239,7 +242,8 @@ def summary(rows: list[dict]) -> str:
         lines.append(
             f"| {fam} | {s} | {len(rs)} | {len(iv)} | {cov_ok if iv else '-'} | {'-' if worst is None else f'{worst:.2f}'} "
             f"| {sharp_ok if iv else '-'} | {f'{statistics.median(sharp):.1f}' if sharp else '-'} "
-            f"| {f'{mono_ok}/{len(mono)}' if mono else '-'} | {100 * statistics.mean(r['mean_err'] for r in rs):.3f}% "
+            f"| {f'{mono_ok}/{len(mono)}' if mono else '-'} | {sum(r['refused'] for r in rs)}/{sum(r['plans'] for r in rs)} "
+            f"| {100 * statistics.mean(r['mean_err'] for r in rs):.3f}% "
             f"| {(harmonic_mean([r['speedup'] for r in rs]) or 0):.2f}× |"
         )
     return "\n".join(lines)

@@ -318,3 +318,255 @@ def test_write_errors_are_named_for_what_the_user_can_do() -> None:
         assert err is not None and str(err).startswith("/x/out.json: ") and phrase in str(err)
     assert write_error(OSError(errno.EBADF, "bad")) is None  # anything else stays a bug
     assert write_error(ValueError("x")) is None
+
+
+# --- limits as a user sets them ----------------------------------------------------------------
+@pytest.mark.parametrize("value", ["64G", "1T", "1024T"])
+def test_a_raised_limit_reads_a_small_file_at_once(value: str, work: Path, capsys: pytest.CaptureFixture[str],  # noqa: F811
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Raising a limit as docs/limits.md says must not make reading allocate the limit."""
+    monkeypatch.setenv("SIMSAMPLE_MAX_DOCUMENT_BYTES", value)
+    code, out, err = _in_process(["estimate", "--plan", work / "va.plan.json", work / "values.csv", "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)
+
+
+@pytest.mark.parametrize("env, value", [
+    ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "1e-9"), ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "0.4"), ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "-1"),
+    ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "nan"), ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "inf"), ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "1e23T"),
+    ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "100000000000000000000000T"), ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "1" + "0" * 400),
+    ("SIMSAMPLE_MAX_LOG_BYTES", "2E"), ("SIMSAMPLE_MAX_UNPACK_MEMBERS", "3.5"), ("SIMSAMPLE_MAX_COMPRESSION_RATIO", "1e-3"),
+])
+def test_a_limit_that_means_nothing_is_refused(env: str, value: str, work: Path, capsys: pytest.CaptureFixture[str],  # noqa: F811
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A value that rounds to 0 would silently mean 'no limit'; a huge one overflowed; both are
+    refused in one line naming the variable and what it takes."""
+    from simsample.io.limits import LIMITS, limit
+
+    name = next(k for k, v in LIMITS.items() if v.env == env)
+    monkeypatch.setenv(env, value)
+    from simsample.errors import UserError
+
+    with pytest.raises(UserError, match=env) as info:
+        limit(name)
+    assert "0 for no limit" in str(info.value) and len(str(info.value)) < 300
+    if env == "SIMSAMPLE_MAX_DOCUMENT_BYTES":
+        code, _, err = _in_process(["estimate", "--plan", work / "va.plan.json", work / "values.csv"], capsys)
+        _one_error(code, err, env)
+
+
+def test_every_limit_in_the_code_is_documented() -> None:
+    """Every SIMSAMPLE_MAX_ variable the code names is a configurable limit and is in
+    docs/limits.md; every fixed limit is in its table, with the value the code uses."""
+    import re
+
+    from simsample.errors import MESSAGE_LIMIT
+    from simsample.io import join
+    from simsample.io.limits import FIXED, LIMITS, human
+    from simsample_accelsim import traceg, tracerstats
+
+    root = Path(__file__).resolve().parents[1]
+    doc = (root / "docs" / "limits.md").read_text()
+    named = set()
+    for folder in ("simsample", "adapters"):
+        for f in (root / folder).rglob("*.py"):
+            named |= set(re.findall(r"SIMSAMPLE_MAX_[A-Z_]*[A-Z]", f.read_text(errors="replace")))
+    envs = {lim.env for lim in LIMITS.values()}
+    assert named and named <= envs, named - envs
+    for env in envs:
+        assert f"`{env}`" in doc, env
+    in_code = {"message characters": MESSAGE_LIMIT, "trace header bytes": traceg.MAX_HEADER_BYTES, "join table bytes": join._MAX_JOIN_BYTES,
+               "stats line bytes": tracerstats.MAX_LINE_BYTES, "kernel name characters shown": FIXED["kernel name characters shown"][0]}
+    assert set(in_code) == set(FIXED)
+    for key, (value, _) in FIXED.items():
+        assert in_code[key] == value, key
+        row = next((line for line in doc.splitlines() if line.startswith(f"| {key} |")), None)
+        assert row is not None, f"{key} is not in docs/limits.md's table of fixed limits"
+        shown = human(value).replace(".0 ", " ") if "bytes" in key else str(value)
+        assert f"| {shown} |" in row, (key, shown, row)
+
+
+# --- hangs --------------------------------------------------------------------------------------
+def _within(seconds: int):
+    def hung(signum, frame):
+        raise TimeoutError(f"still running after {seconds} s")
+
+    class _Alarm:
+        def __enter__(self):
+            self.old = signal.signal(signal.SIGALRM, hung)
+            signal.alarm(seconds)
+
+        def __exit__(self, *exc):
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, self.old)
+
+    return _Alarm()
+
+
+@pytest.mark.parametrize("which", ["run-0001", "run-0002"])
+def test_a_sparse_stats_csv_is_refused_quickly(which: str, runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A 2 GiB sparse stats.csv (in a run other than the last, or the last, whose file is read
+    whole): refused after reading a bounded amount, where the tail reader took minutes."""
+    mine = tmp_path / "runs"
+    shutil.copytree(runs, mine, symlinks=True)
+    stats = mine / which / "stats.csv"
+    with open(stats, "r+b") as fh:
+        fh.seek(0, 2)
+        fh.truncate(2 << 30)
+    out = tmp_path / "traces"
+    with _within(60):
+        code, _, err = _in_process(["accelsim", "merge", mine / "run-0001", mine / "run-0002", "--out", out], capsys)
+    _one_error(code, err, "stats.csv")
+    assert not out.exists()
+
+
+def test_stats_tail_is_read_linearly(tmp_path: Path) -> None:
+    """The tail of a long stats.csv: the last lines only, read back in one pass."""
+    from simsample_accelsim.tracerstats import STATS_HEADER, read_stats_tail, stats_line
+
+    p = tmp_path / "stats.csv"
+    with open(p, "w") as fh:
+        fh.write(STATS_HEADER + "\n")
+        for n in range(1, 200_001):
+            fh.write(stats_line(n, "_Z6kernelPf" + "x" * (n % 7), (n % 9 + 1, 1, 1), (32, 1, 1), n) + "\n")
+    t = time.process_time()
+    rows = read_stats_tail(p, 150_000)
+    spent = time.process_time() - t
+    assert sorted(rows) == list(range(50_001, 200_001))
+    assert rows[200_000].grid == (200_000 % 9 + 1, 1, 1)
+    assert spent < 30, spent  # generous: the quadratic reader took minutes on this
+
+
+def test_a_kernel_name_of_megabytes_is_cut_in_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    csv = tmp_path / "big-name.csv"
+    rows = ["Name,Duration", "_Z4" + "a" * (20 << 20) + "Pf,2000", *(f"k{i % 3},{1000 + i}" for i in range(50))]
+    csv.write_text("\n".join(rows) + "\n")
+    for extra in ([], ["--wide"]):
+        with _within(60):
+            code, out, err = _in_process(["profile", "info", *extra, "--format", "csv", "--columns", "name=Name,duration_ns=Duration", csv], capsys)
+        assert code == 0, err
+        assert "…" in out and len(out) < 100_000
+    with _within(60):
+        code, out, err = _in_process(["profile", "info", "--json", "--format", "csv", "--columns", "name=Name,duration_ns=Duration", csv], capsys)
+    assert code == 0 and len(out) > 20 << 20  # the JSON keeps the name whole
+
+
+def test_a_name_of_blanks_is_cut_before_its_arguments_are_stripped() -> None:
+    from simsample.cli.tables import kernel_label
+
+    t = time.process_time()
+    label = kernel_label("k" + " " * (4 << 20) + "x(int) const")
+    assert time.process_time() - t < 5 and len(label) <= 200
+
+
+# --- numbers that cannot be ----------------------------------------------------------------------
+@pytest.mark.parametrize("value", ["1.7e308", "1e200", "-1.7e308"])
+def test_sums_that_overflow_are_refused(value: str, work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    """Values whose weighted sum (or its variance) overflows gave an estimate of inf (null in
+    --json), exit 0 and numpy's warnings."""
+    import warnings
+
+    plan = json.loads((work / "va.plan.json").read_text())
+    ids = sorted({s["kernel_id"] for s in plan["samples"]})
+    values = tmp_path / "values.csv"
+    values.write_text("kernel_id,value\n" + "".join(f"{k},{value}\n" for k in ids))
+    for extra in ([], ["--json"]):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            code, out, err = _in_process(["estimate", "--plan", work / "va.plan.json", values, *extra], capsys)
+        _one_error(code, err, "overflow")
+        assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
+
+
+def _edited(base: Path, into: Path, edit) -> Path:
+    doc = json.loads(base.read_text())
+    edit(doc)
+    into.write_text(json.dumps(doc))  # json writes NaN and Infinity as a hand-edited file may hold them
+    return into
+
+
+ESTIMATE_EDITS = {
+    "estimate-nan": (lambda d: d["estimates"][0].update(estimate=float("nan")), "estimate is NaN"),
+    "estimate-inf": (lambda d: d["estimates"][0].update(estimate=float("inf")), "estimate is Infinity"),
+    "interval-inverted": (lambda d: d["estimates"][0].update(ci_low=d["estimates"][0]["ci_high"], ci_high=d["estimates"][0]["ci_low"]),
+                          "does not hold the estimate"),
+    "interval-beside": (lambda d: d["estimates"][0].update(ci_low=d["estimates"][0]["estimate"] * 2, ci_high=d["estimates"][0]["estimate"] * 3),
+                        "does not hold the estimate"),
+    "samples-negative": (lambda d: d["estimates"][0].update(samples=-3), "samples is -3"),
+    "samples-fraction": (lambda d: d["estimates"][0].update(samples=2.5), "samples is 2.5"),
+    "confidence-7": (lambda d: d["estimates"][0].update(confidence=7), "confidence is 7"),
+    "std-error-negative": (lambda d: d["estimates"][0].update(std_error=-1), "std_error is -1"),
+    "plan-confidence-text": (lambda d: d["plan"].update(confidence="high"), "plan.confidence"),
+    "excluded-share-nan": (lambda d: d["plan"].update(excluded={"launches": 3, "time_ns": 10, "share": float("nan")}), "plan.excluded.share is NaN"),
+    "excluded-share-2": (lambda d: d["plan"].update(excluded={"launches": 3, "time_ns": 10, "share": 2}), "plan.excluded.share is 2"),
+}
+
+EVALUATION_EDITS = {
+    "coverage-infinity": (lambda d: d["suite"].update(coverage=float("inf")), "suite.coverage is Infinity"),
+    "coverage-above-1": (lambda d: d["suite"].update(coverage=1.5), "suite.coverage is 1.5"),
+    "error-lots": (lambda d: d["suite"].update(error_mean_pct="lots"), 'suite.error_mean_pct is "lots"'),
+    "workload-error-lots": (lambda d: d["workloads"][0].update(error_mean_pct="lots"), 'workloads[0].error_mean_pct is "lots"'),
+    "speedup-negative": (lambda d: d["workloads"][0].update(speedup_hmean=-2), "speedup_hmean is -2"),
+    "speedup-nan": (lambda d: d["suite"].update(speedup_hmean=float("nan")), "suite.speedup_hmean is NaN"),
+    "half-width-bool": (lambda d: d["suite"].update(half_width_median_pct=True), "half_width_median_pct is true"),
+    "params-confidence-7": (lambda d: d["workloads"][0]["params"].update(confidence=7), "params.confidence is 7"),
+}
+
+
+@pytest.fixture(scope="module")
+def report_docs(work: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: F811
+    """An estimate and an evaluation of the catalogue's plan, as simsample writes them."""
+    import io
+
+    from simsample.cli import run
+
+    d = tmp_path_factory.mktemp("report-docs")
+    plan = json.loads((work / "va.plan.json").read_text())
+    (d / "values.csv").write_text("kernel_id,value\n" + "".join(f"{k},{100 + k}\n" for k in range(plan["workload"]["launches"])))
+    for name, argv in (("est.json", ["estimate", "--plan", str(work / "va.plan.json"), str(d / "values.csv"), "--json"]),
+                       ("ev.json", ["evaluate", str(SCAN), "--sampler", "random", "--repeat", "1", "--json"])):
+        old = sys.stdout
+        sys.stdout = buf = io.StringIO()
+        try:
+            assert run(argv) == 0, argv
+        finally:
+            sys.stdout = old
+        (d / name).write_text(buf.getvalue())
+    return d
+
+
+@pytest.mark.parametrize("case", sorted(ESTIMATE_EDITS) + sorted(EVALUATION_EDITS))
+def test_report_refuses_numbers_that_cannot_be(case: str, work: Path, report_docs: Path, tmp_path: Path,  # noqa: F811
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A hand-edited estimate or evaluation: one line naming the field, no report drawn from it."""
+    estimate = case in ESTIMATE_EDITS
+    edit, phrase = (ESTIMATE_EDITS if estimate else EVALUATION_EDITS)[case]
+    doc = _edited(report_docs / ("est.json" if estimate else "ev.json"), tmp_path / "doc.json", edit)
+    out = tmp_path / "out"
+    out.mkdir()
+    code, _, err = _in_process(["report", work / "va.plan.json", "--estimate" if estimate else "--evaluate", doc, "-o", out / "r.html"], capsys)
+    _one_error(code, err, phrase)
+    assert not any(out.iterdir())
+
+
+def test_report_takes_the_documents_as_written(work: Path, report_docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    """The checks refuse nothing simsample writes itself."""
+    code, _, err = _in_process(["report", work / "va.plan.json", "--estimate", report_docs / "est.json", "--evaluate", report_docs / "ev.json",
+                                "-o", tmp_path / "r.html"], capsys)
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("option, value", [("--warmup-budget", "nan"), ("--warmup-budget", "inf"), ("--warmup-budget", "-0.5"),
+                                           ("--warmup-reach", "nan"), ("--warmup-reach", "inf"), ("--warmup-reach", "-1")])
+@pytest.mark.parametrize("sim", ["accelsim", "macsim"])
+def test_warmup_options_that_are_not_finite_are_refused(sim: str, option: str, value: str, work: Path, tmp_path: Path,  # noqa: F811
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    if sim == "macsim" and option == "--warmup-reach":
+        pytest.skip("MacSim has no --warmup-reach")
+    argv = (["apply", "--sim", "accelsim", "--plan", work / "p3.json", "--traces", work / "t3"] if sim == "accelsim" else
+            ["apply", "--sim", "macsim", "--plan", work / "pm.json", "--traces", work / "macsim-traces"])
+    out = tmp_path / "sampled"
+    code, _, err = _in_process([*argv, "--out", out, option, value], capsys)
+    _one_error(code, err, "warmup")
+    assert option in err or option[2:].replace("-", "_") in err, err  # the option, as the CLI or the API names it
+    assert not out.exists()

@@ -38,12 +38,16 @@ def console(wide: bool = False, *, width: int | None = None):
 
 
 def kernel_label(name: str, wide: bool = False) -> str:
-    """A kernel name for a table: whole with ``--wide``, else without its argument list."""
+    """A kernel name for a table: whole with ``--wide``, else without its argument list; either
+    way at most :data:`simsample.io.limits.FIXED` ``"kernel name characters shown"``, cut in the
+    middle with ``…`` (a name of megabytes, folded into a table, took minutes; JSON keeps it whole)."""
+    from simsample.io.limits import shown_name
+
     if wide:
-        return name
+        return shown_name(name)
     from simsample.io.names import strip_args
 
-    return strip_args(name)
+    return shown_name(strip_args(shown_name(name, 4096)))
 
 
 def name_column(table: Any, header: str, wide: bool = False) -> None:

@@ -10,7 +10,9 @@ inflates 30 times; Accel-Sim logs of hours of simulation are a few GB and are st
 read whole), so only hostile or mistaken inputs meet them. ``docs/limits.md`` lists them all.
 
 A value is a number of bytes with an optional binary suffix (``512M``, ``4G``, ``1T``), a plain
-count, or ``0`` for no limit.
+count, or ``0`` for no limit; anything else (negative, not finite, beyond 1 EiB, or a fraction that
+rounds to 0) is refused naming the variable, never read as "no limit". A few limits are fixed
+(:data:`FIXED`); they are documented beside the others.
 """
 
 from __future__ import annotations
@@ -50,28 +52,80 @@ RATIO_FLOOR = 64 * MiB
 
 _SUFFIX = {"": 1, "K": KiB, "M": MiB, "G": GiB, "T": 1 << 40}
 
+#: the largest value a limit may be set to (1 EiB, or 2**60 items): beyond any machine, far
+#: within every integer a read or an allocation takes (a larger value is a typo, not a wish)
+MAX_SETTING = 1 << 60
 
-def parse_size(text: str) -> int:
-    """``"512M"`` -> 536870912; a plain number is taken as is. Raises ValueError."""
+#: how much a bounded read asks for at a time: reading "up to the limit" must never allocate the
+#: limit (a limit raised to 64G would make every small plan "out of memory")
+READ_CHUNK = 1 << 20
+
+#: fixed limits, not configurable: each is documented in ``docs/limits.md`` with what it bounds,
+#: as the configurable ones are (the values are the ones the code uses; a test checks both)
+FIXED: dict[str, tuple[int, str]] = {
+    "message characters": (1000, "an error message, cut with an ellipsis beyond it"),
+    "trace header bytes": (1 << 20, "the header of one Accel-Sim kernel trace (kernel-N.traceg)"),
+    "join table bytes": (4 * GiB, "the metric columns profile --join adds to a profile's launches"),
+    "stats line bytes": (1 * MiB, "one line of the Accel-Sim tracer's stats.csv"),
+    "kernel name characters shown": (200, "a kernel name in a table that profile info prints (the JSON keeps it whole)"),
+}
+
+
+def shown_name(name: str, width: int | None = None) -> str:
+    """``name`` cut in the middle with ``…`` to ``width`` characters (by default the fixed limit
+    on a kernel name shown in a table), in time independent of its length."""
+    cap = FIXED["kernel name characters shown"][0] if width is None else width
+    if len(name) <= cap:
+        return name
+    half = (cap - 1) // 2
+    return name[:half] + "…" + name[len(name) - (cap - 1 - half):]
+
+
+def accepted(lim: Limit) -> str:
+    """The values a limit's variable takes, as its refusal says them."""
+    if lim.bytes:
+        return "a size from 1 byte to 1 EiB, such as 512M, 4G or 1T (a plain number is bytes), or 0 for no limit"
+    return f"a whole number from 1 to {MAX_SETTING}, or 0 for no limit"
+
+
+def parse_size(text: str, *, whole: bool = False) -> int:
+    """``"512M"`` -> 536870912; a plain number is taken as is; ``0`` is no limit. Raises ValueError
+    for anything else: not a number, negative, not finite, beyond :data:`MAX_SETTING`, a value
+    that rounds to 0 without being 0 (``1e-9`` would otherwise turn the limit off), and with
+    ``whole`` a count with a fraction."""
     t = text.strip().upper().removesuffix("IB").removesuffix("B")
     unit = t[-1:] if t[-1:] in _SUFFIX and t[-1:] else ""
     number = t[: len(t) - len(unit)].strip()
-    value = float(number) * _SUFFIX[unit]
-    if not (value >= 0 and value == value and value != float("inf")):
+    if not number or len(number) > 40:
         raise ValueError(text)
-    return int(value)
+    value = float(number)
+    if not (value == value and 0 <= value < float("inf")):
+        raise ValueError(text)
+    if value == 0:
+        return 0
+    if whole and (unit or value != int(value)):
+        raise ValueError(text)
+    scaled = value * _SUFFIX[unit]
+    if scaled > MAX_SETTING:
+        raise ValueError(text)
+    result = int(scaled)
+    if result < 1:  # 1e-9, 0.4: not 0, yet it would mean "no limit"
+        raise ValueError(text)
+    return result
 
 
 def limit(name: str) -> int:
-    """The current value of a limit (its environment variable, else its default); 0 means none."""
+    """The current value of a limit (its environment variable, else its default); 0 means none.
+    A value outside :func:`accepted` is refused in one line naming the variable."""
     lim = LIMITS[name]
     raw = os.environ.get(lim.env, "").strip()
     if not raw:
         return lim.default
     try:
-        return parse_size(raw)
-    except (ValueError, IndexError):
-        raise UserError(f"{lim.env}={raw!r}: expected a number{' of bytes such as 512M or 4G' if lim.bytes else ''} (0 for no limit)") from None
+        return parse_size(raw, whole=not lim.bytes)
+    except (ValueError, IndexError, OverflowError):
+        shown = raw if len(raw) <= 40 else raw[:37] + "..."
+        raise UserError(f"{lim.env}={shown!r}: expected {accepted(lim)} (see docs/limits.md)") from None
 
 
 def human(n: float) -> str:
@@ -129,11 +183,18 @@ def read_bytes_limited(path: str | Path, name: str = "document", *, stream: bool
         raise UserError(f"{path}: is {kind}, not a regular file; save the data to a file and give that")
     check_size(path, name)
     cap = limit(name)
+    parts: list[bytes] = []
+    total = 0
     with open(path, "rb") as fh:
-        data = fh.read(cap + 1) if cap else fh.read()
-    if cap and len(data) > cap:
-        raise refusal(path, name, f"more than {human(cap)}")
-    return data
+        while True:  # in bounded chunks: asking read() for the cap would allocate it
+            chunk = fh.read(READ_CHUNK)
+            if not chunk:
+                break
+            total += len(chunk)
+            if cap and total > cap:
+                raise refusal(path, name, f"more than {human(cap)}")
+            parts.append(chunk)
+    return b"".join(parts)
 
 
 def read_text_limited(path: str | Path, name: str = "document", *, errors: str = "strict", stream: bool = False) -> str:

@@ -10,55 +10,53 @@ launches' values are in the plan) as auxiliary variable: where the simulated met
 proportional to the design metric inside a cluster, it removes the part of the error that the
 design metric explains (Cochran, *Sampling Techniques*, §6.10–6.11).
 
-Variance, and why it must not collapse
---------------------------------------
+Variance, and why it must neither collapse nor explode
+------------------------------------------------------
 Per cluster i with m_i draws of N_i launches the variance is N_i²·s_i²/m_i, times the
 finite-population correction (1 − m_i/N_i) when drawn without replacement; a census cluster
-adds none. s_i² is the cluster's own sample variance (ddof 1) when it has two or more draws.
+adds none. A cluster of at least :data:`OWN_DRAWS` draws uses its own sample variance (ddof 1),
+never less than its design metric's spread S_x² (known exactly from the plan: a sample that
+misses a skewed cluster's tail underestimates it).
 
-A cluster drawn once cannot estimate its own variance, and samplers draw once exactly where the
-design metric has (nearly) no spread, so the design metric's coefficient of variation there is
-often 0 while the simulated metric (cycles, which depend on caches and context) still varies.
-Borrowing that CoV collapses the interval (observed: a 2-cycle-wide interval on a 450,000-cycle
-run that missed the truth by 0.5%). The remedies used, both established in survey sampling for
-strata with one unit:
+A cluster of fewer draws, and above all one drawn once, cannot measure its own spread, and
+samplers draw once exactly where the design metric has (nearly) no spread, while the simulated
+metric (cycles, which depend on caches and context) still varies there. It takes a variance
+model, ȳ_i²·(CoV_x,i² + δ) (:func:`_borrow`):
 
-1. **Pooled relative variance** of the simulated metric (a pooled within-stratum variance,
-   Cochran §5A.12, on the relative scale so that clusters of different magnitude can share
-   it). Every cluster with two or more draws, census clusters included, gives s_j²/ȳ_j² of the
-   simulated values; their mean weighted by the degrees of freedom (m_j − 1) is what a cluster
-   of a single draw borrows: s_i² = ȳ_i²·max(V_pool, CoV_i²), CoV_i the design metric's own
-   spread in that cluster (known exactly from the plan; ×N/(N − 1) for the ddof-1 scale
-   without replacement). On hetero (Accel-Sim, 56 launches, plan on warp instructions, truth =
-   full-run cycles) this covers the truth in 99 of 100 root plans at about ±1.6%, where
-   borrowing the design CoV gave intervals a few cycles wide. When the simulated metric is the
-   design metric (the profile as truth) it can only widen the old interval.
-2. **Collapsed strata** (Hansen, Hurwitz and Madow 1953), with the design metric as auxiliary
-   variable (Isaki 1983): the single-draw clusters of one group (three or more, whose design
-   means differ) are collapsed, and the scatter of their values about the least-squares line
-   y = a + b·μ_x (relative to their mean, G − 2 degrees of freedom) joins the pool. A line, not
-   a ratio: simulated cycles hold a fixed launch cost, so y/μ_x differs between clusters of one
-   kernel even when nothing varies. When the sample holds nothing else, single-draw clusters
-   are collapsed in pairs by y/μ_x (conservative: it includes the difference between the
-   clusters).
+- CoV_x,i²: its design metric's own relative spread, known exactly: what the design shows;
+- δ: the relative spread that the design metric does *not* explain, pooled over the clusters
+  that measured it (:func:`_excess_pool`): each cluster of two or more draws gives the scatter
+  of its simulated values about the least-squares line in x through its own draws (ddof 2; ddof
+  1 where its draws share one x), and single-draw clusters of one kernel are collapsed
+  (Hansen, Hurwitz and Madow 1953; Isaki 1983: their scatter about a line y = a + b·μ_x, less
+  what their own design spread adds through the slope). Pooled by degrees of freedom.
 
-A cluster of two to four draws (:data:`OWN_DRAWS`) takes the pooled relative variance too, or
-its own where that is larger: with one to three degrees of freedom its own variance is too
-uncertain to be used alone
-(Student's t at one degree of freedom is 64 at 99%, and an interval of a few such clusters was
-±10% around estimates within 2%), and the pool, made of the same clusters, shares them.
+This is a variance model fitted over the measured clusters with the design spread as its
+covariate (coefficient 1: the part the design explains is not estimated again), and it replaced
+a pooled relative variance of the simulated metric that one erratic cluster could dominate: on a
+profile that is its own truth, a 1 ns fill kernel of CoV 31 gave every heavy single-draw
+cluster its relative variance (stem ±70.8% around an error of 0.18%); its spread is what its
+design values show, so δ = 0 there and each cluster keeps its exact design variance. Where
+every cluster has equal design values (trace features: equal warp instructions) it is the
+textbook pooled relative variance (Cochran §5A.12), measured by the second draws margin spends
+there. Where nothing measured δ and no design spread is known, the plan gets no interval
+rather than a false one. A simulator's fixed cost per launch (cycles = c + b·instructions) is
+not counted as spread: the line has an intercept.
 
-The pooled part is one estimate shared by all borrowing clusters, so where it decides their
-variance it enters the Welch–Satterthwaite degrees of freedom as one term with the pool's
-degrees of freedom (where the design CoV decides, the term counts as known): ν = (Σ v)² / (Σ_own v_i²/(m_i − 1) + V_single²/ν_pool). With
-few draws q is Student's t at ν; with many it tends to the normal 1.96 of the paper's CLT.
-Plans that pick one representative per cluster (PKA, Sieve, Photon) carry no statistical bound,
-and their estimates have none; so does a plan whose variance cannot be estimated at all (one
-single-draw cluster whose design metric has no spread and nothing to pool from).
+Degrees of freedom: the known parts count as known, each own estimate with m_i − 1, the pooled
+δ as one shared estimate with its pool's degrees of freedom (Welch–Satterthwaite:
+ν = (Σ v)² / Σ v_est²/ν). q is Student's t at ν (reported as ``MetricEstimate.dof`` and by
+``simsample estimate`` where it widens the interval), the normal quantile of the paper's CLT
+beyond :data:`NORMAL_DOF`. Asked strictly (``simsample estimate``), a confidence whose t
+quantile is more than :data:`MAX_T_RATIO` times the normal one is refused in one line naming
+the confidence that would work (one degree of freedom makes a 99% interval ±63.7 standard
+errors). Plans that pick one representative per cluster (PKA, Sieve, Photon) carry no
+statistical bound, and their estimates have none.
 
-Ratio metrics (IPC, hit rates) are ratios of estimated totals; their standard error comes from
-the linearised residuals z = y_a − R·y_b (delta method), stratum by stratum, with the pooled
-relative variance of z (relative to ȳ_a) for single-draw clusters.
+Ratio metrics (IPC, hit rates) are ratios of estimated totals, R̂ = T̂_a / T̂_b; their variance is
+the delta method's, Var(T̂_z)/T̂_b² with z = a − R̂·b per launch: clusters of enough draws give
+z's own spread; the others z's pooled relative spread, or, where no cluster measured it, the
+bound (S_a + R̂·S_b)² from what the totals of a and b borrow (:func:`_ratio_borrow`).
 
 Values are looked up by the plan's sampled kernel ids, so a results table may hold more rows
 (other kernels, warm-up launches): they are ignored. Every value used must be finite.

@@ -40,7 +40,7 @@ import numpy as np
 from simsample.plugin_base import Sampler
 from simsample.errors import UserError, UserFileNotFoundError
 from simsample.io.files import missing_message
-from simsample.sampling.estimate import estimate_total
+from simsample.sampling.estimate import UnsupportedConfidence, estimate_total
 from simsample.planfile import Plan
 from simsample.workload import Workload
 
@@ -59,6 +59,9 @@ class RepeatScore:
     sampled_launches: int
     covered: bool | None  # None when the plan gives no interval
     half_width: float | None = None  # the interval's half-width relative to the truth; None without one
+    #: the plan's degrees of freedom cannot support an interval at its confidence: ``simsample
+    #: estimate`` refuses it (one line) rather than print a degenerate one
+    refused: bool = False
 
 
 @dataclass
@@ -93,10 +96,18 @@ class WorkloadResult:
 
     @property
     def coverage(self) -> float | None:
-        cov = [s.covered for s in self.scores if s.covered is not None]
-        if not cov or len(cov) < len(self.scores):
+        """Share of the intervals given that hold the truth (plans refused an interval left out:
+        :attr:`refused` counts them)."""
+        given = [s for s in self.scores if not s.refused]
+        cov = [s.covered for s in given if s.covered is not None]
+        if not cov or len(cov) < len(given):
             return None
         return float(np.mean(cov))
+
+    @property
+    def refused(self) -> int:
+        """Plans whose degrees of freedom could not support an interval at their confidence."""
+        return sum(s.refused for s in self.scores)
 
     @property
     def half_width_median_pct(self) -> float | None:
@@ -117,6 +128,7 @@ class WorkloadResult:
             "sampled_launches_mean": self.sampled_launches_mean,
             "coverage": self.coverage,
             "half_width_median_pct": self.half_width_median_pct,
+            "refused": self.refused,
             "fingerprint": self.fingerprint,
         }
 
@@ -156,11 +168,15 @@ def score_plan(plan: Plan, values: np.ndarray, kernel_ids: np.ndarray, *, truth:
     error = abs(est - t) / t if t > 0 else (0.0 if est == 0 else None)
     covered: bool | None = None
     half_width: float | None = None
+    refused = False
     if plan.estimator.get("kind") == "stratified":
         series = pd.Series(values[distinct], index=kernel_ids[distinct])
         conf = plan.prediction.get("confidence") or 0.95
-        e = estimate_total(plan, series, confidence=conf)
-        if e.ci_low is not None:
+        try:
+            e = estimate_total(plan, series, confidence=conf, strict=True)  # as simsample estimate computes it
+        except UnsupportedConfidence:
+            e, refused = None, True
+        if e is not None and e.ci_low is not None:
             tol = 1e-9 * max(abs(t), 1.0)
             covered = bool(e.ci_low - tol <= t <= e.ci_high + tol)
             if t > 0:
@@ -174,6 +190,7 @@ def score_plan(plan: Plan, values: np.ndarray, kernel_ids: np.ndarray, *, truth:
         sampled_launches=int(distinct.size),
         covered=covered,
         half_width=half_width,
+        refused=refused,
     )
 
 

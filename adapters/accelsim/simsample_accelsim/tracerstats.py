@@ -52,49 +52,85 @@ def stats_line(number: int, name: str, grid: tuple[int, int, int], block: tuple[
     return head if insts is None else head + f"{insts},{insts}"
 
 
+#: the longest line a stats.csv may hold (real ones are under a few KiB, even with long template
+#: names); a file that holds a longer one (a sparse file of zeros, a damaged copy) is refused
+#: before it is read whole (see docs/limits.md, "stats line bytes")
+MAX_LINE_BYTES = 1 << 20
+
+
+def _too_long(p: Path) -> FormatError:
+    return FormatError(p, f"a line longer than {MAX_LINE_BYTES >> 20} MiB; not a tracer stats.csv (damaged, or not the tracer's)")
+
+
+def _lines(p: Path):
+    """The file's lines as text, read one at a time and each bounded by :data:`MAX_LINE_BYTES`."""
+    with open(p, "rb") as fh:
+        while True:
+            raw = fh.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
+            if len(raw) > MAX_LINE_BYTES:
+                raise _too_long(p)
+            yield raw.decode("utf-8", errors="replace")
+
+
 def read_stats(path: str | Path, only: Collection[int] | None = None) -> dict[int, StatsRow]:
     """Launch number -> row of a tracer ``stats.csv`` (a line is refused with its number when it
     does not read as the tracer writes it). ``only``: parse just these launches' lines (a million
-    launches' file is scanned in about a second instead of parsed in tens)."""
+    launches' file is scanned in about a second instead of parsed in tens). Read line by line,
+    each line bounded: memory follows the rows kept, not the file's size."""
     p = Path(path)
+    want = None if only is None else set(int(n) for n in only)
+    out: dict[int, StatsRow] = {}
     try:
-        text = p.read_text(encoding="utf-8", errors="replace")
+        for number, line in enumerate(_lines(p), start=1):
+            line = line.rstrip("\r\n")
+            if want is not None and line.startswith("kernel-"):
+                dot = line.find(".", 7)
+                if dot > 7 and line[7:dot].isdigit() and int(line[7:dot]) not in want:
+                    continue
+            out.update(parse_stats_lines(p, [line], first_line=number))
     except OSError as e:
         raise FormatError(p, f"cannot read ({e.strerror or e})") from None
-    lines = text.splitlines()
-    if only is None:
-        return parse_stats_lines(p, lines)
-    want = set(int(n) for n in only)
-    out: dict[int, StatsRow] = {}
-    for number, line in enumerate(lines, start=1):
-        if line.startswith("kernel-"):
-            dot = line.find(".", 7)
-            if dot > 7 and line[7:dot].isdigit() and int(line[7:dot]) not in want:
-                continue
-        out.update(parse_stats_lines(p, [line], first_line=number))
     return out
 
 
 def read_stats_tail(path: str | Path, count: int) -> dict[int, StatsRow]:
     """The last ``count`` launches of a ``stats.csv``, read from its end: a run of a range lists
-    every launch from the process start, its own range last."""
+    every launch from the process start, its own range last. The chunks read backwards are kept
+    in a list and joined once (linear in what is read), and no line may be longer than
+    :data:`MAX_LINE_BYTES`, so a huge or sparse file is refused after at most that much."""
     p = Path(path)
+    step = 1 << 16
+    chunks: list[bytes] = []
+    newlines = 0
+    since_newline = 0  # bytes read back since the last newline seen: the current line's length
     try:
         with open(p, "rb") as fh:
             fh.seek(0, 2)
-            end = pos = fh.tell()
-            chunk = b""
-            while pos > 0 and chunk.count(b"\n") <= count + 1:
-                step = min(pos, 1 << 16)
-                pos -= step
+            pos = fh.tell()
+            while pos > 0 and newlines <= count + 1:
+                n = min(pos, step)
+                pos -= n
                 fh.seek(pos)
-                chunk = fh.read(step) + chunk
+                chunk = fh.read(n)
+                chunks.append(chunk)
+                last = chunk.rfind(b"\n")
+                if last < 0:
+                    since_newline += len(chunk)
+                else:  # a chunk is shorter than a line may be: only a line across chunks can be too long
+                    if since_newline + (len(chunk) - 1 - last) > MAX_LINE_BYTES:
+                        raise _too_long(p)
+                    newlines += chunk.count(b"\n")
+                    since_newline = chunk.find(b"\n")
+                if since_newline > MAX_LINE_BYTES:
+                    raise _too_long(p)
     except OSError as e:
         raise FormatError(p, f"cannot read ({e.strerror or e})") from None
-    lines = chunk.decode("utf-8", errors="replace").splitlines()
+    chunks.reverse()
+    lines = b"".join(chunks).decode("utf-8", errors="replace").splitlines()
     if pos > 0:
         lines = lines[1:]  # the first may be cut
-    del end
     return parse_stats_lines(p, lines[-count:] if count > 0 else [], first_line=None)
 
 
