@@ -291,3 +291,73 @@ def test_extras_are_saved_beside_the_parquet_and_checked(tmp_path):
     extras_path(out).write_bytes(keep)  # extras of another table
     with pytest.raises(FE, match="belongs to another workload"):
         Workload.from_parquet(out)
+
+
+# --- the footprint store that apply reads --------------------------------------------------------
+def _same_fp(a, b) -> bool:
+    return (a.warp_insts == b.warp_insts and np.array_equal(a.reads, b.reads) and np.array_equal(a.writes, b.writes)
+            and np.array_equal(a.read_counts, b.read_counts))
+
+
+def test_features_leave_each_traces_footprint_for_apply(tmp_path, monkeypatch):
+    from simsample_accelsim import footprints
+
+    monkeypatch.setenv("SIMSAMPLE_CACHE", str(tmp_path / "cache"))
+    write_workload(tmp_path / "t", example_kernels()[:4], seed=2)
+    tf = read_traces(tmp_path / "t")
+    compute_features(tmp_path / "t", quiet=True)
+    store = footprints.FootprintStore()
+    assert store.folder == tmp_path / "cache" / "accelsim-footprints"
+    for f in dict.fromkeys(Path(p) for p in _trace_files(tmp_path / "t")):
+        assert _same_fp(store.get(f), scan_numpy.scan_footprint(f))
+    assert len(tf.kernels) == 4
+    before = sorted(p.name for p in (tmp_path / "t").iterdir())
+    # apply's warm-up takes them from the store: no trace body is read again
+    monkeypatch.setattr(footprints, "scan_footprint_fresh", lambda path: pytest.fail(f"{path} scanned again"))
+    for f in _trace_files(tmp_path / "t"):
+        assert footprints.footprint_of(f).warp_insts > 0
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == before  # the trace folder is an input
+
+
+def _trace_files(folder: Path) -> list[Path]:
+    from simsample_accelsim.reader import scan_folder
+
+    return list(scan_folder(folder).files)
+
+
+def test_a_stale_footprint_is_never_used(tmp_path):
+    """An entry is for the trace as it was: a changed body (new mtime), a changed header at the same
+    size and mtime, or a damaged entry all mean a new scan, never the old lines."""
+    from simsample_accelsim.footprints import FootprintStore, footprint_of
+
+    store = FootprintStore(tmp_path / "store")
+    spec = KernelSpec(grid=(2, 1, 1), block=(64, 1, 1), body=("LDG.E", "STG.E"), iters=2)
+    path = tmp_path / "kernel-1.traceg"
+    write_kernel(path, spec, 1, seed=0)
+    first = footprint_of(path, store)
+    assert _same_fp(store.get(path), first)
+    # a different body: other lines
+    text = path.read_text()
+    other = text.replace("0x7f", "0x6f")
+    assert other != text and len(other) == len(text)
+    st_before = path.stat()
+    path.write_text(other)
+    os.utime(path, ns=(st_before.st_atime_ns, st_before.st_mtime_ns + 1_000_000))
+    assert store.get(path) is None
+    fresh = footprint_of(path, store)
+    assert _same_fp(fresh, scan_numpy.scan_footprint(path)) and not np.array_equal(fresh.reads, first.reads)
+    # the same size and modification time, another header: still told apart
+    st_now = path.stat()
+    stream = other.replace("-cuda stream id = 0", "-cuda stream id = 1", 1)
+    assert stream != other
+    path.write_text(stream)
+    os.utime(path, ns=(st_now.st_atime_ns, st_now.st_mtime_ns))
+    assert path.stat().st_size == st_now.st_size and path.stat().st_mtime_ns == st_now.st_mtime_ns
+    assert store.get(path) is None
+    # a damaged entry is ignored and rewritten
+    path.write_text(other)
+    entry = store._file(path)
+    footprint_of(path, store)
+    entry.write_bytes(b"not a footprint")
+    assert store.get(path) is None
+    assert _same_fp(footprint_of(path, store), fresh)

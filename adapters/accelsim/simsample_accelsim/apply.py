@@ -94,7 +94,12 @@ def choose_warmup(tf: TraceFolder, plan: Plan, rows: Sequence[int], spec: Warmup
         if short:
             warn(f"--warmup {spec.k}: {short} sampled launch(es) have fewer than {spec.k} launches before them; they get those there are")
         return warm
-    from simsample_accelsim.scan_numpy import scan_footprint
+    from simsample_accelsim.footprints import FootprintStore, footprint_of
+
+    store = FootprintStore()  # what profile features left there; a trace changed since is scanned again
+
+    def scan_footprint(path: Path):
+        return footprint_of(path, store)
 
     if spec.reuse:
         return reuse_window(samples, lambda i: scan_footprint(tf.files[i]), l2_lines=spec.l2_lines, reach=spec.reach, shared=shared)

@@ -40,6 +40,7 @@ from simsample.errors import FormatError, UserError
 from simsample.io.files import atomic_write_bytes
 from simsample.workload import Workload
 from simsample_accelsim.context import CONTEXT_COLUMN, warm_read_shares
+from simsample_accelsim.footprints import FootprintStore
 from simsample_accelsim.kernelfeatures import COLUMNS, COUNTERS, GRID_COLUMN, INST_COLUMN, RATIO_COLUMN, LaunchFeatures
 from simsample_accelsim.notes import warn
 from simsample_accelsim.occupancy import SHAPE_FEATURES, GpuConfig, shape_columns
@@ -191,6 +192,7 @@ def compute_features(
     folder: TraceFolder | None = None,
     gpu: GpuConfig | None = None,
     context: bool = True,
+    store_footprints: bool = True,
 ) -> Workload:
     """The folder's workload with feature columns and BBV extras (see the module docstring).
 
@@ -198,7 +200,9 @@ def compute_features(
     :func:`scan_folder` result to reuse; ``gpu`` the simulated GPU's limits for the shape
     columns (default: SM7_QV100's). Without ``context`` the ``warm_reads`` column is left out
     (and the samplers' ``group=auto`` groups by occupancy only), and the numpy pass that records
-    the lines it needs is saved.
+    the lines it needs is saved. With context and ``store_footprints``, each file's footprint is
+    also left in the user's footprint store (:mod:`.footprints`), where ``apply``'s warm-up finds
+    it instead of reading the trace bodies again.
     """
     engine = resolve_engine(engine)  # before the cache: its entries are per engine
     if jobs < 1:
@@ -209,12 +213,20 @@ def compute_features(
             warn(note)
     wl = workload_of(tf)
     cache = FeatureCache(Path(cache_dir) if cache_dir is not None else None, engine, context)
+    store = FootprintStore() if context and store_footprints else None
+
+    def keep_footprint(f: Path, arrays: dict[str, np.ndarray]) -> None:
+        if store is not None and "fp_reads" in arrays and not store.has(f):
+            store.put(f, Footprint(arrays["fp_reads"], arrays["fp_writes"], int(arrays["counts"][COUNTERS.index("warp_insts")]),
+                                     arrays["fp_read_counts"]))
+
     results: dict[str, dict[str, np.ndarray]] = {}
     todo: list[Path] = []
     for f in dict.fromkeys(tf.files):
         hit = cache.get(f)
         if hit is not None:
             results[str(f)] = hit
+            keep_footprint(f, hit)
             if progress:
                 progress(f.stat().st_size)
         else:
@@ -226,6 +238,7 @@ def compute_features(
             raise UserError(res.removeprefix("error:"))
         results[path_s] = res
         cache.put(Path(path_s), res)
+        keep_footprint(Path(path_s), res)
         if progress:
             progress(Path(path_s).stat().st_size)
 

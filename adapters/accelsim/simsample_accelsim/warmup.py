@@ -184,6 +184,7 @@ def targeted(
     budget: float | None = DEFAULT_BUDGET,
     cost: Callable[[int], float] | None = None,
     shared: bool = True,
+    predecessors: Callable[[int], Iterable[int]] | None = None,
 ) -> dict[int, list[int]]:
     """The footprint-targeted warm-up rows of each sampled row (see the module docstring).
 
@@ -198,7 +199,9 @@ def targeted(
     launches are free (they run anyway). With ``budget``, the producers' summed cost stays within
     ``budget`` x the sampled launches' cost; a producer that does not fit is skipped. With
     ``shared=False`` (one job per sampled launch, ``apply --split``) the other sampled launches
-    do not run in a sample's job, so they are producers like any other launch.
+    do not run in a sample's job, so they are producers like any other launch. ``predecessors(s)``:
+    the launches to look back over, nearest first (default: the ``horizon`` before ``s``); a folder
+    holding some launches gives only those it holds, so that a horizon of 10^11 walks what was traced.
     """
     kept = sorted(set(int(s) for s in samples))
     cache: dict[int, Footprint] = {}
@@ -218,7 +221,7 @@ def targeted(
         counts = fp(s).read_counts
         loads = np.ones(len(need)) if counts is None else np.asarray(counts, np.float64)
         mine: dict[int, float] = {}
-        for j in range(s - 1, max(-1, s - 1 - horizon), -1):
+        for j in predecessors(s) if predecessors is not None else range(s - 1, max(-1, s - 1 - horizon), -1):
             if len(need) == 0:
                 break
             f = fp(j)
@@ -295,17 +298,38 @@ def reuse_window(
         return cache[row]
 
     out: dict[int, list[int]] = {}
+    span = 8
     for s in kept:
-        seen = np.zeros(0, np.int64)
-        window: list[int] = []
-        for j in range(s - 1, -1, -1):
-            if j not in keep:
-                window.append(j)
-            seen = np.union1d(seen, lines(j))
-            if seen.size >= limit:
+        while True:  # look back over ``span`` launches, twice as far while the L2 has not turned over
+            lo = max(0, s - span)
+            found = _turnover_start([lines(j) for j in range(lo, s)], limit)
+            if found is not None or lo == 0:
+                start = lo + (found or 0)
                 break
-        out[s] = sorted(window)
+            span *= 2
+        out[s] = [j for j in range(start, s) if j not in keep]
     return out
+
+
+def _turnover_start(parts: Sequence[np.ndarray], limit: float) -> int | None:
+    """Walking back from the last of ``parts`` (line sets of consecutive launches), the index at
+    which the distinct lines met reach ``limit``; None if they never do.
+
+    A line is met by the launches i.. exactly when its last occurrence lies among them, so the
+    distinct lines of each window are a suffix sum of last occurrences per launch: one sort of all
+    the lines instead of a set union per launch."""
+    if not parts:
+        return None
+    sizes = np.array([p.size for p in parts], np.int64)
+    flat = np.concatenate(parts) if sizes.sum() else np.zeros(0, np.uint64)
+    owner = np.repeat(np.arange(len(parts), dtype=np.int64), sizes)
+    order = np.lexsort((owner, flat))  # by line, then launch: the last of each run is the line's last occurrence
+    f, o = flat[order], owner[order]
+    last = np.ones(f.size, bool)
+    last[:-1] = f[1:] != f[:-1]
+    per_launch = np.bincount(o[last], minlength=len(parts))
+    reached = np.flatnonzero(per_launch[::-1].cumsum() >= limit)
+    return len(parts) - 1 - int(reached[0]) if reached.size else None
 
 
 def l2_lines_of_configs(paths: Iterable[str | Path]) -> int:
