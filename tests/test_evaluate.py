@@ -97,7 +97,7 @@ def test_cli_json_has_exactly_the_documented_keys(tmp_path, capsys):
     assert len(doc["workloads"]) == 2
     for w in doc["workloads"]:
         assert set(w) == {"name", "launches", "sampler", "params", "error_mean_pct", "error_max_pct",
-                          "speedup_hmean", "sampled_launches_mean", "coverage", "half_width_median_pct", "fingerprint"}
+                          "speedup_hmean", "sampled_launches_mean", "coverage", "half_width_median_pct", "refused", "fingerprint"}
         assert w["sampler"] == "stem" and w["launches"] == 3000 and w["params"]["eps"] == 0.05
         assert 0 <= w["coverage"] <= 1 and w["error_max_pct"] >= w["error_mean_pct"]
     assert set(doc["suite"]) == {"error_mean_pct", "speedup_hmean", "coverage", "half_width_median_pct"}
