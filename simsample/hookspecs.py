@@ -62,10 +62,15 @@ def register_readers(register: Callable[[Reader], None]) -> None:
 def register_adapters(register: Callable[[Adapter], None]) -> None:
     """Register simulator adapters.
 
-    Call ``register(adapter)`` once per :class:`simsample.plugin_base.Adapter`. ``simsample apply``,
-    ``collect``, ``estimate``, ``run`` and ``profile features`` with ``--sim NAME`` hand the
-    rest of their command line to the click command that the adapter returns for that verb
-    from ``commands()``. An adapter is normally its own distribution, registered through the
+    Call ``register(adapter)`` once per :class:`simsample.plugin_base.Adapter`. The public API
+    calls its methods (``simsample.apply`` its ``apply``, ``simsample.collect`` its ``collect``)
+    and reads its declarations: ``metrics`` (what each results column is: a count, a ratio of
+    two counts, or not estimable; ``simsample.estimate`` follows them), ``apply_options`` and
+    ``collect_options`` (typed keyword options, checked before the method is called). On the
+    command line, ``simsample collect|estimate --sim NAME`` are built from those declarations;
+    ``apply``, ``run`` and ``profile features --sim NAME`` hand the rest of their command line to
+    the click command the adapter returns for that verb from ``commands()``, which parses it and
+    calls the API. An adapter is normally its own distribution, registered through the
     ``simsample`` entry-point group.
     """
 
