@@ -528,3 +528,36 @@ def test_an_inconsistent_plan_names_its_sample(tmp_path, capsys):
     p.samples.loc[1, "launch"] = 3
     with pytest.raises(PlanMismatchError, match=r"sample 1 \(kernel 17, launch 3\).*kernel 17 is at launch 16"):
         match_plan(p, workload_of(scan_folder(full)))
+
+
+def test_apply_with_a_huge_horizon_walks_only_what_was_traced(tmp_path):
+    """A folder of some launches whose last sampled launch is launch 10^12, warmed up with
+    --warmup-horizon 10^11: the targeted warm-up used to look at (and cache) every launch number
+    of the window."""
+    from simsample_accelsim.merge import merge_runs
+
+    full, _ = process_folder(tmp_path)
+    plan = synth_plan(tmp_path, full, [9, 17, 26])
+    part = tmp_path / "part"
+    merge_runs(runs_of(full, [(8, 9), (16, 17), (25, 26)], tmp_path / "runs"), part, copy=True)
+    big = 10**12
+    (part / "kernel-26.traceg").rename(part / f"kernel-{big}.traceg")
+    f = part / f"kernel-{big}.traceg"
+    f.write_text(f.read_text().replace("-kernel id = 26\n", f"-kernel id = {big}\n", 1))
+    lst = part / "kernelslist.g"
+    lst.write_text(lst.read_text().replace("kernel-26.traceg", f"kernel-{big}.traceg"))
+    (part / "stats.csv").unlink()
+
+    def far(doc):
+        for s in doc["samples"]:
+            s["kernel_id"] = big if s["kernel_id"] == 26 else s["kernel_id"]
+        for e in doc["process"]["samples"]:
+            if e[0] == 26:
+                e[0] = e[1] = big
+
+    p = _edit_plan(plan, tmp_path / "far.json", far)
+    res = _capped(["apply", "--sim", "accelsim", "--plan", str(p), "--traces", str(part), "--out", str(tmp_path / "o"), "--warmup", "targeted",
+                   "--warmup-horizon", str(10**11)], tmp_path, timeout=90)
+    assert res.returncode == 0, res.stderr
+    kernels = [ln for ln in (tmp_path / "o" / "kernelslist.g").read_text().splitlines() if ln.startswith("kernel")]
+    assert f"kernel-{big}.traceg" in kernels and "kernel-9.traceg" in kernels

@@ -206,8 +206,15 @@ def choose_warmup_traced(tf: TraceFolder, plan: Plan, rows: Sequence[int], spec:
     def fp(n: int):
         return footprint(row_of[n]) if n in row_of else _empty_footprint()
 
+    def traced_before(g: int) -> list[int]:
+        # the traced launches of the window, nearest first: an untraced one touches nothing, so it is
+        # never looked at (the horizon is a number the user wrote, up to 2^63)
+        lo = int(np.searchsorted(numbers, max(1, g - spec.horizon), side="left"))
+        hi = int(np.searchsorted(numbers, g, side="left"))
+        return numbers[lo:hi][::-1].tolist()
+
     chosen = targeted(sorted(weight_of_number), weight_of_number, fp, horizon=spec.horizon, coverage=spec.coverage, budget=spec.budget,
-                      cost=spec.cost.cycles, shared=shared)
+                      cost=spec.cost.cycles, shared=shared, predecessors=traced_before)
     return {s: [row_of[n] for n in chosen[int(numbers[s])]] for s in samples}
 
 
