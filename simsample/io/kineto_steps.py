@@ -51,13 +51,13 @@ def _us_to_ns(v: Any, base: int = 0, *, scale: int = 1000) -> int:
     ``base``; ``ValueError`` for what is no time: text, null, a boolean, NaN, infinities, a
     negative value or one beyond 2^62 ns (``1e300``)."""
     if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-        raise ValueError(f"{v!r} is not a number")
+        raise ValueError(f"{v!r} is not a number")  # noqa: TRY004  (one kind of refusal for every value that is no time)
     if isinstance(v, str) and (len(v) > 40 or not v.strip()):
         raise ValueError(f"{v[:40]!r} is not a number")
     x = float(v) * scale  # ValueError for text
     if not math.isfinite(x) or x < 0 or x > _TIME_MAX_NS:
         raise ValueError(f"{v!r} is not a time from 0 to {_TIME_MAX_NS // scale:,}")
-    out = base + int(round(x))
+    out = base + round(x)
     if out > _TIME_MAX_NS * 2:
         raise ValueError(f"{v!r} plus the trace's base time is beyond int64 nanoseconds")
     return out

@@ -120,7 +120,7 @@ def parse_time_range(text: str) -> tuple[int, int]:
             raise UserError(f"--time-range {shown!r}: expected numbers, e.g. 200ms-450ms") from None
         if not math.isfinite(value) or value > _TIME_MAX_NS:  # 400 digits: inf, or beyond int64 nanoseconds
             raise UserError(f"--time-range {shown!r}: {number}{unit or 'ns'} is beyond any profile (at most {_TIME_MAX_NS // 10**9:,} s)")
-        return int(round(value))
+        return round(value)
 
     lo = ns(m.group(1), m.group(2))
     hi = ns(m.group(3), m.group(4)) if m.group(3) else 2**62

@@ -28,7 +28,13 @@ from simsample.adapter_support import check_output_folder, link_or_copy, staged_
 from simsample.errors import UserError
 from simsample.io.files import atomic_write_text
 from simsample.io.numbers import INT64_MAX
-from simsample_accelsim.kernelslist import DEFAULT_LIST, KernelEntry, Memcpy, parse_kernelslist, render
+from simsample_accelsim.kernelslist import (
+    DEFAULT_LIST,
+    KernelEntry,
+    Memcpy,
+    parse_kernelslist,
+    render,
+)
 from simsample_accelsim.traceg import read_header
 from simsample_accelsim.tracerstats import STATS_FILE, read_stats, read_stats_tail
 

@@ -39,7 +39,13 @@ def select_cmd(plan_path: Path, output: Path, warmup: str, warmup_horizon: int, 
                tracer: str | None, runs: str, traces: str, sampled: str, compress: bool) -> None:
     """Write the tracer runs (DYNAMIC_KERNEL_LIMIT_START/END ranges) that trace the plan's sampled launches and their warm-up windows."""
     from simsample.planfile import Plan
-    from simsample_accelsim.selection import describe, plan_selection, ranges_text, tracer_script, window_of
+    from simsample_accelsim.selection import (
+        describe,
+        plan_selection,
+        ranges_text,
+        tracer_script,
+        window_of,
+    )
 
     check_output_file(output, [plan_path], what="tracer script")
     writable_parent(output)
