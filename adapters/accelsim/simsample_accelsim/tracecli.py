@@ -29,7 +29,7 @@ def accelsim_group() -> None:
 @click.option("--max-gap", default=16, show_default=True, type=click.IntRange(min=0, max=INT64_MAX),
               help="Trace up to this many unneeded launches between two windows rather than start another run.")
 @click.option("--max-runs", type=click.IntRange(min=1, max=INT64_MAX), help="At most this many tracer runs (ranges merged across their smallest gaps).")
-@click.option("--app", help="The command that runs the application as profiled (else set APP when running the script).")
+@click.option("--app", help="The command line that runs the application as profiled, run by the script as typed (else set APP when running it).")
 @click.option("--tracer", help="Path of the tracer's tracer_tool.so (else set TRACER_TOOL).")
 @click.option("--runs", default="runs", show_default=True, help="Folder for the runs' folders (run-0001, ...).")
 @click.option("--traces", default="traces", show_default=True, help="Merged trace folder named in the script's closing hint.")
