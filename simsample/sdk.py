@@ -11,8 +11,8 @@ samplers, the table helpers of the built-in readers, the run helpers of the adap
 change in a minor release, with a changelog entry, and without a deprecation period.
 
 The names are imported on first use (``from simsample.sdk import Sampler`` imports only what
-``Sampler`` needs): loading plugins must stay cheap, because every command loads them all,
-including ``simsample --version``'s neighbours such as ``simsample samplers``.
+``Sampler`` needs): loading plugins must stay cheap, because commands as quick as
+``simsample samplers`` load them all.
 
 The groups below say who needs what:
 
