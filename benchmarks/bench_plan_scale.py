@@ -1,0 +1,261 @@
+"""The default path at scale: reading, planning and writing 10^6 launches, beside an earlier version.
+
+    python benchmarks/bench_plan_scale.py [--launches 1e6] [--formats nsys_csv,nsys_sqlite,kineto]
+        [--baseline DIR] [--startup] [--memory 5e7] [--profile] [--workdir DIR]
+
+For each format it writes the synthetic profile of ``bench_end_to_end.py`` (about 300 kernels,
+as Nsight Systems and the PyTorch profiler write them) and runs, each in a fresh process as a
+user types it: ``simsample profile info`` (the time to read the file, start-up included), ``simsample
+plan`` (the default sampler) and ``simsample plan --sampler stem``, printing wall time, CPU time
+(user + system: the fairer figure on a shared machine) and peak RSS. The goals (issue: the default
+plan of 10^6 launches in at most 1 s on an idle core and at most 1.5x the time to read the file,
+stem in at most 1.5 s) are printed beside the figures.
+
+``--baseline DIR`` runs the same commands with the Python sources of another checkout (``git
+worktree add DIR COMMIT``; the compiled modules of the installed package are linked into it), side
+by side with the current ones, and checks that both wrote the same plan bytes. ``--startup`` times
+``simsample --version``, ``simsample samplers`` and ``simsample plan`` of the bundled example
+profile (best of 5). ``--profile`` prints where the time of each current plan goes (cProfile, top
+entries). ``--memory N`` plans ``N`` launches built in memory (the same generator, no file: a
+5·10^7-launch CSV is 7 GB) with the default sampler and writes the plan, in a fresh process, and
+prints its peak RSS and the RSS of the workload alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from bench_end_to_end import WRITERS, timed  # noqa: E402
+
+EXAMPLE = ROOT / "examples" / "profile" / "train_step.pt.trace.json.gz"
+GOALS = {"plan default": 1.0, "plan stem": 1.5}
+
+#: Runs the CLI from another checkout's sources: the editable install's import hook would
+#: otherwise send ``simsample`` to this checkout whatever ``sys.path`` says.
+BASELINE_LAUNCHER = """
+import sys
+sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "ScikitBuildRedirectingFinder"]
+sys.path.insert(0, {root!r})
+sys.argv[0] = "simsample"
+from simsample.console import main
+main()
+"""
+
+PROFILE_RUN = """
+import cProfile, pstats, sys
+from simsample.cli import run
+prof = cProfile.Profile()
+prof.enable()
+run(sys.argv[1:])
+prof.disable()
+pstats.Stats(prof, stream=sys.stderr).sort_stats("tottime").print_stats(12)
+"""
+
+PHASES_RUN = """
+import sys, time
+cpu, wall = time.process_time(), time.perf_counter()
+marks = []
+def mark(label):
+    global cpu, wall
+    marks.append((label, time.process_time() - cpu, time.perf_counter() - wall))
+    cpu, wall = time.process_time(), time.perf_counter()
+import pandas, click
+from simsample.library import plan, read
+from simsample.sampling.filters import LaunchFilter, attach_process, prepare
+mark("imports (click, pandas, simsample)")
+path, sampler = sys.argv[1], sys.argv[2]
+wl = read(path)
+mark("read the profile")
+prep = prepare(wl, [path], LaunchFilter())
+mark("filters and launch numbers")
+p = plan(prep.workload, sampler, seed=1)
+mark(f"sampler ({sampler})")
+attach_process(p, prep)
+mark("process section")
+p.write(sys.argv[3])
+mark(f"check and write ({len(p.samples):,} samples)")
+print(" | ".join(f"{label}: {c:.2f} s CPU" for label, c, w in marks))
+"""
+
+MEMORY_RUN = """
+import resource, sys, time
+import numpy as np
+sys.path.insert(0, {here!r})
+from bench_end_to_end import CHUNK, _chunk, _kernels
+import pandas as pd
+from simsample.io.tables import launch_table, make_workload, narrow
+from simsample.library import plan
+from simsample.sampling.filters import LaunchFilter, attach_process, prepare
+
+n = {n}
+rng = np.random.default_rng(0)
+kern = _kernels(rng)
+parts, t0 = [], 1_000_000
+for lo in range(0, n, CHUNK):
+    c = _chunk(rng, kern, min(CHUNK, n - lo), t0)
+    t0 = int(c["start"][-1] + c["dur"][-1])
+    parts.append({{"k": c["k"].astype(np.int16), "start": c["start"], "dur": c["dur"], "grid": c["grid"].astype(np.uint32),
+                  "block": c["block"].astype(np.uint16)}})
+cols = {{key: np.concatenate([p[key] for p in parts]) for key in parts[0]}}
+del parts
+ones = np.ones(n, dtype=np.uint8)
+table = launch_table({{
+    "name": pd.Categorical.from_codes(cols.pop("k"), categories=pd.Index(kern["name"].tolist(), dtype=object)),
+    "start_ns": cols.pop("start"), "duration_ns": cols.pop("dur"), "grid_x": narrow(cols.pop("grid")), "grid_y": ones,
+    "grid_z": ones, "block_x": narrow(cols.pop("block")), "block_y": ones, "block_z": ones, "stream": np.zeros(n, np.uint8),
+}})
+wl = make_workload(table, source="memory", format="nsys_sqlite")
+del table, cols
+wl.fingerprint
+built = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+cpu = time.process_time()
+prep = prepare(wl, [], LaunchFilter())
+p = plan(prep.workload, "margin", seed=1)
+attach_process(p, prep)
+p.write({out!r})
+print(f"{{built / 2**20:.2f}} {{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f}} {{time.process_time() - cpu:.2f}} {{len(p.samples)}}")
+"""
+
+
+def cli_for(baseline: Path | None) -> list[str]:
+    if baseline is None:
+        exe = Path(sys.executable).with_name("simsample")
+        return [str(exe)] if exe.exists() else [sys.executable, "-m", "simsample"]
+    return [sys.executable, "-c", BASELINE_LAUNCHER.format(root=str(baseline.resolve()))]
+
+
+def link_compiled(baseline: Path) -> None:
+    """Link the installed package's compiled modules into the baseline's sources."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("simsample._csv_columns")
+    if spec is None or spec.origin is None:
+        return
+    for so in Path(spec.origin).parent.glob("_*.so"):
+        target = baseline / "simsample" / so.name
+        if not target.exists():
+            target.symlink_to(so)
+
+
+def fmt(r: dict | None) -> str:
+    if r is None:
+        return "-"
+    if not r["ok"]:
+        return f"failed ({r['error'][:50]})"
+    return f"{r['wall_s']:.2f} s ({r['cpu_s']:.2f} s CPU), {r['rss_gib']:.2f} GiB"
+
+
+def best(cmd: list[str], times: int) -> dict:
+    return min((timed(cmd) for _ in range(times)), key=lambda r: r["cpu_s"])
+
+
+def startup(versions: dict[str, list[str]], work: Path) -> None:
+    print("\n| start-up (best of 5, by CPU) | " + " | ".join(versions) + " | goal |")
+    print("|---|" + "---|" * len(versions) + "---|")
+    rows = [
+        ("simsample --version", ["--version"], None),
+        ("simsample samplers", ["samplers"], 0.3),
+        ("simsample plan (bundled example)", ["plan", str(EXAMPLE), "-o", str(work / "startup_plan.json")], 1.5),
+    ]
+    for label, args, goal in rows:
+        cells = [fmt(best(cli + args, 5)) for cli in versions.values()]
+        print(f"| {label} | " + " | ".join(cells) + f" | {'≤ ' + str(goal) + ' s' if goal else ''} |", flush=True)
+
+
+def memory(n: int, work: Path) -> None:
+    out = work / "memory_plan.json"
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", MEMORY_RUN.format(here=str(HERE), n=n, out=str(out))], capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    if proc.returncode:
+        print(f"\nmemory at {n:,} launches: failed: {proc.stderr.strip().splitlines()[-1:]}")
+        return
+    built, peak, cpu, samples = proc.stdout.split()
+    print(f"\n| launches (in memory) | workload built, peak RSS | after the default plan and its file, peak RSS | plan + write CPU | samples | goal |")
+    print("|---|---|---|---|---|---|")
+    print(f"| {n:,} | {built} GiB | {peak} GiB | {cpu} s (whole run {wall:.0f} s wall) | {int(samples):,} | < 6 GB |", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--launches", default="1e6", help="launches in each synthetic profile (default 1e6)")
+    ap.add_argument("--formats", default="nsys_csv,nsys_sqlite,kineto", help=f"profile formats: {','.join(WRITERS)}")
+    ap.add_argument("--baseline", type=Path, help="a checkout of an earlier version, run side by side")
+    ap.add_argument("--startup", action="store_true", help="also time start-up (--version, samplers, plan of the example)")
+    ap.add_argument("--memory", type=float, help="also plan this many launches built in memory and print the peak RSS")
+    ap.add_argument("--profile", action="store_true", help="print where each current plan's time goes (cProfile)")
+    ap.add_argument("--workdir", type=Path, help="keep the generated profiles here for the next run")
+    args = ap.parse_args(argv)
+
+    n = int(float(args.launches))
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="simsample-scale-"))
+    work.mkdir(parents=True, exist_ok=True)
+    versions = {}
+    if args.baseline:
+        link_compiled(args.baseline)
+        versions["before"] = cli_for(args.baseline)
+    versions["now"] = cli_for(None)
+
+    print(f"# load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; {sys.platform}, Python {sys.version.split()[0]}")
+    if args.startup:
+        startup(versions, work)
+    print(f"\n| launches | format | command | " + " | ".join(versions) + " | now ÷ read (CPU) | goal |")
+    print("|---|---|---|" + "---|" * len(versions) + "---|---|")
+    for fmt_name in [f for f in args.formats.split(",") if f]:
+        writer, suffix = WRITERS[fmt_name]
+        path = work / f"profile_{n}{suffix}"
+        if not path.exists():
+            t = time.perf_counter()
+            writer(path, n)
+            print(f"# wrote {path.name} ({path.stat().st_size / 2**20:.0f} MiB) in {time.perf_counter() - t:.0f} s", flush=True)
+        runs = [
+            ("profile info", ["profile", "info", str(path), "--json"]),
+            ("plan default", ["plan", str(path), "--seed", "1"]),
+            ("plan stem", ["plan", str(path), "--sampler", "stem", "--seed", "1"]),
+        ]
+        read: dict[str, dict] = {}
+        for label, cmd in runs:
+            results = {}
+            for version, cli in versions.items():
+                out = work / f"{fmt_name}_{label.replace(' ', '_')}_{version}.json"
+                results[version] = timed(cli + cmd + (["-o", str(out)] if label != "profile info" else []))
+            if label == "profile info":
+                read = results
+            now = results["now"]
+            ratio = f"{now['cpu_s'] / read['now']['cpu_s']:.2f}" if label != "profile info" and now["ok"] and read["now"]["ok"] else ""
+            goal = f"≤ {GOALS[label]} s wall idle, ≤ 1.5× read" if label == "plan default" else (f"≤ {GOALS[label]} s" if label in GOALS else "")
+            same = ""
+            if label != "profile info" and len(versions) > 1:
+                files = [(work / f"{fmt_name}_{label.replace(' ', '_')}_{v}.json") for v in versions]
+                if all(f.exists() for f in files):
+                    same = " (same bytes)" if len({f.read_bytes() for f in files}) == 1 else " (plans differ)"
+            print(f"| {n:,} | {fmt_name} | {label}{same} | " + " | ".join(fmt(results[v]) for v in versions) + f" | {ratio} | {goal} |", flush=True)
+        for sampler in ("margin", "stem"):
+            proc = subprocess.run([sys.executable, "-c", PHASES_RUN, str(path), sampler, str(work / "phases.json")], capture_output=True, text=True)
+            print(f"# {fmt_name}, {sampler}, in one process: " + (proc.stdout.strip() or proc.stderr.strip()[-300:]), flush=True)
+        if args.profile:
+            for label, cmd in runs[1:]:
+                print(f"\n# where the time of '{label}' ({fmt_name}) goes, current code:")
+                proc = subprocess.run([sys.executable, "-c", PROFILE_RUN, *cmd, "-o", str(work / "profiled.json")], capture_output=True, text=True)
+                print("\n".join(line for line in proc.stderr.splitlines() if line.strip())[:4000], flush=True)
+    if args.memory:
+        memory(int(args.memory), work)
+    if not args.workdir:
+        import shutil
+
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
