@@ -21,7 +21,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from simsample.errors import FormatError
+from simsample.sdk import FormatError
 
 STATS_FILE = "stats.csv"
 _FILE = re.compile(r"^kernel-(\d+)\.trace(?:g)?(?:\.xz)?$")
