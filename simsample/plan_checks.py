@@ -92,6 +92,8 @@ def check_plan(plan: Any, source: str = "plan") -> None:
     wl = plan.workload or {}
     samples = plan.samples
     launches_total = wl.get("launches")
+    if isinstance(launches_total, float) and launches_total.is_integer():  # JSON Schema counts 30.0 as an integer
+        launches_total = int(launches_total)
     n = len(samples)
     ids = samples["kernel_id"].to_numpy(np.int64) if n else np.empty(0, np.int64)
     pos = samples["launch"].to_numpy(np.int64) if n else np.empty(0, np.int64)
@@ -112,6 +114,8 @@ def check_plan(plan: Any, source: str = "plan") -> None:
     if first is not None and (not _is_int(first) or not 1 <= first <= INT64_MAX):
         raise UserError(f"{source}: invalid plan at process/first_launch: {first!r} is not an integer from 1 to {INT64_MAX} (or null)")
     span = proc.get("profile_launches", launches_total)
+    if isinstance(span, float) and span.is_integer():
+        span = int(span)
     if not _is_int(span) or span < 0:
         span = launches_total if _is_int(launches_total) else None
     if first is not None and span is not None and first - 1 + span > INT64_MAX:

@@ -562,3 +562,23 @@ def test_apply_with_a_huge_horizon_walks_only_what_was_traced(tmp_path):
     assert res.returncode == 0, res.stderr
     kernels = [ln for ln in (tmp_path / "o" / "kernelslist.g").read_text().splitlines() if ln.startswith("kernel")]
     assert f"kernel-{big}.traceg" in kernels and "kernel-9.traceg" in kernels
+
+
+def test_select_refuses_empty_folder_names(tmp_path, capsys):
+    """An empty --runs made the script remove and remake /run-0001, at the file system's root."""
+    full, _ = process_folder(tmp_path)
+    plan = synth_plan(tmp_path, full, [9])
+    for option in ("--runs", "--traces", "--sampled"):
+        refused(capsys, ["accelsim", "select", "--plan", str(plan), "-o", str(tmp_path / "t.sh"), option, ""], "give a folder name")
+    assert not (tmp_path / "t.sh").exists()
+
+
+def test_a_workload_count_written_as_a_float_still_bounds_the_samples(tmp_path, capsys):
+    full, _ = process_folder(tmp_path)
+
+    def edit(doc):
+        doc["workload"]["launches"] = 30.0  # JSON Schema's integer: the schema takes it
+        doc["samples"][0]["launch"] = 99
+
+    plan = _edit_plan(synth_plan(tmp_path, full, [9, 17]), tmp_path / "e.json", edit)
+    refused(capsys, ["accelsim", "select", "--plan", str(plan), "-o", str(tmp_path / "t.sh")], "at launch 99")

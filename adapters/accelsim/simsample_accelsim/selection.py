@@ -27,10 +27,7 @@ import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from simsample.errors import UserError
-from simsample.io.numbers import check_int
-from simsample.io.script_values import comment_text, refuse_control
-from simsample.sampling.filters import launch_numbers
+from simsample.sdk import UserError, check_int, comment_text, launch_numbers, refuse_control
 
 #: Default largest gap (in launches) bridged by tracing the launches in between rather than
 #: starting another tracer run.
@@ -164,6 +161,9 @@ def tracer_script(sel: TracerSelection, *, app: str | None, tracer: str | None, 
     path_hint = "give a path without control characters (rename it, or use a symbolic link)"
     plan_path = refuse_control(plan_path, "--plan", hint=path_hint)
     runs, traces, sampled = (refuse_control(v, opt, hint=path_hint) for v, opt in ((runs, "--runs"), (traces, "--traces"), (sampled, "--sampled")))
+    for v, opt in ((runs, "--runs"), (traces, "--traces"), (sampled, "--sampled")):
+        if not v.strip():  # an empty RUNS would put the runs' folders (removed and remade) at the file system's root
+            raise UserError(f"{opt} {v!r}: give a folder name")
     app = refuse_control(app, "--app", hint="give the command on one line") if app else ""
     tracer = refuse_control(tracer, "--tracer", hint=path_hint) if tracer else ""
     if any(c in tracer for c in " :"):
