@@ -219,6 +219,8 @@ class Adapter(ABC):
 
     name: ClassVar[str]
     description: ClassVar[str] = ""
+    #: the simulator's name as people write it (``Accel-Sim``), for titles; ``name`` when empty
+    title: ClassVar[str] = ""
     #: every column :meth:`collect` returns besides ``kernel_id`` and ``status``
     metrics: ClassVar[tuple[Metric, ...]] = ()
     #: the keyword options of :meth:`apply`

@@ -68,7 +68,7 @@ def collect_command(adapter: Adapter) -> click.Command:
         found = _plan_path(adapter, plan_path, outputs)
         plan = Plan.read(found) if found is not None else None
         df = collect(list(outputs), sim=adapter.name, plan=plan, allow_incomplete=allow_incomplete, **options)
-        emit_results(df, output=output, as_json=as_json, as_csv=as_csv, allow_incomplete=True, title=f"{adapter.name} results",
+        emit_results(df, output=output, as_json=as_json, as_csv=as_csv, allow_incomplete=True, title=f"{adapter.title or adapter.name} results",
                      details=df.attrs.get("details"), table_columns=_table_columns(adapter, df), inputs=inputs)
 
     from simsample.cli.results import results_options
@@ -109,7 +109,9 @@ def estimate_command(adapter: Adapter) -> click.Command:
         except IncompleteResults as exc:  # the same refusal as the API's, with the advice of this step
             raise UserError(f"cannot estimate: {exc.what}; simulate them, then estimate again") from None
         est = estimate(plan, results, confidence=confidence)
-        header = f"{adapter.name}: {est.launches:,} simulated launch(es) standing for {plan.workload.get('launches', '?'):,}"
+        launches = plan.workload.get("launches")
+        header = f"{adapter.title or adapter.name}: {est.launches:,} simulated launch(es) standing for " + (
+            f"{launches:,}" if isinstance(launches, int) else "the plan's launches")
         if est.projected:
             header += f" ({est.projected} projected)"
         if est.left_out:

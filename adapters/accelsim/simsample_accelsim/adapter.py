@@ -47,6 +47,7 @@ class AccelSimAdapter(Adapter):
 
     name = "accelsim"
     description = "Accel-Sim trace-driven simulator: kernelslist.g + kernel-N.traceg[.xz] folders"
+    title = "Accel-Sim"
 
     metrics = METRICS
     apply_options = (

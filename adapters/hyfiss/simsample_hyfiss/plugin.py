@@ -23,6 +23,7 @@ class HyFiSSAdapter(Adapter):
 
     name = "hyfiss"
     description = "HyFiSS (app folders: configs/app.config + sass/memory traces; results from outputs/kernel-K-summary.txt)"
+    title = "HyFiSS"
 
     metrics = (
         count("cycles", unit="cycles", doc="Simulated cycles of the kernel."),

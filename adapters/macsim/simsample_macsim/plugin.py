@@ -23,6 +23,7 @@ class MacSimAdapter(Adapter):
 
     name = "macsim"
     description = "MacSim (NVBit traces: kernel_config.txt + KernelN/; results from its standard output)"
+    title = "MacSim"
 
     metrics = (
         count("cycles", unit="cycles", doc="Simulated cycles of the kernel (MacSim's per-kernel cycle count)."),
