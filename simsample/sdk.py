@@ -78,6 +78,8 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
     )
     from simsample.io.limits import read_bytes_limited, read_text_limited
     from simsample.io.names import base_name
+    from simsample.io.numbers import INT64_MAX, INT64_MIN, check_int, fits_int64, parse_int
+    from simsample.io.script_values import comment_text, refuse_control
     from simsample.io.tables import (
         BINARY_BYTE_SCALE,
         TIME_SCALE,
@@ -248,6 +250,14 @@ _PROVISIONAL_NAMES: dict[str, str] = {
     "source_label": "simsample.io.tables",
     "usable_cpus": "simsample.io.workers",
     "can_spawn": "simsample.io.workers",
+    # numbers and text from users' files (int64 bounds; values written into scripts)
+    "INT64_MAX": "simsample.io.numbers",
+    "INT64_MIN": "simsample.io.numbers",
+    "fits_int64": "simsample.io.numbers",
+    "check_int": "simsample.io.numbers",
+    "parse_int": "simsample.io.numbers",
+    "refuse_control": "simsample.io.script_values",
+    "comment_text": "simsample.io.script_values",
     # adapters: results, warm-up, launches in the process, running the simulator, instruction streams
     "STATUS_MISSING": "simsample.adapter_support.results",
     "USABLE_STATUSES": "simsample.adapter_support.results",
@@ -289,6 +299,8 @@ __all__ = [
     "COMMON_PARAMS",
     "CONTEXT_COLUMN",
     "GROUPINGS",
+    "INT64_MAX",
+    "INT64_MIN",
     "MEM_ATOMIC",
     "MEM_LOAD",
     "MEM_NONE",
@@ -337,11 +349,13 @@ __all__ = [
     "categorical",
     "check_input_file",
     "check_input_folder",
+    "check_int",
     "check_int64",
     "check_launch_count",
     "check_output_file",
     "check_output_folder",
     "cluster_stats",
+    "comment_text",
     "compression_of",
     "count",
     "csv_source",
@@ -354,6 +368,7 @@ __all__ = [
     "failure_report",
     "finish",
     "first_of_each",
+    "fits_int64",
     "from_records",
     "group_ranges",
     "hookimpl",
@@ -376,6 +391,7 @@ __all__ = [
     "numeric_column",
     "open_binary",
     "open_text",
+    "parse_int",
     "parse_triples",
     "plan_ids",
     "prepare",
@@ -386,6 +402,7 @@ __all__ = [
     "read_csv_table",
     "read_head",
     "read_text_limited",
+    "refuse_control",
     "relabel_by_first",
     "remove_partial",
     "representative_plan",

@@ -29,18 +29,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from simsample.adapter_support import (
+from simsample.sdk import (
     PLAN_FILE,
     WEIGHTS_FILE,
+    Plan,
+    PlanMismatchError,
+    UserError,
+    atomic_write_text,
     check_output_folder,
     link_or_copy,
     match_plan,
     staged_folder,
     write_plan_records,
 )
-from simsample.errors import PlanMismatchError, UserError
-from simsample.io.files import atomic_write_text
-from simsample.planfile import Plan
 from simsample_accelsim.kernelslist import DEFAULT_LIST, KernelEntry, Memcpy, render, shell_unsafe
 from simsample_accelsim.notes import warn
 from simsample_accelsim.partial import choose_warmup_traced, folder_numbers, is_partial, match_partial, warmup_records

@@ -36,9 +36,7 @@ from pathlib import Path
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.errors import FormatError, UserError
-from simsample.io.files import atomic_write_bytes
-from simsample.workload import Workload
+from simsample.sdk import FormatError, UserError, Workload, atomic_write_bytes
 from simsample_accelsim.context import CONTEXT_COLUMN, warm_read_shares
 from simsample_accelsim.footprints import FootprintStore
 from simsample_accelsim.kernelfeatures import COLUMNS, COUNTERS, GRID_COLUMN, INST_COLUMN, RATIO_COLUMN, LaunchFeatures

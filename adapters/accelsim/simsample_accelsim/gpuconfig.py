@@ -13,8 +13,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from simsample.errors import UserError
-from simsample.io.limits import read_text_limited
+from simsample.sdk import UserError, read_text_limited
 
 
 def read_options(paths: Iterable[str | Path], names: Iterable[str]) -> dict[str, tuple[str, Path]]:

@@ -24,17 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from simsample.adapter_support import check_output_folder, link_or_copy, staged_folder
-from simsample.errors import UserError
-from simsample.io.files import atomic_write_text
-from simsample.io.numbers import INT64_MAX
-from simsample_accelsim.kernelslist import (
-    DEFAULT_LIST,
-    KernelEntry,
-    Memcpy,
-    parse_kernelslist,
-    render,
-)
+from simsample.sdk import INT64_MAX, UserError, atomic_write_text, check_output_folder, link_or_copy, staged_folder
+from simsample_accelsim.kernelslist import DEFAULT_LIST, KernelEntry, Memcpy, parse_kernelslist, render
 from simsample_accelsim.traceg import read_header
 from simsample_accelsim.tracerstats import STATS_FILE, read_stats, read_stats_tail
 

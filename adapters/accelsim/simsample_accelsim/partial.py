@@ -29,15 +29,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simsample.errors import PlanMismatchError, UserError
-from simsample.io.names import base_name
-from simsample.sampling.filters import launch_numbers, sample_launches
+from simsample.sdk import PlanMismatchError, UserError, base_name, launch_numbers, sample_launches
 from simsample_accelsim.notes import warn
 from simsample_accelsim.tracerstats import STATS_FILE, read_stats
 from simsample_accelsim.warmup import Footprint, WarmupSpec, targeted
 
 if TYPE_CHECKING:
-    from simsample.planfile import Plan
+    from simsample.sdk import Plan
     from simsample_accelsim.reader import TraceFolder
 
 

@@ -7,9 +7,7 @@ from pathlib import Path
 
 import click
 
-from simsample.errors import UserError
-from simsample.io.files import atomic_write_text, check_output_file, writable_parent
-from simsample.io.numbers import INT64_MAX
+from simsample.sdk import INT64_MAX, UserError, atomic_write_text, check_output_file, writable_parent
 
 _CTX = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -38,14 +36,8 @@ def accelsim_group() -> None:
 def select_cmd(plan_path: Path, output: Path, warmup: str, warmup_horizon: int, max_gap: int, max_runs: int | None, app: str | None,
                tracer: str | None, runs: str, traces: str, sampled: str, compress: bool) -> None:
     """Write the tracer runs (DYNAMIC_KERNEL_LIMIT_START/END ranges) that trace the plan's sampled launches and their warm-up windows."""
-    from simsample.planfile import Plan
-    from simsample_accelsim.selection import (
-        describe,
-        plan_selection,
-        ranges_text,
-        tracer_script,
-        window_of,
-    )
+    from simsample.sdk import Plan
+    from simsample_accelsim.selection import describe, plan_selection, ranges_text, tracer_script, window_of
 
     check_output_file(output, [plan_path], what="tracer script")
     writable_parent(output)

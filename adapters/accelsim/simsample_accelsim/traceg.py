@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from simsample.errors import FormatError
-from simsample.io.numbers import INT64_MAX, fits_int64
+from simsample.sdk import INT64_MAX, FormatError, fits_int64
 
 XZ_MAGIC = b"\xfd7zXZ\x00"
 GZIP_MAGIC = b"\x1f\x8b"

@@ -47,9 +47,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from simsample.adapter_support.warmup import warmup_choice
-from simsample.errors import UserError
+from simsample.sdk import UserError, warmup_choice
 from simsample_accelsim.kernelslist import KernelEntry, Memcpy
+
 
 class Footprint(NamedTuple):
     """The cache lines a launch's global loads read and its stores write (sorted 128-byte line

@@ -24,15 +24,28 @@ import lazy_loader as lazy
 import numpy as np
 
 from simsample import __version__ as simsample_version
-from simsample.adapter_support import link_or_copy, match_plan, staged_folder, write_plan_records
-from simsample.errors import UserError
-from simsample.io.files import atomic_write_text
-from simsample.io.limits import read_text_limited
-from simsample.io.script_values import comment_text
-from simsample.planfile import Plan
-
+from simsample.sdk import (
+    Plan,
+    UserError,
+    atomic_write_text,
+    comment_text,
+    link_or_copy,
+    match_plan,
+    read_text_limited,
+    staged_folder,
+    write_plan_records,
+)
 from simsample_hyfiss import __version__
-from simsample_hyfiss.app import APP_CONFIG, CONFIGS, INSTN_CONFIG, ISSUE_CONFIG, MEMORY, OUTPUTS, SASS, parse_app_config
+from simsample_hyfiss.app import (
+    APP_CONFIG,
+    CONFIGS,
+    INSTN_CONFIG,
+    ISSUE_CONFIG,
+    MEMORY,
+    OUTPUTS,
+    SASS,
+    parse_app_config,
+)
 from simsample_hyfiss.reader import AppFolder, load_app
 
 jinja2 = lazy.load("jinja2")
