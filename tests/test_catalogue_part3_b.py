@@ -582,3 +582,16 @@ def test_a_workload_count_written_as_a_float_still_bounds_the_samples(tmp_path, 
 
     plan = _edit_plan(synth_plan(tmp_path, full, [9, 17]), tmp_path / "e.json", edit)
     refused(capsys, ["accelsim", "select", "--plan", str(plan), "-o", str(tmp_path / "t.sh")], "at launch 99")
+
+
+def test_steps_far_apart_are_named_not_enumerated(tmp_path, capsys):
+    """A trace with ProfilerStep#0 and ProfilerStep#10^17: the refusal used to build the list of
+    every step number between them to say whether the steps were contiguous."""
+    k = tmp_path / "k.json"
+    kineto_trace(k)
+    doc = json.loads(k.read_text())
+    next(e for e in doc["traceEvents"] if e["name"] == "ProfilerStep#2")["name"] = f"ProfilerStep#{10**17}"
+    k.write_text(json.dumps(doc))
+    res = _capped(["plan", str(k), "--steps", "5-6", "-o", str(tmp_path / "p.json")], tmp_path, timeout=60)
+    err = res.stderr.strip().splitlines()
+    assert res.returncode == 1 and len(err) == 1 and f"the profile has steps 0, 1, {10**17}" in err[0], res.stderr

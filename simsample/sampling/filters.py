@@ -205,7 +205,12 @@ def _subset(wl: Any, rows: np.ndarray) -> Any:
 def _span(steps: Sequence[int]) -> str:
     if not steps:
         return "none"
-    return f"{steps[0]}-{steps[-1]}" if steps == list(range(steps[0], steps[-1] + 1)) else ", ".join(map(str, steps))
+    # sorted distinct step numbers: contiguous when as many as their span (never enumerate the span: a step number is data)
+    if steps[-1] - steps[0] + 1 == len(steps):
+        return f"{steps[0]}-{steps[-1]}"
+    if len(steps) > 12:
+        return ", ".join(map(str, steps[:5])) + f", ... ({len(steps) - 10} more), " + ", ".join(map(str, steps[-5:]))
+    return ", ".join(map(str, steps))
 
 
 def first_launch_of(wl: Any, option: int | None) -> tuple[int | None, str]:
