@@ -595,3 +595,14 @@ def test_steps_far_apart_are_named_not_enumerated(tmp_path, capsys):
     res = _capped(["plan", str(k), "--steps", "5-6", "-o", str(tmp_path / "p.json")], tmp_path, timeout=60)
     err = res.stderr.strip().splitlines()
     assert res.returncode == 1 and len(err) == 1 and f"the profile has steps 0, 1, {10**17}" in err[0], res.stderr
+
+
+@pytest.mark.parametrize("memcpy", ["MemcpyHtoD,0x1000," + "9" * 5000, "MemcpyHtoD,0x" + "f" * 17 + ",8", f"MemcpyHtoD,0x1000,{1 << 64}"])
+def test_a_memcpy_beyond_64_bits_is_refused(tmp_path, capsys, memcpy):
+    """5,000 digits were an internal ValueError (Python's limit on converting digits)."""
+    full, _ = process_folder(tmp_path)
+    runs = runs_of(full, [(3, 4)], tmp_path / "runs")
+    lst = runs[0] / "kernelslist.g"
+    lst.write_text(memcpy + "\n" + lst.read_text())
+    refused(capsys, ["accelsim", "merge", str(runs[0]), "--out", str(tmp_path / "m")], "beyond 64 bits")
+    assert not (tmp_path / "m").exists()

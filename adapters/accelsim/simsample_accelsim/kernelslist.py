@@ -106,6 +106,9 @@ def parse_kernelslist(path: str | Path) -> KernelsList:
                 raise FormatError(
                     p, f"malformed memcpy {line[:80]!r}: expected MemcpyHtoD,0x<hex address>,<bytes> (the simulator aborts on it)", line=number
                 )
+            if len(m.group(1)) > 16 or len(m.group(2)) > 20 or int(m.group(2)) >= 1 << 64:  # the simulator reads both as 64-bit
+                raise FormatError(p, f"memcpy {line[:80]!r}: address or size beyond 64 bits (the simulator reads them as 64-bit numbers)",
+                                  line=number)
             out.commands.append(Memcpy(number, line, int(m.group(1), 16), int(m.group(2))))
         elif line.startswith("kernel"):
             bad = shell_unsafe(line)
