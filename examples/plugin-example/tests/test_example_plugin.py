@@ -67,3 +67,16 @@ def test_a_malformed_line_is_one_error_naming_it(tmp_path):
     bad.write_text("# klog 1\nsgemm 80 256 0 oops\n")
     with pytest.raises(simsample.UserError, match=r"bad.klog, line 2: duration_ns must be a whole number"):
         KernelLog().read([bad], {})
+
+
+def test_the_plugin_imports_only_the_sdk_and_the_public_api():
+    """Every other simsample module is private and may change in any release."""
+    import ast
+
+    package = Path(__file__).parents[1] / "src" / "simsample_example"
+    for module in package.glob("*.py"):
+        for node in ast.walk(ast.parse(module.read_text())):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in getattr(node, "names", [])] if isinstance(node, ast.Import) else []
+            for name in names:
+                if name == "simsample" or name.startswith("simsample."):
+                    assert name in ("simsample", "simsample.sdk", "simsample.testing"), f"{module.name} imports {name}"
