@@ -606,3 +606,11 @@ def test_a_memcpy_beyond_64_bits_is_refused(tmp_path, capsys, memcpy):
     lst.write_text(memcpy + "\n" + lst.read_text())
     refused(capsys, ["accelsim", "merge", str(runs[0]), "--out", str(tmp_path / "m")], "beyond 64 bits")
     assert not (tmp_path / "m").exists()
+
+
+def test_select_refuses_a_warmup_k_beyond_int64(tmp_path, capsys):
+    full, _ = process_folder(tmp_path)
+    plan = synth_plan(tmp_path, full, [9])
+    refused(capsys, ["accelsim", "select", "--plan", str(plan), "-o", str(tmp_path / "t.sh"), "--warmup", str(10**23)], "--warmup K")
+    refused(capsys, ["accelsim", "select", "--plan", str(plan), "-o", str(tmp_path / "t.sh"), "--warmup-horizon", str(1 << 63)], "--warmup-horizon")
+    assert not (tmp_path / "t.sh").exists()

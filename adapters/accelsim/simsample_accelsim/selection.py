@@ -132,7 +132,7 @@ def window_of(warmup: str, horizon: int) -> int:
     if spec.targeted or spec.reuse:
         return int(horizon)
     assert spec.k is not None
-    return int(spec.k)
+    return check_int(int(spec.k), "--warmup K")
 
 
 def plan_selection(plan, *, window: int, max_gap: int = DEFAULT_MAX_GAP, max_runs: int | None = None) -> TracerSelection:
