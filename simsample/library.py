@@ -322,6 +322,7 @@ def apply(plan: Plan | str | Path, traces: str | Path | None, out: str | Path, *
 
     adapter = get_adapter(sim)
     resolved = resolve_options(adapter.apply_options, options, who=f"apply --sim {adapter.name}")
+    adapter.check_apply(**resolved)  # options the adapter cannot take are refused before anything is read
     trace_path = None if traces is None else _as_path(traces, "traces")
     out_path = _as_path(out, "out")
     inputs = [Path(plan)] if isinstance(plan, (str, Path)) else []

@@ -232,6 +232,11 @@ class Adapter(ABC):
     def read(self, path: Path) -> Workload:
         """Read a trace folder (headers only: must stay fast on huge folders)."""
 
+    def check_apply(self, **options: Any) -> None:
+        """Refuse options, or combinations of them, that :meth:`apply` cannot take, before any
+        input is read (``options`` as :meth:`apply` gets them). Each option's type and range are
+        checked already (:attr:`apply_options`)."""
+
     def apply(self, plan: Plan, traces: Path | None, out: Path, **options: Any) -> Path:
         """Write the simulator inputs that run only the plan's launches into the new folder
         ``out`` and return it; ``traces`` is never modified. ``options``: every name of

@@ -95,6 +95,16 @@ class AccelSimAdapter(Adapter):
             raise UserError(f"{folder}: no trace for kernel id(s) {', '.join(map(str, missing[:5]))} of the workload; plan on the folder the workload was read from")
         return InstructionTraces([by_id[k] for k in wanted], read_warps, f"accelsim-traceg/{FORMAT_VERSION}")
 
+    def check_apply(self, **options: Any) -> None:
+        from simsample_accelsim.warmup import CostModel, parse_warmup
+
+        o = options
+        if o["split_detailed"] is not None and not o["split"]:
+            raise UserError(f"--split-detailed {o['split_detailed']}: give 0 or more, with --split (sampled launches run in detail before each job's own)")
+        cost = CostModel.from_configs(tuple(o["warmup_config"])) if o["warmup_config"] else None
+        auto = o["warmup"].strip().lower() == "auto"
+        parse_warmup("targeted" if auto else o["warmup"], o["warmup_horizon"], o["warmup_coverage"], o["warmup_budget"], cost)
+
     def apply(self, plan: Plan, traces: Path | None, out: Path, **options: Any) -> Path:
         """OUT: a kernelslist.g that runs the plan's launches (and their warm-up launches), their
         traces, the weights and the plan; with ``split``, one job folder per sampled launch."""

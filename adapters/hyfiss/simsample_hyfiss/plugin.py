@@ -46,6 +46,13 @@ class HyFiSSAdapter(Adapter):
     def read(self, path: Path) -> Workload:
         return load_app(path).workload
 
+    def check_apply(self, **options: Any) -> None:
+        from simsample.errors import UserError
+
+        if options["split"]:
+            raise UserError("--split is not available for HyFiSS yet: the run script apply writes already runs one simulator call per "
+                            "sampled kernel (run its lines as separate jobs by hand); use apply without --split")
+
     def apply(self, plan: Plan, traces: Path | None, out: Path, **options: Any) -> Path:
         """A run script that simulates only the plan's kernels, and an app view for it."""
         import shlex

@@ -47,6 +47,15 @@ class MacSimAdapter(Adapter):
     def read(self, path: Path) -> Workload:
         return load_trace_folder(path).workload
 
+    def check_apply(self, **options: Any) -> None:
+        from simsample.errors import UserError
+        from simsample_macsim.warmup import parse_warmup
+
+        if options["split"]:
+            raise UserError("--split (one job per sampled launch) is not available for MacSim yet: its run and collect read one "
+                            "kernel_config.txt and one output folder per run; use apply without --split, or --sim accelsim")
+        parse_warmup(options["warmup"], options["warmup_horizon"], options["warmup_coverage"], options["warmup_budget"])
+
     def apply(self, plan: Plan, traces: Path | None, out: Path, **options: Any) -> Path:
         """A folder that runs only the plan's kernels and their warm-up launches (and the tracer's
         SAMPLED_KERNEL_INFO file); without ``traces`` only that file, the weights, the plan and
