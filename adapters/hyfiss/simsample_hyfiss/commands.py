@@ -102,6 +102,12 @@ def hyfiss_group() -> None:
     """HyFiSS's own tools."""
 
 
+def _echo_json(doc: object) -> None:
+    import json
+
+    click.echo(json.dumps(doc, indent=2, default=str))
+
+
 @hyfiss_group.command("pick-sm")
 @click.argument("app", type=_PATH)
 @click.option("--device-config", "device_config", required=True, type=_PATH, help="HyFiSS device config (DEV-Def/<device>.config).")
@@ -110,7 +116,6 @@ def hyfiss_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output, with every SM's estimate.")
 def pick_sm_cmd(app: Path, device_config: Path, output: Path | None, kernels: str | None, as_json: bool) -> None:
     """Per kernel, the SM whose CTA-set should run longest (HyFiSS's SM sampling by CTA-sets)."""
-    from simsample.cli.common import echo_json
     from simsample.sdk import atomic_write_text
     from simsample_hyfiss.app import (
         find_app,
@@ -146,7 +151,7 @@ def pick_sm_cmd(app: Path, device_config: Path, output: Path | None, kernels: st
     if output is not None:
         atomic_write_text(output, with_sampling_points(cfg, {p.kernel: p.sm for p in picks}))
     if as_json:
-        echo_json({
+        _echo_json({
             "app_config": str(paths.app_config),
             "device_config": str(device_config),
             "issue_rate": device.issue_rate,
