@@ -201,7 +201,8 @@ def tracer_script(sel: TracerSelection, *, app: str | None, tracer: str | None, 
     lines += [
         "",
         "# then: one trace folder of the runs, the sampled folder, the simulation, the estimate",
-        f"printf 'next: simsample accelsim merge %q/run-* --out %s\\n' \"$RUNS\" {q(q(traces))}",
+        "sq() { local s=${1//\\'/\\'\\\\\\'\\'}; printf \"'%s'\" \"$s\"; }  # a value as one single-quoted word, in any locale",
+        f"printf 'next: simsample accelsim merge %s/run-* --out %s\\n' \"$(sq \"$RUNS\")\" {q(q(traces))}",
         f"printf '      simsample apply --sim accelsim --plan %s --traces %s --out %s\\n' {q(q(plan_path))} {q(q(traces))} {q(q(sampled))}",
         "",
     ]
