@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -173,7 +174,7 @@ def sample_columns(items: Any) -> dict[str, np.ndarray] | None:
         return None
     cols: dict[str, np.ndarray] = {}
     for f in SAMPLE_FIELDS[:4]:
-        values = [s[f] for s in items]
+        values = list(map(itemgetter(f), items))
         types = set(map(type, values))
         if f == "weight":
             if not types <= {int, float}:
@@ -186,7 +187,7 @@ def sample_columns(items: Any) -> dict[str, np.ndarray] | None:
                 return None
             cols[f] = np.array(values, dtype=np.int64)
     if all(len(s) == 5 for s in shapes):
-        xs = [s["x"] for s in items]
+        xs = list(map(itemgetter("x"), items))
         types = set(map(type, xs))
         if not types <= {int, float} or (int in types and any(type(v) is int and abs(v) > 2**53 for v in xs)):
             return None

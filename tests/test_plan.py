@@ -429,14 +429,24 @@ def test_column_reader_refuses_what_the_schema_refuses_with_its_message(data):
             return str(exc)
         return plan.dumps()
 
-    fast = outcome(lambda d: Plan.from_json(d))
-    slow_columns = planfile._columns_of
-    try:
-        planfile._columns_of = lambda d: None
-        slow = outcome(lambda d: Plan.from_json(d))
-    finally:
-        planfile._columns_of = slow_columns
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "plan.json"
+        path.write_text(json.dumps(doc))
+        fast = outcome(lambda d: Plan.from_json(d, source=str(path)))
+        from_file = outcome(lambda d: Plan.read(path))  # the samples decoded straight into columns
+        slow_columns, typed = planfile._columns_of, planfile._decode_typed
+        try:
+            planfile._columns_of = lambda d: None
+            planfile._decode_typed = lambda data: None
+            slow = outcome(lambda d: Plan.from_json(d, source=str(path)))
+            slow_file = outcome(lambda d: Plan.read(path))
+        finally:
+            planfile._columns_of, planfile._decode_typed = slow_columns, typed
     assert fast == slow
+    assert from_file == slow_file
 
 
 def _process_doc():
@@ -449,3 +459,23 @@ def _process_doc():
 
 
 _PROCESS_DOC = _process_doc()
+
+
+@settings(max_examples=200, deadline=None)
+@given(doc=st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text()),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4), max_leaves=12,
+))
+def test_plan_files_parse_as_json_loads_parses_them(doc):
+    """The fast decoder a plan file goes through gives ``json.loads``'s values (big integers,
+    every float, any text), so nothing downstream can tell which parser read the file."""
+    from simsample.planfile import _decode
+
+    for text in (json.dumps(doc), json.dumps(doc, ensure_ascii=False)):
+        data = text.encode("utf-8", "surrogatepass")
+        try:
+            expected = json.loads(data)
+        except ValueError:
+            continue
+        got = _decode(data)
+        assert got == expected and json.dumps(got) == json.dumps(expected)
