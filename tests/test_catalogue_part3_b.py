@@ -614,3 +614,25 @@ def test_select_refuses_a_warmup_k_beyond_int64(tmp_path, capsys):
     refused(capsys, ["accelsim", "select", "--plan", str(plan), "-o", str(tmp_path / "t.sh"), "--warmup", str(10**23)], "--warmup K")
     refused(capsys, ["accelsim", "select", "--plan", str(plan), "-o", str(tmp_path / "t.sh"), "--warmup-horizon", str(1 << 63)], "--warmup-horizon")
     assert not (tmp_path / "t.sh").exists()
+
+
+def test_macsim_names_the_sample_of_an_inconsistent_plan(tmp_path, capsys):
+    """A MacSim plan whose sample sits at another launch than its kernel id's: the refusal used to
+    say only that the plan file is inconsistent."""
+    from tests.test_macsim_reader import write_trace_folder
+
+    names = {n: (f"_Z7kernel{n}Pf", (n + 1, 1, 1), (64, 1, 1)) for n in range(6)}
+    traces = write_trace_folder(tmp_path / "traces", [(n, [10 * (n + 1)] * (n + 2)) for n in range(6)], names=names)
+    plan = tmp_path / "p.json"
+    ids = tmp_path / "ids.csv"
+    ids.write_text("kernel_id,weight\n2,3\n4,3\n")
+    assert cli_run(["plan", str(traces), "--sampler", "explicit", "--param", f"file={ids}", "-o", str(plan)]) == 0
+
+    def moved(doc):
+        s = next(s for s in doc["samples"] if s["kernel_id"] == 4)
+        s["launch"] = 1
+
+    p = _edit_plan(plan, tmp_path / "e.json", moved)
+    refused(capsys, ["apply", "--sim", "macsim", "--plan", str(p), "--traces", str(traces), "--out", str(tmp_path / "o")],
+            "(kernel 4, launch 1) does not match its own workload: kernel 4 is at launch 4 there")
+    assert not (tmp_path / "o").exists()
