@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 ADAPTERS := $(wildcard adapters/*/pyproject.toml)
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test docs clean
+.PHONY: setup demo test test-slow docs clean
 
 $(STAMP): pyproject.toml $(wildcard CMakeLists.txt) $(ADAPTERS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,8 +28,13 @@ demo: setup
 	PATH="$(abspath $(BIN)):$$PATH" bash examples/demo.sh
 	@echo "simsample is installed in $(VENV)/bin; to run it in this shell: . $(VENV)/bin/activate"
 
+# About 10 minutes on 2 cores; its last lines say what was skipped and what would run it.
 test: setup $(GCL_STAMP)
 	$(BIN)/python -m pytest
+
+# The long tests that make test leaves out (.ci/run runs both).
+test-slow: setup $(GCL_STAMP)
+	$(BIN)/python -m pytest -m slow
 
 # The documentation site (mkdocs.yml, docs/), checked strictly: a broken link or a missing page fails.
 docs: setup

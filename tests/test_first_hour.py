@@ -228,3 +228,18 @@ def test_estimate_on_a_truncated_log_names_only_options_estimate_takes(tmp_path,
     assert run(["collect", "--sim", "accelsim", "--plan", str(plan), str(cut)]) == 1
     line = _error_line(capsys)
     assert set(re.findall(r"(--[a-z][a-z-]+)", line)) <= _options_of(["collect", "--sim", "accelsim"], capsys), line
+
+
+def test_the_test_summary_says_what_brings_each_skipped_kind():
+    from tests.conftest import skipped_summary
+
+    lines = skipped_summary([
+        "chromium and chromedriver not installed (Debian: apt-get install chromium chromium-driver)",
+        "single-node SLURM unavailable: not installed: munged, slurmctld",
+        "single-node SLURM unavailable: not installed: munged, slurmctld",
+        "development data not available: profiles/x",
+        "something else entirely",
+    ])
+    assert lines[0] == "skipped 2 SLURM tests: install the Debian packages slurm-wlm and munge"
+    assert "skipped 1 browser test: install the Debian packages chromium and chromium-driver" in lines
+    assert "skipped 1 test: something else entirely" in lines
