@@ -63,3 +63,27 @@ def test_site_builds_strictly(tmp_path):
                          cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     assert (tmp_path / "site" / "reference" / "api" / "index.html").is_file()
+
+
+def test_no_script_is_published_with_the_site():
+    """mkdocs copies every file of docs/ into the site: scripts live elsewhere (scripts/)."""
+    assert sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.py")) == []
+
+
+def test_no_backslash_pipe_in_code_spans():
+    """Inside a code span a table's escaped pipe shows its backslash: use <code>…&#124;…</code>."""
+    bad = []
+    for page in DOCS.rglob("*.md"):
+        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            if any("\\|" in span for span in re.findall(r"`([^`]+)`", line)):
+                bad.append(f"{page.relative_to(DOCS)}:{n}")
+    assert bad == []
+
+
+def test_the_home_pages_diagram_fits_the_page():
+    """The content column of the site shows about 70 characters of code at 1,400 px."""
+    for page in (DOCS / "index.md", ROOT / "README.md"):
+        text = page.read_text(encoding="utf-8")
+        diagram = text[text.index("```\nprofile / traces") + 4:]
+        diagram = diagram[: diagram.index("```")]
+        assert max(len(line) for line in diagram.splitlines()) <= 70, page
