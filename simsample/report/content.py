@@ -80,6 +80,31 @@ def metric_unit(metric: str) -> tuple[str, float]:
     return metric, 1.0
 
 
+_TIME_UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
+
+
+def key_with_unit(key: str, metric: str) -> str:
+    """A cluster key whose value interval carries its unit: ``k [148003, 173242]`` of a plan on
+    ``duration_ns`` reads ``k [148.0–173.2 µs]`` (the bounds in the larger bound's unit); another
+    metric's interval is named by the metric (``[1,024–2,048 cycles]``). A key without an
+    interval, or with bounds that are not numbers, is returned as it is."""
+    m = _INTERVAL.search(key)
+    if m is None:
+        return key
+    try:
+        lo, hi = float(m.group(1)), float(m.group(2))
+    except ValueError:
+        return key
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return key
+    head = key[: m.start()]
+    if metric in ("duration_ns", "start_ns"):
+        unit, scale = next(((u, f) for u, f in _TIME_UNITS if max(abs(lo), abs(hi)) >= f), ("ns", 1.0))
+        return f"{head} [{lo / scale:.4g}–{hi / scale:.4g} {unit}]"
+    shown = metric if metric and metric not in ("none", "auto") else "value"
+    return f"{head} [{lo:,.4g}–{hi:,.4g} {shown}]"
+
+
 def _fmt_value(metric: str, v: float | None) -> str:
     if v is None:
         return "–"
@@ -187,8 +212,8 @@ def clusters_section(plan: Plan) -> tuple[list[dict[str, str]], dict[str, str] |
     rows = [
         {
             "id": str(int(r.id)),
-            "key": str(r.key),  # whole, as the tables of the command line show it
-            "full": str(r.key),
+            "key": key_with_unit(str(r.key), metric),  # whole, its value interval with its unit
+            "full": f"{r.key} ({metric})" if _INTERVAL.search(str(r.key)) else str(r.key),  # the exact bounds, in the metric's unit
             "launches": f"{int(r.size):,}",
             "share": _pct(float(r.share)) if grand > 0 else "–",
             "share_width": f"{100 * float(r.share):.1f}" if grand > 0 else "0",
@@ -210,7 +235,7 @@ def clusters_section(plan: Plan) -> tuple[list[dict[str, str]], dict[str, str] |
     if len(df) and metric != "none":
         top = df.head(min(15, len(df)))
         fig = plots.shares(
-            [display_name(k, 48) for k in top["key"]],
+            [display_name(key_with_unit(str(k), metric), 56) for k in top["key"]],
             top["launch_share"].tolist(),
             top["share"].tolist(),
             top["sample_share"].tolist(),
@@ -327,7 +352,7 @@ def distributions_section(plan: Plan, workload: Any | None, ranked: pd.DataFrame
         if not exact:
             approximated += 1
         what = "cluster" if exact else "kernel"
-        title = f"#{r.id} {display_name(str(r.key), 44)}"
+        title = f"#{r.id} {display_name(key_with_unit(str(r.key), metric), 52)}"
         about = f"{title} ({what}, {members.size:,} launches)"
         figures.append(plots.distribution(members, values[rows], title=title, unit_label=unit, scale=scale, about=about))
     note = ""

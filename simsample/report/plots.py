@@ -212,10 +212,11 @@ def error_vs_speedup(curves: Sequence[Curve], *, plan: PlanPoint | None = None) 
     marked with a star (its evaluated point), or a dotted line at its predicted speedup.
     """
     with matplotlib.rc_context(_STYLE):
-        fig, ax = _figure(6.0, 3.4)
+        fig, ax = _figure(8.0, 4.4)
         _style(ax)
         drawn = 0
         errors: list[float] = []
+        labelled: list[tuple[float, float, str, str]] = []
         for i, c in enumerate(curves):
             pts = [(s, e, lab) for s, e, lab in zip(c.speedup, c.error_pct, c.labels) if s is not None and e is not None and s > 0]
             if not pts:
@@ -226,15 +227,23 @@ def error_vs_speedup(curves: Sequence[Curve], *, plan: PlanPoint | None = None) 
             color = _PALETTE[i % len(_PALETTE)]
             ax.plot(xs, ys, marker="o", markersize=4, linewidth=1.4, color=color, label=c.sampler)
             drawn += 1
-            for x, yv, lab in zip(xs, ys, labs):
-                if lab:
-                    ax.annotate(lab, (x, yv), textcoords="offset points", xytext=(4, 4), fontsize=7, color=color)
+            labelled += [(x, yv, lab, color) for x, yv, lab in zip(xs, ys, labs) if lab]
         ax.set_xscale("log")
+        _plain_log_ticks(ax.xaxis)
+        speeds = [x for x, _, _, _ in labelled]
+        if speeds:
+            ax.set_xlim(min(speeds) / 1.5, max(speeds) * 1.5)  # room for the labels left and right of the points
         positive = [e for e in errors if e > 0]
         if positive and len(positive) == len(errors):
             ax.set_yscale("log")
+            _plain_log_ticks(ax.yaxis)
         elif positive:
             ax.set_yscale("symlog", linthresh=min(positive), linscale=0.5)
+        if errors:
+            lo_e, hi_e = min(errors), max(errors)
+            if ax.get_yscale() == "log":
+                ax.set_ylim(lo_e / 1.6, hi_e * 1.6)  # room for the labels above and below the points
+        _label_points(fig, ax, labelled)
         marked = ""
         if plan is not None and plan.speedup is not None and plan.speedup > 0:
             if plan.error_pct is not None:
@@ -249,7 +258,7 @@ def error_vs_speedup(curves: Sequence[Curve], *, plan: PlanPoint | None = None) 
         scale = ax.get_yscale()
         ax.set_ylabel("mean error of the total (%" + (", log scale)" if scale == "log" else ", symlog scale)" if scale == "symlog" else ")"))
         if drawn or marked:
-            ax.legend(fontsize=8, frameon=False)
+            ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     names = ", ".join(c.sampler for c in curves)
     label = f"Mean error (%) against speedup (×) for {names}, one point per parameter value{marked}"
     out = _to_svg(fig, label)
@@ -265,8 +274,10 @@ def coverage(curves: Sequence[Curve], *, nominal: float | None) -> Figure:
     ``nominal`` is drawn across the chart when every sampler reports at the same confidence;
     otherwise each sampler's own (``Curve.confidence``) is drawn over its bars."""
     with matplotlib.rc_context(_STYLE):
-        fig, ax = _figure(6.0, 2.8)
+        bars = sum(len(c.labels) for c in curves)
+        fig, ax = _figure(min(8.0 + 0.25 * max(bars - 12, 0), 14.0), 4.0)
         _style(ax)
+        upright = bars > 12  # beyond a dozen bars, their labels stand upright above them
         labels: list[str] = []
         for c in curves:
             for lab in c.labels:
@@ -283,9 +294,10 @@ def coverage(curves: Sequence[Curve], *, nominal: float | None) -> Figure:
             widths = dict(zip(c.labels, c.half_width or [None] * len(c.labels)))
             for xb, yb, lab in zip(xs, ys, labels):
                 hw = widths.get(lab)
-                if hw is not None and not np.isnan(yb) and yb >= 25:
-                    # inside the bar, upright: neighbouring bars' labels never overlap
-                    ax.text(xb, yb - 2, f"±{hw:.2g}%", rotation=90, ha="center", va="top", fontsize=6.5, color="white")
+                if hw is not None and not np.isnan(yb):
+                    # above the bar, in ink: readable on any bar; upright when the bars are many and narrow
+                    ax.text(xb, yb + 1.5, f"±{hw:.2g}%", rotation=90 if upright else 0, ha="center", va="bottom", fontsize=8,
+                            color="#1d2530")
             if nominal is None and c.confidence is not None:
                 drawn = [xb for xb, yb in zip(xs, ys) if not np.isnan(yb)]
                 if drawn:
@@ -297,11 +309,12 @@ def coverage(curves: Sequence[Curve], *, nominal: float | None) -> Figure:
             own[0].set_label("each sampler's nominal confidence")
             for k, seg in enumerate(own):
                 seg.set_gid("nominal-confidence" if k == 0 else f"nominal-confidence-{k}")
-        ax.set_xticks(x, [lab or "default" for lab in labels], fontsize=8)
-        ax.set_ylim(0, 105)
-        ax.set_ylabel("runs whose interval holds the truth (%)")
-        ax.set_xlabel("parameter value")
-        ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        ax.set_xticks(x, [lab or "default" for lab in labels], fontsize=9, rotation=30 if upright else 0, ha="right" if upright else "center")
+        ax.set_ylim(0, 125 if upright else 112)
+        ax.set_yticks([0, 20, 40, 60, 80, 100])
+        ax.set_ylabel("runs whose interval holds the truth (%)", fontsize=9)
+        ax.set_xlabel("parameter value (label: median half-width of the intervals)", fontsize=9)
+        ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     label = "Coverage of the confidence intervals (%) per parameter value and sampler, each bar labelled with the median half-width of its intervals"
     if nominal is not None:
         label += f", the nominal {100 * nominal:.0f}% dashed"
@@ -309,6 +322,64 @@ def coverage(curves: Sequence[Curve], *, nominal: float | None) -> Figure:
         label += ", each sampler's nominal confidence dashed over its bars (" + ", ".join(
             f"{c.sampler} {100 * c.confidence:.0f}%" for c in curves if c.confidence is not None) + ")"
     return _to_svg(fig, label)
+
+
+def _plain_log_ticks(axis) -> None:
+    """Ticks of a log axis written as plain numbers at 1, 2 and 5 of each decade (``20``, not
+    ``2×10¹``, whose superscripts overlapped their neighbours), no labels on the minor ticks."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.6g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+#: where a point's label may go, in points from the point: right-above, right-below, left-above,
+#: left-below, above, below (the first that overlaps no other label nor point is taken)
+_LABEL_SPOTS = ((5, 4, "left", "bottom"), (5, -4, "left", "top"), (-5, 4, "right", "bottom"), (-5, -4, "right", "top"),
+                (0, 7, "center", "bottom"), (0, -7, "center", "top"))
+
+
+def _label_points(fig, ax, points: Sequence[tuple[float, float, str, str]]) -> None:
+    """Label each point with the first of :data:`_LABEL_SPOTS` whose box overlaps no label placed
+    before and no point (boxes estimated from the text's length, in display points); a label
+    that fits nowhere takes the spot that overlaps least. Labels overlapped each other when two
+    sweep values of different samplers landed close."""
+    if not points:
+        return
+    fig.canvas.draw()  # the scales and limits as they will be drawn
+    to_px = ax.transData.transform
+    ppp = fig.dpi / 72.0  # pixels per point
+    size = 7.5
+    centers = [tuple(to_px((x, y))) for x, y, _, _ in points]
+    bb = ax.get_window_extent()
+    frame = (bb.x0, bb.y0, bb.x1, bb.y1)
+    placed: list[tuple[float, float, float, float]] = [(cx - 4 * ppp, cy - 4 * ppp, cx + 4 * ppp, cy + 4 * ppp) for cx, cy in centers]
+
+    def box(cx: float, cy: float, dx: float, dy: float, ha: str, va: str, text: str) -> tuple[float, float, float, float]:
+        w, h = len(text) * size * 0.55 * ppp, size * 1.2 * ppp
+        x0 = cx + dx * ppp - (w if ha == "right" else w / 2 if ha == "center" else 0)
+        y0 = cy + dy * ppp - (h if va == "top" else 0)
+        return (x0, y0, x0 + w, y0 + h)
+
+    def overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> float:
+        return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+
+    for (x, y, text, color), (cx, cy) in zip(points, centers):
+        own = (cx - 4 * ppp, cy - 4 * ppp, cx + 4 * ppp, cy + 4 * ppp)
+        best, best_cost = None, None
+        for dx, dy, ha, va in _LABEL_SPOTS:
+            b = box(cx, cy, dx, dy, ha, va, text)
+            inside = overlap(b, frame) / max((b[2] - b[0]) * (b[3] - b[1]), 1e-9)  # a label out of the axes is clipped
+            cost = sum(overlap(b, o) for o in placed if o != own) + (1 - inside) * 1e6
+            if best_cost is None or cost < best_cost:
+                best, best_cost = (dx, dy, ha, va, b), cost
+            if cost == 0:
+                break
+        assert best is not None
+        dx, dy, ha, va, b = best
+        placed.append(b)
+        ax.annotate(text, (x, y), textcoords="offset points", xytext=(dx, dy), ha=ha, va=va, fontsize=size, color=color)
 
 
 def _short(text: str, width: int) -> str:
