@@ -259,14 +259,13 @@ class PluginHost:
             if info.error is not None:
                 continue
             for impl in self._impls("register_commands", name):
-                before = set(cli.commands)
                 proxy = _ClashGuard(cli)
                 try:
                     impl.function(cli=proxy)
                 except Exception as exc:
                     info.error = _short_error(exc)
                     continue
-                info.registers.setdefault("commands", []).extend(sorted(set(cli.commands) - before))
+                info.registers.setdefault("commands", []).extend(sorted(proxy.added))
                 if proxy.clash:
                     info.error = f"command {proxy.clash!r} already exists"
 
@@ -277,13 +276,20 @@ class _ClashGuard:
     def __init__(self, group: click.Group) -> None:
         self._group = group
         self.clash: str | None = None
+        #: the names this plugin added (a command it added before, to the same group, counts:
+        #: a second host in one process sees the group as the first one left it)
+        self.added: list[str] = []
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         name = name or cmd.name
         if name in self._group.commands:
-            self.clash = name
+            if self._group.commands[name] is cmd:
+                self.added.append(name)
+            else:
+                self.clash = name
             return
         self._group.add_command(cmd, name)
+        self.added.append(name)
 
     def command(self, *args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], click.Command]:
         import click as _click

@@ -45,6 +45,9 @@ def plugins_cmd(as_json: bool) -> None:
 
     host = get_host()
     host.load()
+    root = click.get_current_context().find_root().command
+    if isinstance(root, click.Group):  # what each plugin adds to the command line is recorded as it is added
+        host.add_commands(root)
     infos = [i.to_json() for i in host.infos.values()]
     extra = _implementations()
     if as_json:
