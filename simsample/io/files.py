@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO
 
 from simsample.errors import FormatError, UserError, UserFileNotFoundError
+from simsample.io.kinds import special_file  # noqa: F401  (re-exported: the SDK names it here)
 
 try:
     from isal import igzip as gzip
@@ -67,27 +68,6 @@ def missing_message(p: Path, what: str = "file or directory") -> str:
                 return f"{p}: symbolic link loop; point it at a real {what}"
         return f"{p}: broken symbolic link (its target {os.readlink(p)} does not exist)"
     return f"{p}: no such {what}"
-
-
-def special_file(p: Path) -> str | None:
-    """What ``p`` is when it exists but is neither a regular file nor a folder (a named pipe, a
-    device, a socket), else None. Checked with ``stat`` alone: opening a pipe with no writer
-    blocks forever, reading ``/dev/zero`` never ends."""
-    try:
-        mode = p.stat().st_mode
-    except OSError:
-        return None
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-        return None
-    if stat.S_ISFIFO(mode):
-        return "a named pipe (FIFO)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
 
 
 def check_input_file(path: str | Path, *, stream: bool = False) -> Path:

@@ -176,7 +176,7 @@ def read_bytes_limited(path: str | Path, name: str = "document", *, stream: bool
     while it is read, or a named pipe, which ``stream=True`` accepts, is held to it too)."""
     import stat
 
-    from simsample.io.files import special_file
+    from simsample.io.kinds import special_file
 
     kind = special_file(Path(path))
     if kind is not None and not (stream and stat.S_ISFIFO(os.stat(path).st_mode)):
