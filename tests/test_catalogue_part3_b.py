@@ -636,3 +636,20 @@ def test_macsim_names_the_sample_of_an_inconsistent_plan(tmp_path, capsys):
     refused(capsys, ["apply", "--sim", "macsim", "--plan", str(p), "--traces", str(traces), "--out", str(tmp_path / "o")],
             "(kernel 4, launch 1) does not match its own workload: kernel 4 is at launch 4 there")
     assert not (tmp_path / "o").exists()
+
+
+def test_a_plan_made_on_a_folder_of_some_launches_applies_to_the_whole_folder(tmp_path, capsys):
+    """The run check must not refuse the legitimate way round: a plan made on a selection's merged
+    folder (trace ids with gaps), applied to the full trace folder of the same run."""
+    from simsample_accelsim.merge import merge_runs
+
+    full, _ = process_folder(tmp_path)
+    part = tmp_path / "part"
+    merge_runs(runs_of(full, [(8, 9), (16, 17), (25, 26)], tmp_path / "runs"), part)
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    plan = synth_plan(sub, part, [9, 26])
+    capsys.readouterr()
+    assert cli_run(_apply(plan, full, tmp_path / "o")) == 0, capsys.readouterr().err
+    kernels = [ln for ln in (tmp_path / "o" / "kernelslist.g").read_text().splitlines() if ln.startswith("kernel")]
+    assert kernels == ["kernel-9.traceg", "kernel-26.traceg"]

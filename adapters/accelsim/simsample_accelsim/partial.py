@@ -75,7 +75,7 @@ def match_partial(plan: Plan, tf: TraceFolder, first_error: PlanMismatchError) -
     if unknown:
         raise PlanMismatchError(f"{first_error}; and the plan's process section has no launch number for sampled kernel {unknown[0]} "
                                 "(the plan file is inconsistent): make the plan again")
-    _check_part_of_run(plan, tf, numbers, first_error)
+    _check_part_of_run(plan, tf, numbers, first_error, max(number_of_id.values(), default=0))
     row_of = {int(n): i for i, n in enumerate(numbers.tolist())}
     records = {s.kernel_id: s for s in (sample_launches(plan) or [])}
     stats_path = tf.folder / STATS_FILE
@@ -120,7 +120,7 @@ def _count(n: object) -> str:
     return f"{n:,}" if isinstance(n, int) else "?"
 
 
-def _check_part_of_run(plan: Plan, tf: TraceFolder, numbers: np.ndarray, first_error: PlanMismatchError) -> None:
+def _check_part_of_run(plan: Plan, tf: TraceFolder, numbers: np.ndarray, first_error: PlanMismatchError, last_sampled: int) -> None:
     """The run check for matching by launch number: legitimate only for a folder that holds part
     of the plan's run (a tracer selection: launches with gaps, or a range that does not start at
     launch 1, or a prefix shorter than the plan's launches). A whole folder (launches 1 to N
@@ -138,6 +138,8 @@ def _check_part_of_run(plan: Plan, tf: TraceFolder, numbers: np.ndarray, first_e
     end = first - 1 + span  # the plan's last launch in the process
     if not whole or int(numbers[-1]) < end:
         return  # part of a run: matched by launch number, each sampled launch checked by name and shape
+    if last_sampled > end:
+        return  # a plan made on a folder of some launches (its trace ids have gaps): it has no window to compare in order
     if proc.get("filters"):
         return  # the plan's launches are a filtered subset of its window: its shapes cannot be compared in order
     from simsample.sampling.filters import _subset
