@@ -243,3 +243,15 @@ def test_the_test_summary_says_what_brings_each_skipped_kind():
     assert lines[0] == "skipped 2 SLURM tests: install the Debian packages slurm-wlm and munge"
     assert "skipped 1 browser test: install the Debian packages chromium and chromium-driver" in lines
     assert "skipped 1 test: something else entirely" in lines
+
+
+def test_tables_piped_take_the_exported_width(monkeypatch, capsys):
+    """Piped output is 160 columns wide unless $COLUMNS is exported (the docs' outputs are shown at 100)."""
+    monkeypatch.setattr("sys.stdout.isatty", lambda: False, raising=False)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert run(["profile", "info", str(PROFILE), "--top", "3"]) == 0
+    wide = max(len(line) for line in capsys.readouterr().out.splitlines())
+    monkeypatch.setenv("COLUMNS", "100")
+    assert run(["profile", "info", str(PROFILE), "--top", "3"]) == 0
+    narrow = max(len(line) for line in capsys.readouterr().out.splitlines())
+    assert narrow <= 100 < wide <= 160

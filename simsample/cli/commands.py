@@ -23,7 +23,9 @@ rich_table = lazy.load("rich.table", suppress_warning=True)
 
 
 def _console() -> rich_console.Console:
-    return rich_console.Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+    from simsample.cli.tables import output_width
+
+    return rich_console.Console(highlight=False, soft_wrap=True, width=output_width())
 
 
 def display_name(name: str, width: int = 72) -> str:

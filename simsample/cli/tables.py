@@ -28,13 +28,25 @@ def table_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def output_width(default: int = 160) -> int | None:
+    """Width of tables: the terminal's (None: rich asks it); when the output is not a terminal,
+    ``$COLUMNS`` if it is exported (a user asking for a width), else ``default``, so that a table
+    piped to a file or a pager is not squeezed to 80 columns."""
+    if sys.stdout.isatty():
+        return None
+    import os
+
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and 20 <= int(columns) <= 10_000 else default
+
+
 def console(wide: bool = False, *, width: int | None = None):
-    """A console for tables: the terminal's width (``width`` when not a terminal), unbounded with ``--wide``."""
+    """A console for tables: the terminal's width (see :func:`output_width`), unbounded with ``--wide``."""
     from rich.console import Console
 
     if wide:
         return Console(highlight=False, soft_wrap=False, width=_UNBOUNDED)
-    return Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else (width or 160))
+    return Console(highlight=False, soft_wrap=True, width=output_width(width or 160))
 
 
 def kernel_label(name: str, wide: bool = False) -> str:
