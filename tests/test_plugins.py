@@ -177,6 +177,47 @@ def test_entry_point_sampler_plans(fake_dist, tmp_path):
     assert plan.sampler["params"] == {"n": 5}
 
 
+@pytest.fixture(scope="module")
+def example_dist(tmp_path_factory):
+    """The example plugin distribution (examples/plugin-example), installed from its own folder
+    into a folder of its own, as a user installs a third party's plugin."""
+    target = tmp_path_factory.mktemp("example-site")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(ROOT / "examples" / "plugin-example")],
+        capture_output=True, text=True,
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"could not install the example plugin distribution: {proc.stderr[-2000:]}")
+    return target
+
+
+def test_example_plugin_works_from_the_command_line(example_dist, tmp_path):
+    """Installed, the example's sampler, reader and adapter are found through the entry point and
+    take the same path as the built-in ones: plan and estimate on the command line, apply through
+    the API (the adapter has no click commands of its own), the ratio estimated as a ratio."""
+    data = ROOT / "examples" / "plugin-example" / "tests" / "data"
+    proc = _simsample(["plugins", "--json"], example_dist)
+    assert proc.returncode == 0, proc.stderr
+    example = {p["name"]: p for p in json.loads(proc.stdout)["plugins"]}["example"]
+    assert example["origin"] == "entrypoint" and example["distribution"] == "simsample-plugin-example" and example["error"] is None
+    assert example["registers"] == {"samplers": ["every-nth"], "readers": ["klog"], "adapters": ["listsim"]}
+    plan = tmp_path / "plan.json"
+    proc = _simsample(["plan", str(data / "run.klog"), "--sampler", "every-nth", "--param", "n=4", "-o", str(plan)], example_dist)
+    assert proc.returncode == 0, proc.stderr
+    assert Plan.read(plan).sampler["name"] == "every-nth" and len(Plan.read(plan).samples) == 10
+    out = tmp_path / "sampled"
+    apply = f"import simsample; simsample.apply({str(plan)!r}, {str(data / 'run-traces')!r}, {str(out)!r}, sim='listsim')"
+    proc = subprocess.run([sys.executable, "-c", apply], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(example_dist) + os.pathsep + os.environ.get("PYTHONPATH", "")})
+    assert proc.returncode == 0, proc.stderr
+    assert len([ln for ln in (out / "launches.txt").read_text().splitlines() if not ln.startswith("#")]) == 10
+    proc = _simsample(["estimate", "--sim", "listsim", "--plan", str(plan), str(data / "run-full.out"), "--json"], example_dist)
+    assert proc.returncode == 0, proc.stderr
+    by_metric = {e["metric"]: e for e in json.loads(proc.stdout)["estimates"]}
+    assert set(by_metric) == {"cycles", "instructions", "ipc"}
+    assert by_metric["ipc"]["estimate"] == pytest.approx(by_metric["instructions"]["estimate"] / by_metric["cycles"]["estimate"])
+
+
 def test_implementations_name_every_compiled_part(monkeypatch):
     """`simsample plugins` says, for each compiled module, whether it or its fallback runs."""
     from simsample.native import COMPILED_MODULES, implementations

@@ -5,10 +5,7 @@ from __future__ import annotations
 import click
 import numpy as np
 
-from simsample import hookimpl
-from simsample.plugin_base import Param, Sampler
-from simsample.planfile import Plan
-from simsample.sampling.draws import make_cluster
+from simsample.sdk import Param, Plan, Sampler, hookimpl, make_cluster
 
 
 class EveryNth(Sampler):
