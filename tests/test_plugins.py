@@ -181,9 +181,13 @@ def test_entry_point_sampler_plans(fake_dist, tmp_path):
 def example_dist(tmp_path_factory):
     """The example plugin distribution (examples/plugin-example), installed from its own folder
     into a folder of its own, as a user installs a third party's plugin."""
+    import shutil
+
     target = tmp_path_factory.mktemp("example-site")
+    source = tmp_path_factory.mktemp("example-source") / "plugin-example"  # a build writes into its source folder
+    shutil.copytree(ROOT / "examples" / "plugin-example", source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(ROOT / "examples" / "plugin-example")],
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(source)],
         capture_output=True, text=True,
     )
     if proc.returncode != 0:
