@@ -21,8 +21,9 @@ Workloads, in three families:
 - ``holdout``: the CUDA SDK traces under ``nvprof/magus/devid_cudasdk80`` (39 programs) and the
   second run of other gpuperfpredict sizes, never used to choose a default; reported apart;
 - ``trace``: trace features with a full Accel-Sim run (``tests/fixtures/accelsim_workloads``:
-  ``NAME-features.parquet`` + ``NAME-full.out.gz``), scored against the full run's cycles
-  (``simsample evaluate --truth``).
+  ``NAME-features.parquet`` + ``NAME-full.out.gz``; and the development data's ``hetero``
+  traces, whose features are made here), scored against the full run's cycles (``simsample
+  evaluate --truth``).
 
     python benchmarks/calibration.py --family dev,trace --repeat 20 --cache /tmp/cal.pkl
     python benchmarks/calibration.py --family trace --samplers margin,root --repeat 5
@@ -92,6 +93,17 @@ def load_family(family: str, min_launches: int, cache: Path | None) -> list[tupl
             wl = Workload.from_parquet(features)
             truth = truth_by_launch(wl, collect_logs([full]), source=str(full), metric="cycles")
             out.append((name, wl, truth))
+        hetero = PROFILES.parent / "simulators" / "accelsim" / "hetero"
+        if (hetero / "full.out.gz").is_file():  # the development traces: features made here, as a user would
+            import tempfile
+
+            from simsample.cli import run as cli_run
+
+            with tempfile.TemporaryDirectory() as tmp:
+                feats = Path(tmp) / "hetero.parquet"
+                if cli_run(["profile", "features", "--sim", "accelsim", str(hetero), "-o", str(feats)]) == 0:
+                    wl = Workload.from_parquet(feats)
+                    out.append(("hetero", wl, truth_by_launch(wl, collect_logs([hetero / "full.out.gz"]), metric="cycles")))
     else:
         from simsample.io.loading import load_workload
 

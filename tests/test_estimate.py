@@ -217,9 +217,10 @@ def test_single_draw_cluster_with_no_design_spread_borrows_the_pooled_relative_v
     v_pool = np.sum((yc - a - b * xc) ** 2) / 1 / yc.mean() ** 2
     assert v_pool > 0
     expected = sum(n * n * v_pool * y[k] ** 2 * (1 - 1 / n) for n, k in ((4, 0), (6, 4), (5, 10)))
-    # its own term: its spread, at least the design metric's (S_x² of all four, in y's units by ȳ/x̄ of the draws)
+    # its own term: the design metric's spread (S_x² of all four, in y's units by ȳ/x̄ of the
+    # draws) and its own scatter about its line in x
     xc = x[[15, 16, 17]]
-    own = max(np.var(yc, ddof=1), np.var(x[15:19], ddof=1) * (yc.mean() / xc.mean()) ** 2)
+    own = np.var(x[15:19], ddof=1) * (yc.mean() / xc.mean()) ** 2 + v_pool * yc.mean() ** 2  # S_x² part + its own scatter
     expected += 16 * own / 3 * (1 - 3 / 4)
     assert e.std_error**2 == pytest.approx(expected)
     assert e.std_error > 0.01 * e.estimate  # the old estimator gave 0 here
@@ -231,18 +232,17 @@ def test_collapsed_strata_when_no_cluster_has_two_draws():
     plan = plan_from(wl, x, members, {0: [0], 1: [4], 2: [10], 3: [15]}, replace=False)
     e = estimate_total(plan, by_id(y))
     assert e.std_error > 0
-    # three single-draw clusters of kernel k whose design means differ: scatter about a line
-    mu = np.array([100.0, 200.0, 400.0, 25.0])
-    ys = y[[0, 4, 10, 15]]
+    # three single-draw clusters of kernel k of equal design values within, whose design means
+    # differ: scatter about a line (the fourth, whose design metric has spread, is not collapsed:
+    # its draw's distance from the line is mostly that spread)
+    mu = np.array([100.0, 200.0, 400.0])
+    ys = y[[0, 4, 10]]
     b, a = np.polyfit(mu, ys, 1)
-    rel = np.sum((ys - a - b * mu) ** 2) / 2 / ys.mean() ** 2
+    excess = np.sum((ys - a - b * mu) ** 2) / 1 / ys.mean() ** 2
     cov2 = (np.std([10.0, 20.0, 30.0, 40.0]) / 25.0) ** 2 * 4 / 3
     # each cluster's level: its design mean times the draw's y/x (the draw itself where x has no spread)
     level = {0: y[0], 4: y[4], 10: y[10], 15: y[15] * 25.0 / x[15]}
-    # the scatter less what the members' design spread explains through the line's slope, added
-    # to each one's own CoV²
-    excess = rel - b * b * cov2 * 25.0**2 / 4 / ys.mean() ** 2
-    assert excess > 0
+    # added to each one's own CoV²
     expected = sum(n * n * (excess + c) * level[k] ** 2 * (1 - 1 / n) for n, k, c in ((4, 0, 0), (6, 4, 0), (5, 10, 0), (4, 15, cov2)))
     assert e.std_error**2 == pytest.approx(expected)
 

@@ -286,7 +286,11 @@ def _collapsed(d: _Design, ybar: np.ndarray, *, alone: bool, base: np.ndarray | 
     variance, the part of it that the members' design spread ``base`` (CoV_x²) explains)`` per
     collapsed group. When nothing else is
     available (``alone``), single-draw clusters of different kernels are collapsed together."""
-    single = np.flatnonzero((d.m == 1) & (d.fpc > 0) & np.isfinite(d.mean) & (d.mean > 0) & (ybar != 0))
+    flat = np.ones(d.k, bool) if base is None else base <= 0
+    # only clusters of equal design values: where the design metric has spread, a single draw's
+    # distance from the line is mostly that spread, known already, and the noise of subtracting it
+    # widened every cluster on profiles that are their own truth
+    single = np.flatnonzero((d.m == 1) & (d.fpc > 0) & np.isfinite(d.mean) & (d.mean > 0) & (ybar != 0) & flat)
     if single.size < 2:
         return []
     by_kernel: dict[str, list[int]] = {}
@@ -325,12 +329,12 @@ class _Borrowed:
 
     s2: np.ndarray
     known: np.ndarray
-    dof: float
+    dof: np.ndarray  # per cluster: the degrees of freedom of the pool it borrows from
 
 
 def _excess_pool(
     d: _Design, y: np.ndarray, scale: np.ndarray, base: np.ndarray, *, collapse: bool = True, regress: bool = True,
-    fallback: bool = True,
+    fallback: bool = True, only_flat: bool = False,
 ) -> tuple[float, float] | None:
     """``(δ, ν)``: the within-cluster relative variance of ``y`` that the design metric does not
     explain, pooled over the clusters that measured it, and its degrees of freedom; None when no
@@ -348,21 +352,11 @@ def _excess_pool(
     fill kernel of CoV 31 widen every other cluster's interval; on trace features (equal
     instructions in a cluster) it is the textbook pooled relative variance. Pooled by degrees of
     freedom, ν = their sum. ``fallback``: where nothing else measured it, collapse single-draw
-    clusters of different kernels (:func:`_collapsed`)."""
+    clusters of different kernels (:func:`_collapsed`); ``only_flat``: only clusters of equal
+    design values (``base`` 0) and collapsed strata speak."""
     sbar = np.divide(_by_cluster(d, scale), d.m, out=np.zeros(d.k), where=d.m > 0)
-    ok = (d.m >= 2) & (sbar != 0)
-    if d.x is None or not regress:
-        dof_c = np.where(ok, d.m - 1.0, 0.0)
-        ss = _sample_var(d, y) * np.maximum(d.m - 1.0, 0.0)
-    else:
-        xm = np.divide(_by_cluster(d, d.x), d.m, out=np.zeros(d.k), where=d.m > 0)
-        ym = np.divide(_by_cluster(d, y), d.m, out=np.zeros(d.k), where=d.m > 0)
-        dx, dy = d.x - xm[d.pos], y - ym[d.pos]
-        sxx, sxy, syy = _by_cluster(d, dx * dx), _by_cluster(d, dx * dy), _by_cluster(d, dy * dy)
-        flat = sxx <= 1e-12 * np.maximum(_by_cluster(d, d.x * d.x), 1e-300)
-        slope = np.divide(sxy, sxx, out=np.zeros(d.k), where=~flat)
-        ss = np.where(flat, syy, np.maximum(syy - slope * sxy, 0.0))
-        dof_c = np.where(ok, np.where(flat, d.m - 1.0, d.m - 2.0), 0.0)
+    ss, dof_c = _scatter(d, y, regress=regress)
+    dof_c = np.where((sbar != 0) & ((base <= 0) if only_flat else True), dof_c, 0.0)
     use = dof_c > 0
     dof = list(dof_c[use])
     rel = list(ss[use] / dof_c[use] / sbar[use] ** 2)
@@ -374,6 +368,33 @@ def _excess_pool(
         return None
     nu, r = np.array(dof), np.array(rel)
     return float(np.dot(nu, r) / nu.sum()), float(nu.sum())
+
+
+def _scatter(d: _Design, y: np.ndarray, *, regress: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Per cluster, the sum of squares of ``y`` about the least-squares line in the design metric
+    through its draws, and its degrees of freedom (m − 2; m − 1 where the draws share one x or
+    the plan records no design values, or without ``regress``: then about the mean; 0 for a
+    cluster of two draws of different x, whose line passes through both)."""
+    ok = d.m >= 2
+    if d.x is None or not regress:
+        return _sample_var(d, y) * np.maximum(d.m - 1.0, 0.0), np.where(ok, d.m - 1.0, 0.0)
+    xm = np.divide(_by_cluster(d, d.x), d.m, out=np.zeros(d.k), where=d.m > 0)
+    ym = np.divide(_by_cluster(d, y), d.m, out=np.zeros(d.k), where=d.m > 0)
+    dx, dy = d.x - xm[d.pos], y - ym[d.pos]
+    sxx, sxy, syy = _by_cluster(d, dx * dx), _by_cluster(d, dx * dy), _by_cluster(d, dy * dy)
+    flat = sxx <= 1e-12 * np.maximum(_by_cluster(d, d.x * d.x), 1e-300)
+    if _SCATTER == "ratio":
+        sx, sy = _by_cluster(d, d.x), _by_cluster(d, y)
+        r = np.divide(sy, sx, out=np.zeros(d.k), where=sx != 0)
+        e = y - r[d.pos] * d.x
+        ss = np.where(flat, syy, _by_cluster(d, e * e))
+        return ss, np.where(ok, d.m - 1.0, 0.0)
+    slope = np.divide(sxy, sxx, out=np.zeros(d.k), where=~flat)
+    ss = np.where(flat, syy, np.maximum(syy - slope * sxy, 0.0))
+    return ss, np.where(ok, np.where(flat, d.m - 1.0, d.m - 2.0), 0.0)
+
+
+_SCATTER = "line"
 
 
 def _borrow(d: _Design, y: np.ndarray, scale: np.ndarray, *, design_cov: bool) -> _Borrowed | None:
@@ -395,7 +416,18 @@ def _borrow(d: _Design, y: np.ndarray, scale: np.ndarray, *, design_cov: bool) -
         delta, dof = 0.0, np.inf
     else:
         delta, dof = pool
-    return _Borrowed((cov2 + delta) * sbar**2, cov2 * sbar**2, dof if delta > 0 else np.inf)
+    delta_c = np.full(d.k, delta)
+    dof_c = np.full(d.k, dof if delta > 0 else np.inf)
+    # like with like: a cluster of equal design values also borrows what clusters of equal design
+    # values measured (and collapsed strata of such clusters), where that is larger: the spread a
+    # cache context gives one launch of a GEMM is not what is left of a copy kernel's cycles once
+    # its sizes explain them (hetero: ±1.3% from the copy's census, an error of 1.95%)
+    flat_pool = _excess_pool(d, y, scale, cov2, fallback=False, only_flat=True) if design_cov else None
+    if flat_pool is not None and flat_pool[0] > delta:  # the larger of the two: either may miss what the other saw
+        flat = cov2 <= 0
+        delta_c = np.where(flat, flat_pool[0], delta_c)
+        dof_c = np.where(flat, flat_pool[1], dof_c)
+    return _Borrowed((cov2 + delta_c) * sbar**2, cov2 * sbar**2, dof_c)
 
 
 def _variance(
@@ -442,6 +474,7 @@ def _variance(
             borrow = single | few
             s2 = np.where(modelled | single, borrowed.s2, np.where(few, np.maximum(borrowed.s2, s2), s2))
             known = np.where(borrow, borrowed.known, 0.0)
+    modelled_own = np.zeros(d.k, bool)
     if design_cov:
         # a sample of a skewed cluster usually misses its tail and underestimates its spread: the
         # design metric's spread is known exactly, and the simulated metric's is taken as at least that
@@ -449,16 +482,26 @@ def _variance(
         multi = used & (d.m >= 2) & (d.fpc > 0) & ~borrow & ~np.isnan(d.cov) & ~np.isnan(d.mean)
         if np.any(multi):
             floor = np.nan_to_num(d.cov) ** 2 * d.ddof1 * _cluster_level(d, own) ** 2
-            s2 = np.where(multi, np.maximum(s2, floor), s2)
-            known = np.where(multi, floor, known)  # the part of s² the design spread accounts for
+            # what the design spread explains, known, plus the cluster's own scatter about its
+            # line in x (the model of clusters of fewer draws, with the cluster's own excess):
+            # on a profile its own truth the scatter is 0, and more draws only narrow the interval
+            ss, dof_c = _scatter(d, own)
+            excess = np.divide(ss, dof_c, out=np.zeros(d.k), where=dof_c > 0)
+            model = np.where(dof_c > 0, floor + excess, np.maximum(s2, floor))
+            s2 = np.where(multi, model, s2)
+            modelled_own = multi & (dof_c > 0)
+            known = np.where(multi, np.minimum(floor, s2), known)  # the part of s² the design spread accounts for
     terms = np.divide(d.size * d.size * s2 * d.fpc, d.m, out=np.zeros(d.k), where=used)
     var = float(terms.sum())
     share = np.divide(s2 - known, s2, out=np.zeros(d.k), where=s2 > 0)  # the estimated part of each term
     own_terms = used & (d.m >= 2) & ~borrow & (terms > 0) & (known < s2)
-    den = float(np.sum((terms * share)[own_terms] ** 2 / (d.m[own_terms] - 1.0)))
-    estimated = float(np.sum((terms * share)[borrow]))  # one shared estimate: one term
-    if estimated > 0 and borrowed is not None and np.isfinite(borrowed.dof):
-        den += estimated**2 / borrowed.dof
+    own_dof = np.maximum(np.where(modelled_own, _scatter(d, own)[1], d.m - 1.0), 1.0)
+    den = float(np.sum((terms * share)[own_terms] ** 2 / own_dof[own_terms]))
+    if borrowed is not None:
+        for nu in np.unique(borrowed.dof[borrow]):  # each pool is one shared estimate: one term
+            estimated = float(np.sum((terms * share)[borrow & (borrowed.dof == nu)]))
+            if estimated > 0 and np.isfinite(nu):
+                den += estimated**2 / nu
     dof = var * var / den if den > 0 else np.inf
     return var, dof
 
@@ -586,14 +629,14 @@ def _ratio_borrow(d: _Design, a: np.ndarray, b: np.ndarray, r: float) -> _Borrow
     if pool is not None:
         delta, dof = pool
         level = _cluster_level(d, a)
-        return _Borrowed(delta * level**2, np.zeros(d.k), dof if delta > 0 else np.inf)
+        return _Borrowed(delta * level**2, np.zeros(d.k), np.full(d.k, dof if delta > 0 else np.inf))
     ba = _borrow(d, a, a, design_cov=True)
     bb = _borrow(d, b, b, design_cov=True)
     if ba is None or bb is None:
         return None
     s2 = (np.sqrt(ba.s2) + abs(r) * np.sqrt(bb.s2)) ** 2
     known = (np.sqrt(ba.known) + abs(r) * np.sqrt(bb.known)) ** 2
-    return _Borrowed(s2, np.minimum(known, s2), min(ba.dof, bb.dof))
+    return _Borrowed(s2, np.minimum(known, s2), np.minimum(ba.dof, bb.dof))
 
 
 #: Degrees of freedom beyond which the interval is normal (and no dof is reported).
