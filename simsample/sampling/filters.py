@@ -73,7 +73,7 @@ class Filtered:
     """The launches a filter kept, with what it left out."""
 
     workload: Any  # simsample.workload.Workload of the kept launches
-    rows: np.ndarray  # their rows in the profile
+    rows: np.ndarray | None  # their rows in the profile; None when every launch is kept (no array the profile's length)
     excluded_launches: int
     excluded_time_ns: int | None
     total_time_ns: int | None
@@ -172,12 +172,12 @@ def apply_filters(wl: Any, flt: LaunchFilter, *, step_of: np.ndarray | None = No
     keep &= by_name
     if flt.active and not keep.any():
         raise UserError(f"{wl.source}: the filters ({', '.join(f'{a}={b}' for a, b in flt.to_json().items())}) keep no launch; loosen them")
-    rows = np.flatnonzero(keep)
+    rows = None if keep.all() else np.flatnonzero(keep)  # at 5·10^7 launches an identity array holds 0.4 GB through the sampler
     dur = k["duration_ns"]
     timed = not dur.isna().any() if n else False
     total = int(dur.sum()) if timed else None
     excluded_time = int(dur[~keep].sum()) if timed else None
-    kept = wl if keep.all() else _subset(wl, rows)
+    kept = wl if rows is None else _subset(wl, rows)
     parts: dict[str, dict[str, Any]] = {}
     named, outside = window & ~by_name, ~window
     window_time = int(dur[window].sum()) if timed else None
@@ -188,7 +188,7 @@ def apply_filters(wl: Any, flt: LaunchFilter, *, step_of: np.ndarray | None = No
     if flt.steps is not None or flt.time_range is not None:
         t_out = int(dur[outside].sum()) if timed else None
         parts["outside_window"] = {"launches": int(outside.sum()), "time_ns": t_out, "share": (t_out / total) if t_out is not None and total else None}
-    return Filtered(kept, rows, int(n - len(rows)), excluded_time, total, n, notes, parts or None)
+    return Filtered(kept, rows, int(n - (n if rows is None else len(rows))), excluded_time, total, n, notes, parts or None)
 
 
 def _subset(wl: Any, rows: np.ndarray) -> Any:
@@ -238,10 +238,10 @@ def process_numbers(wl: Any, first: int | None) -> np.ndarray | None:
     return first + np.arange(len(wl), dtype=np.int64)
 
 
-def process_section(plan: Any, kept: Any, rows: np.ndarray, numbers: np.ndarray | None, *, first: int | None, how: str,
+def process_section(plan: Any, kept: Any, rows: np.ndarray | None, numbers: np.ndarray | None, *, first: int | None, how: str,
                     flt: LaunchFilter, filtered: Filtered | None = None) -> dict[str, Any]:
     """The plan's ``process`` section for a plan made on ``kept`` (the filtered workload; ``rows``
-    its rows in the profile, ``numbers`` the profile's process numbers)."""
+    its rows in the profile, None for all of them; ``numbers`` the profile's process numbers)."""
     k = kept.kernels
     by_launch = plan.samples.drop_duplicates("launch").sort_values("launch")
     pos = by_launch["launch"].to_numpy(np.int64)
@@ -249,7 +249,7 @@ def process_section(plan: Any, kept: Any, rows: np.ndarray, numbers: np.ndarray 
     # column by column: no per-launch NumPy scalar
     names = k["name"].iloc[pos].astype(str).tolist() if len(pos) else []
     shapes = [k[c].to_numpy(np.int64)[pos].tolist() for c in SHAPE] if len(pos) else [[] for _ in SHAPE]
-    nums = numbers[rows[pos]].tolist() if numbers is not None else [None] * len(pos)
+    nums = numbers[pos if rows is None else rows[pos]].tolist() if numbers is not None else [None] * len(pos)
     base = {nm: base_name(nm) for nm in set(names)}
     samples = [[kid, num, base[nm], *shp] for kid, num, nm, *shp in zip(by_launch["kernel_id"].tolist(), nums, names, *shapes)]
     out: dict[str, Any] = {"first_launch": first, "first_launch_from": how}
@@ -319,12 +319,18 @@ class Prepared:
     filtered: Filtered
     first: int | None
     how: str
-    numbers: np.ndarray | None  # process number of each launch of the profile (before filtering)
+    profile: Any  # the workload before filtering
     flt: LaunchFilter
 
     @property
     def workload(self) -> Any:
         return self.filtered.workload
+
+    @property
+    def numbers(self) -> np.ndarray | None:
+        """The process number of each launch of the profile (before filtering), made when asked
+        for: after the sampler, whose temporaries are then freed, not beside them."""
+        return process_numbers(self.profile, self.first)
 
 
 def prepare(wl: Any, paths: Sequence[Any], flt: LaunchFilter, *, first_launch: int | None = None) -> Prepared:
@@ -350,7 +356,7 @@ def prepare(wl: Any, paths: Sequence[Any], flt: LaunchFilter, *, first_launch: i
                             "use --time-range instead")
     filtered = apply_filters(wl, flt, step_of=step_of)
     first, how = first_launch_of(wl, first_launch)
-    return Prepared(filtered, first, how, process_numbers(wl, first), flt)
+    return Prepared(filtered, first, how, wl, flt)
 
 
 def attach_process(plan: Any, prep: Prepared) -> None:
