@@ -50,7 +50,41 @@ def _hyfiss(tmp_path: Path) -> tuple[Path, list[Path], str]:
     return plan, [app / "outputs"], "hyfiss"
 
 
-CASES = {"accelsim-training": _training, "accelsim-chains": _chains, "macsim": _macsim, "macsim-warmup": _macsim_warm, "hyfiss": _hyfiss}
+def _hetero(tmp_path: Path) -> tuple[Path, list[Path], str]:
+    d = shared_path("simulators", "accelsim", "hetero")
+    plan = tmp_path / "plan.json"
+    simsample.plan(simsample.read(d), "explicit", file=str(d / "sampled_ids.json")).write(plan)
+    return plan, [d / "sampled.out.gz"], "accelsim"
+
+
+def _tinytrace3(tmp_path: Path) -> tuple[Path, list[Path], str]:
+    d = shared_path("simulators", "accelsim", "tinytrace3")
+    csv = tmp_path / "samples.csv"
+    csv.write_text("kernel_id,weight\n1,1.5\n3,1.5\n")
+    plan = tmp_path / "plan.json"
+    simsample.plan(simsample.read(d), "explicit", file=str(csv)).write(plan)
+    return plan, [d / "run_full.out.gz"], "accelsim"
+
+
+def _warm(tmp_path: Path) -> tuple[Path, list[Path], str]:
+    return FIXTURES / "accelsim_warmup" / "plan-root.json", [FIXTURES / "accelsim_warmup" / "sampled-warm.out.gz"], "accelsim"
+
+
+def _macsim_full(tmp_path: Path) -> tuple[Path, list[Path], str]:
+    traces = shared_path("simulators", "macsim", "sst-unit-test", "traces", "nvbit", "vectormultadd", "4096")
+    plan = tmp_path / "plan.json"
+    simsample.plan(simsample.read(traces), "explicit", file=str(_ids(tmp_path, "kernel_id,weight\n0,1\n1,2\n"))).write(plan)
+    return plan, [shared_path("simulators", "macsim", "run-output-vectormultadd4096")], "macsim"
+
+
+def _ids(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "ids.csv"
+    p.write_text(text)
+    return p
+
+
+CASES = {"accelsim-hetero": _hetero, "accelsim-tinytrace3": _tinytrace3, "accelsim-warmup": _warm, "macsim-full": _macsim_full,
+"accelsim-training": _training, "accelsim-chains": _chains, "macsim": _macsim, "macsim-warmup": _macsim_warm, "hyfiss": _hyfiss}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
