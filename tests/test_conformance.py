@@ -68,7 +68,8 @@ def gcl_case(tmp: Path) -> list[Check]:
         pytest.importorskip("torch_geometric")
     traces = shared_path("simulators", "accelsim", "tinytrace3")
     wl = simsample.read(traces)
-    params = {"epochs": 1, "warps": 2, "cache": str(tmp / "cache")}
+    params = {"epochs": 1, "warps": 2, "max_insts": 256, "hidden": 16, "embedding": 16, "proj_hidden": 8, "proj_out": 8,
+              "jobs": 1, "cache": str(tmp / "cache")}  # small: the checks are about the contract, not the model
     return sampler_checks(simsample.get_sampler("gcl"), wl, params=params)
 
 
