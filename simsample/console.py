@@ -25,6 +25,8 @@ EXIT_USER = 1
 def main() -> None:
     from simsample.errors import Terminated, install_termination_handlers
 
+    if sys.stdout is None:  # started with standard output closed (>&-): the output goes nowhere, as asked
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (for the life of the process)
     if hasattr(signal, "SIGXFSZ"):  # a file size limit (ulimit -f) fails the write with EFBIG, a refusal, not a core dump
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     try:
@@ -46,6 +48,8 @@ def finish_stdout(code: object) -> object:
     """Flush standard output and return the exit code: ``code``, or 1 when the flush fails (a full
     disk, a quota, a file size limit), after one line on standard error. A failed stdout is then
     pointed at ``/dev/null``, so that the interpreter's own flush at exit finds nothing to report."""
+    if sys.stdout is None:  # started with standard output closed (>&-): nothing to flush
+        return code
     try:
         sys.stdout.flush()
         return code

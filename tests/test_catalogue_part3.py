@@ -81,6 +81,7 @@ WRITERS: dict[str, list[str]] = {
     "collect": ["collect", "--sim", "accelsim", "{W}/run.out", "-o", "{o}"],
     "features-accelsim": ["profile", "features", "--sim", "accelsim", "{W}/t3", "-o", "{o}"],
     "features-macsim": ["profile", "features", "--sim", "macsim", "{W}/macsim-traces", "-o", "{o}"],
+    "features-hyfiss": ["profile", "features", "--sim", "hyfiss", "{W}/hyfiss-app", "-o", "{o}"],
     "select": ["accelsim", "select", "--plan", "{W}/p3.json", "-o", "{o}"],
     "pkp-totals": ["pkp", "totals", "{W}/f3.parquet", "-o", "{o}"],
     "pick-sm": ["hyfiss", "pick-sm", "{W}/hyfiss-app", "--device-config", "{dev}", "-o", "{o}"],
@@ -223,6 +224,13 @@ def test_a_closed_pipe_is_not_an_error() -> None:
     assert p.returncode == 0 and "Traceback" not in p.stderr and "Exception ignored" not in p.stderr, p.stderr
 
 
+@pytest.mark.parametrize("args", [("samplers",), ("samplers", "--json"), ("profile", "info", str(SCAN))])
+def test_a_closed_standard_output_is_not_a_crash(args: tuple[str, ...]) -> None:
+    """Started with standard output closed (``>&-``): the output goes nowhere, as asked; no internal error."""
+    p = subprocess.run(" ".join(map(repr, _console(*args))) + " >&-", shell=True, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "internal error" not in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
 LONG = "x" * 300
 
 #: every command that writes, with {o} a path in its own folder; folders for apply and merge
@@ -231,6 +239,7 @@ FOLDER_WRITERS: dict[str, list[str]] = {
     "apply-split": ["apply", "--sim", "accelsim", "--plan", "{W}/p3.json", "--traces", "{W}/t3", "--out", "{o}", "--copy", "--split"],
     "apply-macsim": ["apply", "--sim", "macsim", "--plan", "{W}/pm.json", "--traces", "{W}/macsim-traces", "--out", "{o}", "--copy"],
     "merge": ["accelsim", "merge", "{runs}/run-0001", "{runs}/run-0002", "--out", "{o}", "--copy"],
+    "apply-hyfiss": ["apply", "--sim", "hyfiss", "--plan", "{runs}/../hyfiss-plan.json", "--traces", "{W}/hyfiss-app", "--out", "{o}", "--copy"],
 }
 
 
@@ -238,9 +247,14 @@ FOLDER_WRITERS: dict[str, list[str]] = {
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.test_profile_first import process_folder, runs_of
 
+    from simsample.cli import run
+
     base = tmp_path_factory.mktemp("runs")
     full, _ = process_folder(base, 12)
     runs_of(full, [(2, 4), (7, 9)], base / "runs")
+    # a plan of the HyFiSS app, for apply --sim hyfiss (kept beside the runs)
+    assert run(["plan", str(SHARED_DATA / "simulators/hyfiss/synthetic_app"), "--sampler", "random", "--param", "count=2",
+                "-o", str(base / "hyfiss-plan.json")]) == 0
     return base / "runs"
 
 
@@ -570,3 +584,16 @@ def test_warmup_options_that_are_not_finite_are_refused(sim: str, option: str, v
     _one_error(code, err, "warmup")
     assert option in err or option[2:].replace("-", "_") in err, err  # the option, as the CLI or the API names it
     assert not out.exists()
+
+
+@pytest.mark.parametrize("name", sorted(FOLDER_WRITERS))
+def test_a_folder_output_on_a_device_is_refused(name: str, work: Path, device_config: Path, runs: Path, tmp_path: Path,  # noqa: F811
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """``--out /dev/null`` for a command that writes a folder: refused, the device as it was (a
+    folder is renamed into place, which would replace whatever the path is)."""
+    for dev in _char_devices(tmp_path):
+        st = dev.stat()
+        code, _, err = _in_process(_writer_argv(name, work, dev, device_config, runs), capsys)
+        _one_error(code, err, "not a folder")
+        now = os.lstat(dev)
+        assert stat.S_ISCHR(now.st_mode) and (now.st_rdev, now.st_mode) == (st.st_rdev, st.st_mode)

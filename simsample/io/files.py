@@ -279,8 +279,8 @@ WRITE_ERRNOS: dict[int, str] = {
     errno.EFBIG: "file too large for the file system or the file size limit (ulimit -f); write elsewhere or raise the limit",
     errno.ENAMETOOLONG: "file name too long; choose a shorter name",
     errno.EROFS: "read-only file system; choose a writable output path",
-    errno.EACCES: "permission denied; choose a path you may write",
-    errno.EPERM: "operation not permitted; choose a path you may write",
+    errno.EACCES: "permission denied; check its permissions, or choose a path you may use",
+    errno.EPERM: "operation not permitted; check its permissions, or choose a path you may use",
 }
 
 
