@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-HEAVY = ("pandas", "scipy.stats", "scipy.sparse", "sklearn", "pyarrow", "jsonschema", "rich.console", "torch", "matplotlib")
+HEAVY = ("pandas", "scipy", "scipy.stats", "scipy.sparse", "sklearn", "pyarrow", "jsonschema", "rich.console", "torch", "matplotlib")
 
 PROBE = """
 import importlib.util, json, sys
