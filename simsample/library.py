@@ -51,9 +51,9 @@ if TYPE_CHECKING:
 
     from simsample.planfile import Plan
     from simsample.plugin_base import Adapter, Sampler
-    from simsample.sampling.metrics import Metric
     from simsample.sampling.estimate import MetricEstimate
     from simsample.sampling.evaluate import WorkloadResult
+    from simsample.sampling.metrics import Metric
     from simsample.workload import Workload
 
 #: The sampler used when none is named (``plan``, ``evaluate``, and these functions).
@@ -437,7 +437,7 @@ class Estimate:
         return {
             "plan": {
                 "sampler": p.sampler["name"],
-                "samples": int(len(p.samples)),
+                "samples": len(p.samples),
                 "fingerprint": p.workload.get("fingerprint"),
                 "digest": p.digest,
                 "error_bound": p.prediction.get("error_bound"),
@@ -479,7 +479,11 @@ def estimate(
     """
     import pandas as pd
 
-    from simsample.adapter_support.results import USABLE_STATUSES, check_results_belong, unusable_message
+    from simsample.adapter_support.results import (
+        USABLE_STATUSES,
+        check_results_belong,
+        unusable_message,
+    )
     from simsample.sampling.estimate import estimate_results
     from simsample.sampling.metrics import check_declarations, estimable, infer_metrics
 
@@ -686,9 +690,8 @@ def evaluate(
     ```
     """
     from simsample.sampling.evaluate import evaluate_workload, truth_by_launch
-    from simsample.workload import Workload as _Workload
-
     from simsample.sampling.filters import LaunchFilter, parse_steps, parse_time_range
+    from simsample.workload import Workload as _Workload
 
     _check_evaluate_args(workloads, repeats, sweep, against, truth, truth_metric, min_launches, on_progress)
     s = get_sampler(_check_name(sampler, "sampler"))

@@ -11,7 +11,12 @@ import pandas as pd
 import pytest
 
 import simsample
-from simsample.errors import UserError, UserFileNotFoundError, UserTypeError, UserValueError
+from simsample.errors import (
+    UserError,
+    UserFileNotFoundError,
+    UserTypeError,
+    UserValueError,
+)
 from tests.helpers import ROOT
 
 PROFILE = ROOT / "examples" / "profile" / "train_step.pt.trace.json.gz"

@@ -136,7 +136,7 @@ def test_import_contracts_are_kept():
     exe = _lint_imports()
     if exe is None:
         pytest.skip("lint-imports not installed (pip install -e .[test])")
-    done = subprocess.run([exe, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([exe, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "0 broken" in done.stdout
 

@@ -13,7 +13,16 @@ from hypothesis import strategies as st
 
 import simsample
 from simsample.errors import UserTypeError, UserValueError
-from simsample.sampling.metrics import Metric, check_declarations, count, estimable, infer_metrics, looks_like_id, not_estimable, ratio
+from simsample.sampling.metrics import (
+    Metric,
+    check_declarations,
+    count,
+    estimable,
+    infer_metrics,
+    looks_like_id,
+    not_estimable,
+    ratio,
+)
 from tests.helpers import ROOT
 
 PROFILE = ROOT / "examples" / "profile" / "train_step.pt.trace.json.gz"

@@ -18,7 +18,11 @@ inputs and the simulator's output back into per-kernel results. The simulator-sp
 
 from __future__ import annotations
 
-from simsample.adapter_support.folders import check_output_folder, link_or_copy, staged_folder
+from simsample.adapter_support.folders import (
+    check_output_folder,
+    link_or_copy,
+    staged_folder,
+)
 from simsample.adapter_support.matching import PlanMatch, match_plan, note, plan_ids
 from simsample.adapter_support.results import (
     STATUS_MISSING,

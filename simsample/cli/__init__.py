@@ -15,7 +15,12 @@ import traceback
 import click
 
 from simsample._version import __version__
-from simsample.errors import Terminated, UserError, install_termination_handlers, one_line
+from simsample.errors import (
+    Terminated,
+    UserError,
+    install_termination_handlers,
+    one_line,
+)
 
 EXIT_OK, EXIT_USER, EXIT_BUG = 0, 1, 2
 

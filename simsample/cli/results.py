@@ -17,7 +17,11 @@ import click
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.adapter_support.results import USABLE_STATUSES, incomplete_error, results_csv_text
+from simsample.adapter_support.results import (
+    USABLE_STATUSES,
+    incomplete_error,
+    results_csv_text,
+)
 from simsample.errors import UserError
 from simsample.io.files import atomic_write_text, check_output_file
 

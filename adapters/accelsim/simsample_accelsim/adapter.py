@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from simsample.sdk import Adapter, Param, UserError, Workload, count, not_estimable, ratio
+from simsample.sdk import (
+    Adapter,
+    Param,
+    UserError,
+    Workload,
+    count,
+    not_estimable,
+    ratio,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -113,7 +121,11 @@ class AccelSimAdapter(Adapter):
         from simsample.sdk import check_output_folder
         from simsample.sdk import note as simsample_note
         from simsample_accelsim.notes import warn
-        from simsample_accelsim.warmup import CostModel, l2_lines_of_configs, parse_warmup
+        from simsample_accelsim.warmup import (
+            CostModel,
+            l2_lines_of_configs,
+            parse_warmup,
+        )
 
         o = options
         if traces is None:
