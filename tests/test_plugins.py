@@ -12,12 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simsample import hookimpl, hookspecs
-from simsample.plugin_base import Param, Sampler
+from simsample import hookspecs
 from simsample.cli import run
 from simsample.manager import PluginHost, builtin_plugins
-from simsample.planfile import Plan
-from simsample.sampling.draws import make_cluster
+from simsample.sdk import Param, Plan, Sampler, hookimpl, make_cluster
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -128,7 +126,7 @@ def fake_dist(tmp_path_factory):
     target = tmp_path_factory.mktemp("site")
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(ROOT / "tests" / "fake_plugin")],
-        capture_output=True, text=True,
+        capture_output=True, text=True, check=False,
     )
     if proc.returncode != 0:
         pytest.fail(f"could not install the fake plugin distribution: {proc.stderr[-2000:]}")
@@ -139,7 +137,7 @@ def _simsample(args, site, **env):
     e = dict(os.environ)
     e["PYTHONPATH"] = str(site) + os.pathsep + e.get("PYTHONPATH", "")
     e.update(env)
-    return subprocess.run([sys.executable, "-m", "simsample", *args], capture_output=True, text=True, env=e)
+    return subprocess.run([sys.executable, "-m", "simsample", *args], capture_output=True, text=True, env=e, check=False)
 
 
 def test_entry_point_plugin_is_discovered(fake_dist):
@@ -188,7 +186,7 @@ def example_dist(tmp_path_factory):
     shutil.copytree(ROOT / "examples" / "plugin-example", source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(source)],
-        capture_output=True, text=True,
+        capture_output=True, text=True, check=False,
     )
     if proc.returncode != 0:
         pytest.fail(f"could not install the example plugin distribution: {proc.stderr[-2000:]}")
@@ -211,7 +209,7 @@ def test_example_plugin_works_from_the_command_line(example_dist, tmp_path):
     assert Plan.read(plan).sampler["name"] == "every-nth" and len(Plan.read(plan).samples) == 10
     out = tmp_path / "sampled"
     apply = f"import simsample; simsample.apply({str(plan)!r}, {str(data / 'run-traces')!r}, {str(out)!r}, sim='listsim')"
-    proc = subprocess.run([sys.executable, "-c", apply], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-c", apply], capture_output=True, text=True, check=False,
                           env={**os.environ, "PYTHONPATH": str(example_dist) + os.pathsep + os.environ.get("PYTHONPATH", "")})
     assert proc.returncode == 0, proc.stderr
     assert len([ln for ln in (out / "launches.txt").read_text().splitlines() if not ln.startswith("#")]) == 10
