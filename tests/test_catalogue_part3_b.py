@@ -653,3 +653,47 @@ def test_a_plan_made_on_a_folder_of_some_launches_applies_to_the_whole_folder(tm
     assert cli_run(_apply(plan, full, tmp_path / "o")) == 0, capsys.readouterr().err
     kernels = [ln for ln in (tmp_path / "o" / "kernelslist.g").read_text().splitlines() if ln.startswith("kernel")]
     assert kernels == ["kernel-9.traceg", "kernel-26.traceg"]
+
+
+# --- the shared validators and parsers: any text in, a number within bounds or one refusal out -----
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.text(max_size=60), st.integers(-(1 << 70), 1 << 70).map(str)))
+def test_parse_int_takes_int64_or_refuses(text):
+    from simsample.io.numbers import parse_int
+
+    try:
+        n = parse_int(text, "x", lo=None)
+    except UserError as e:
+        assert "\n" not in str(e).strip()
+        return
+    assert -(1 << 63) <= n <= I64 and n == int(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.none(), st.booleans(), st.floats(allow_nan=True), st.integers(-(1 << 70), 1 << 70), st.text(max_size=5)))
+def test_check_int_and_check_time_take_only_numbers_in_range(value):
+    from simsample.io.numbers import check_int, check_time
+
+    try:
+        n = check_int(value, "x")
+        assert type(value) is int and 0 <= n <= I64
+    except UserError:
+        assert type(value) is not int or not 0 <= value <= I64
+    try:
+        t = check_time(value, "t")
+        assert t == t and 0 <= t <= float(I64)
+    except UserError:
+        pass
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="0123456789.-nsumµ e", max_size=40))
+def test_time_ranges_parse_within_int64_or_refuse(text):
+    from simsample.sampling.filters import parse_time_range
+
+    try:
+        lo, hi = parse_time_range(text)
+    except UserError:
+        return
+    assert 0 <= lo < hi <= 2**62
