@@ -597,3 +597,12 @@ def test_a_folder_output_on_a_device_is_refused(name: str, work: Path, device_co
         _one_error(code, err, "not a folder")
         now = os.lstat(dev)
         assert stat.S_ISCHR(now.st_mode) and (now.st_rdev, now.st_mode) == (st.st_rdev, st.st_mode)
+
+
+def test_the_stats_csv_read_whole_is_held_to_the_log_limit(runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SIMSAMPLE_MAX_LOG_BYTES", "100")
+    out = tmp_path / "traces"
+    code, _, err = _in_process(["accelsim", "merge", runs / "run-0001", runs / "run-0002", "--out", out], capsys)
+    _one_error(code, err, "SIMSAMPLE_MAX_LOG_BYTES")
+    assert not out.exists()

@@ -39,7 +39,7 @@ class Limit:
 #: every limit, by short name (the order of ``docs/limits.md``)
 LIMITS: dict[str, Limit] = {
     "document": Limit("SIMSAMPLE_MAX_DOCUMENT_BYTES", 256 * MiB, "a JSON or text document read whole (plan, estimate, evaluation, sample list, config, params, kernel list, PKP instruction file)"),
-    "log": Limit("SIMSAMPLE_MAX_LOG_BYTES", 8 * GiB, "a simulator log or results table read whole (a --truth log, a pkp replay log)"),
+    "log": Limit("SIMSAMPLE_MAX_LOG_BYTES", 8 * GiB, "a simulator log or results table read whole (a --truth log, a pkp replay log, the Accel-Sim tracer's stats.csv)"),
     "profile": Limit("SIMSAMPLE_MAX_PROFILE_BYTES", 32 * GiB, "a profile read whole into memory, after decompression (a Kineto JSON trace, an Nsight Compute CSV)"),
     "unpack": Limit("SIMSAMPLE_MAX_UNPACK_BYTES", 32 * GiB, "the members of one archive unpacked to the temporary folder, or a compressed file decompressed there, counted by their declared size"),
     "members": Limit("SIMSAMPLE_MAX_UNPACK_MEMBERS", 100_000, "members in one archive", bytes=False),
