@@ -524,7 +524,9 @@ def estimate(
         bad = sampled[~sampled["status"].isin(USABLE_STATUSES)]
         if len(bad):
             raise UserValueError(unusable_message(bad, results.attrs.get("details")))
-    counts, ratios, left_out = estimable(sampled, declared)
+    # with sampled launches absent from the table, the estimator names them (judged on every row)
+    absent = set(p.sampled_ids) - set(sampled["kernel_id"].tolist())
+    counts, ratios, left_out = estimable(table if absent else sampled, declared)
     if not counts and not ratios:
         named = ", ".join(m.name for m in declared if m.kind == "count")
         if not any(m.kind == "count" and m.name in table.columns for m in declared):
