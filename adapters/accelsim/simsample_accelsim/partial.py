@@ -29,7 +29,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simsample.sdk import PlanMismatchError, UserError, base_name, launch_numbers, sample_launches
+from simsample.sdk import (
+    PlanMismatchError,
+    UserError,
+    base_name,
+    launch_numbers,
+    sample_launches,
+)
 from simsample_accelsim.notes import warn
 from simsample_accelsim.tracerstats import STATS_FILE, read_stats
 from simsample_accelsim.warmup import Footprint, WarmupSpec, targeted
@@ -71,7 +77,7 @@ def match_partial(plan: Plan, tf: TraceFolder, first_error: PlanMismatchError) -
     except UserError as e:
         raise PlanMismatchError(f"{first_error}; to match a folder of some launches by launch number: {e}") from None
     ids = plan.samples["kernel_id"].to_numpy(np.int64)
-    unknown = sorted(set(int(k) for k in ids) - set(number_of_id))
+    unknown = sorted({int(k) for k in ids} - set(number_of_id))
     if unknown:
         raise PlanMismatchError(f"{first_error}; and the plan's process section has no launch number for sampled kernel {unknown[0]} "
                                 "(the plan file is inconsistent): make the plan again")
@@ -92,7 +98,7 @@ def match_partial(plan: Plan, tf: TraceFolder, first_error: PlanMismatchError) -
             f"missing); trace it with DYNAMIC_KERNEL_LIMIT_START={n} DYNAMIC_KERNEL_LIMIT_END={n}, or run the runs of "
             "'simsample accelsim select' and merge them"
         )
-    for kid in sorted(set(int(k) for k in ids)):
+    for kid in sorted({int(k) for k in ids}):
         n = number_of_id[kid]
         h = tf.headers[row_of[n]]
         have = (base_name(h.name), tuple(h.grid), tuple(h.block))
@@ -167,7 +173,7 @@ def choose_warmup_traced(tf: TraceFolder, plan: Plan, rows: Sequence[int], spec:
     launches the folder holds (``numbers``: each row's launch number). A predecessor that was
     not traced is skipped (``K``) or counts as touching nothing (``targeted``); one note says
     how many samples had fewer traced predecessors than the warm-up looks at."""
-    samples = sorted(set(int(r) for r in rows))
+    samples = sorted({int(r) for r in rows})
     if spec.none or not samples:
         return {s: [] for s in samples}
     row_of = {int(n): i for i, n in enumerate(numbers.tolist())}
