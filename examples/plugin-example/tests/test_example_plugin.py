@@ -11,12 +11,7 @@ from simsample_example.reader import KernelLog
 from simsample_example.sampler import EveryNth
 
 import simsample
-from simsample.testing import (
-    adapter_checks,
-    parametrize_with_checks,
-    reader_checks,
-    sampler_checks,
-)
+from simsample.testing import adapter_checks, parametrize_with_checks, reader_checks, sampler_checks
 
 DATA = Path(__file__).parent / "data"
 PROFILE = DATA / "run.klog"  # a profile of one run

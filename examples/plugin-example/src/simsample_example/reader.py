@@ -17,14 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from simsample.sdk import (
-    FormatError,
-    Reader,
-    Workload,
-    check_input_file,
-    from_records,
-    read_text_limited,
-)
+from simsample.sdk import FormatError, Reader, Workload, check_input_file, from_records, read_text_limited
 
 MAGIC = b"# klog 1"
 FIELDS = ("name", "grid_x", "block_x", "start_ns", "duration_ns")

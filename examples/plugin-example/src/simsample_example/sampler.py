@@ -15,16 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from simsample.sdk import (
-    Param,
-    Plan,
-    Sampler,
-    UserError,
-    Workload,
-    make_cluster,
-    resolve_metric,
-    rng,
-)
+from simsample.sdk import Param, Plan, Sampler, UserError, Workload, make_cluster, resolve_metric, rng
 
 
 class EveryNth(Sampler):
