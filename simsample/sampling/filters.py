@@ -247,11 +247,17 @@ def process_section(plan: Any, kept: Any, rows: np.ndarray | None, numbers: np.n
     pos = by_launch["launch"].to_numpy(np.int64)
     # the sampled rows only (a plan of 10^6 launches samples a few thousand), as Python values
     # column by column: no per-launch NumPy scalar
-    names = k["name"].iloc[pos].astype(str).tolist() if len(pos) else []
+    col = k["name"]
+    codes = col.cat.codes.to_numpy()[pos] if isinstance(col.dtype, pd.CategoricalDtype) else None
+    if codes is not None and not (codes < 0).any():  # each kernel's base name once, then by code
+        bases = [base_name(str(c)) for c in col.cat.categories]
+        names = [bases[c] for c in codes.tolist()]
+    else:
+        cache: dict[str, str] = {}
+        names = [cache[nm] if nm in cache else cache.setdefault(nm, base_name(nm)) for nm in col.iloc[pos].astype(str).tolist()]
     shapes = [k[c].to_numpy(np.int64)[pos].tolist() for c in SHAPE] if len(pos) else [[] for _ in SHAPE]
     nums = numbers[pos if rows is None else rows[pos]].tolist() if numbers is not None else [None] * len(pos)
-    base = {nm: base_name(nm) for nm in set(names)}
-    samples = [[kid, num, base[nm], *shp] for kid, num, nm, *shp in zip(by_launch["kernel_id"].tolist(), nums, names, *shapes)]
+    samples = [[kid, num, nm, *shp] for kid, num, nm, *shp in zip(by_launch["kernel_id"].tolist(), nums, names, *shapes)]
     out: dict[str, Any] = {"first_launch": first, "first_launch_from": how}
     if filtered is not None:
         out["profile_launches"] = filtered.profile_launches
