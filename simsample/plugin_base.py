@@ -67,6 +67,8 @@ class Param:
         return self._convert_one(value)
 
     def _convert_one(self, value: Any) -> Any:
+        if type(value).__module__ == "numpy" and hasattr(value, "item"):  # a numpy scalar (from a table) as its Python value
+            value = value.item()
         if value is None or (isinstance(value, str) and value.lower() in {"none", "null"} and self.nullable):
             if self.nullable:
                 return None
