@@ -14,8 +14,8 @@ from simsample_hyfiss.reader import FORMAT
 
 pd = lazy.load("pandas")
 
+#: the columns collect() reports; how the estimate treats each is declared with the adapter (HyFiSSAdapter.metrics in plugin.py)
 METRICS = tuple(FIELDS.values())  # cycles, sm_active_cycles, execution_time_ns, instructions
-RATIOS = {"ipc": ("instructions", "cycles")}
 
 
 def collect(outputs: Sequence[Path], plan: Plan | None = None) -> tuple[pd.DataFrame, dict[int, str]]:

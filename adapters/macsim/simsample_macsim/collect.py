@@ -14,8 +14,8 @@ from simsample_macsim.reader import FORMAT
 
 pd = lazy.load("pandas")
 
+#: the columns collect() reports; how the estimate treats each is declared with the adapter (MacSimAdapter.metrics in plugin.py)
 METRICS = ("cycles", "instructions")
-RATIOS = {"ipc": ("instructions", "cycles")}
 
 
 def collect(outputs: Sequence[Path], plan: Plan | None = None) -> tuple[pd.DataFrame, dict[int, str]]:
