@@ -99,7 +99,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if SKIPPED_BLOCKS:
         pages = Counter(page for page, _, _ in SKIPPED_BLOCKS)
         lines.append(f"doc blocks not run: {len(SKIPPED_BLOCKS)}, each marked '<!-- doc-test: skip REASON -->' "
-                     f"(a simulator, a GPU tracer, a cluster, an installation) in {', '.join(sorted(pages))}")
+                     f"(a simulator, a GPU tracer, a cluster, an installation) in {len(pages)} pages")
     if lines:
         terminalreporter.section("what did not run", sep="-")
         for line in lines:

@@ -42,7 +42,7 @@ RUN = (*SHELL, "console", "python", "pycon")
 OUTPUT = ("text", "output")
 TIMEOUT_S = 600
 
-#: Blocks not run, as (page, line, reason): the summary line lists them (tests/conftest.py).
+#: Blocks marked skip, as (page, line, reason): the summary counts them (tests/conftest.py).
 SKIPPED_BLOCKS: list[tuple[str, int, str]] = []
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})\s*(?P<info>[^\s`]*)[^`]*$")
@@ -243,22 +243,39 @@ def _page_id(page: Path) -> str:
     return rel.removeprefix("docs/").replace("/", "-")
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[_page_id(p) for p in PAGES])
+def _runnable_blocks(page: Path) -> list[Block]:
+    return [b for b in parse_blocks(page.read_text(encoding="utf-8"), page.relative_to(ROOT).as_posix()) if b.lang in RUN]
+
+
+#: Pages with at least one block to run (the others have none, or only blocks marked skip).
+RUN_PAGES = [p for p in PAGES if any(b.skip is None for b in _runnable_blocks(p))]
+
+
+def test_every_block_runs_or_says_why_not():
+    """Every shell or Python block of the pages is run by the test below, or marked
+    ``<!-- doc-test: skip REASON -->`` with a reason; a page may hold none."""
+    for page in PAGES:
+        for block in _runnable_blocks(page):
+            if block.skip is not None:
+                assert block.skip.strip() and block.skip != "no reason given", f"{block.page}:{block.line}: skip without a reason"
+                SKIPPED_BLOCKS.append((block.page, block.line, block.skip))
+    assert ROOT / "docs" / "tutorial.md" in RUN_PAGES and ROOT / "README.md" in RUN_PAGES
+
+
+@pytest.mark.parametrize("page", RUN_PAGES, ids=[_page_id(p) for p in RUN_PAGES])
 def test_page_blocks_run_as_shown(page: Path, tmp_path: Path):
     """The page's blocks, in order, in a scratch folder: each exits as the page says and prints what it shows."""
     rel = page.relative_to(ROOT).as_posix()
-    blocks = [b for b in parse_blocks(page.read_text(encoding="utf-8"), rel) if b.lang in RUN]
+    blocks = _runnable_blocks(page)
     (tmp_path / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
     namespace: dict = {"__name__": "__doc_block__"}
     ran = 0
     for block in blocks:
         if block.skip is not None:
-            SKIPPED_BLOCKS.append((rel, block.line, block.skip))
             continue
         run_block(block, tmp_path, namespace)
         ran += 1
-    if not ran:
-        pytest.skip(f"{rel}: no block to run ({len(blocks)} marked doc-test: skip)")
+    assert ran, f"{rel}: no block ran"
 
 
 # The runner's own rules, on small pages.
