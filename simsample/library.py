@@ -40,19 +40,29 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from simsample.arguments import (
+    MAX_SEED,  # noqa: F401  (re-exported)
+    as_path,
+    as_paths,
+    as_plan,
+    check_confidence,
+    check_evaluate_args,
+    check_name,
+    check_seed,
+    numeric,
+    numeric_columns,
+)
 from simsample.errors import UserError, UserTypeError, UserValueError
+from simsample.outcomes import Estimate, Evaluation, half_width_pct  # noqa: F401  (half_width_pct re-exported)
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from simsample.planfile import Plan
     from simsample.plugin_base import Adapter, Sampler
-    from simsample.sampling.estimate import MetricEstimate
-    from simsample.sampling.evaluate import WorkloadResult
     from simsample.sampling.metrics import Metric
     from simsample.workload import Workload
 
@@ -133,9 +143,9 @@ def read(
     if len(paths) == 1 and isinstance(paths[0], (list, tuple)):  # read([a, b]) as read(a, b)
         paths = tuple(paths[0])
     for q in paths:
-        _as_path(q, "path")
+        as_path(q, "path")
     if format is not None:
-        _check_name(format, "format")
+        check_name(format, "format")
     if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int)):
         raise UserTypeError(f"rank: expected a whole number (a Kineto rank), got {type(rank).__name__} {rank!r}")
     if columns is not None and not isinstance(columns, (str, Mapping)):
@@ -218,7 +228,7 @@ def plan(
     ```
     """
     seed = check_seed(seed)
-    s = get_sampler(_check_name(sampler, "sampler"))
+    s = get_sampler(check_name(sampler, "sampler"))
     resolved = s.resolve_params(params)
     workload = _as_workload(workload)
     if len(workload) == 0:
@@ -229,28 +239,6 @@ def plan(
     if stage is not None:
         stage(f"planning {len(workload):,} launches with {s.name}")
     return s.plan(workload, resolved, seed)
-
-
-#: the seeds a plan records (numpy's generators take up to 2**32 - 1 as the CLI's --seed does)
-MAX_SEED = 2**32 - 1
-
-
-def check_seed(seed: Any) -> int:
-    """``seed`` as an int, refused unless it is a whole number from 0 to 2**32 - 1 (1.5 is not
-    truncated, "3" is not parsed: the plan records exactly the seed given)."""
-    import numbers
-
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-        raise UserTypeError(f"seed: expected a whole number from 0 to {MAX_SEED}, got {type(seed).__name__} {seed!r}")
-    if not 0 <= int(seed) <= MAX_SEED:
-        raise UserValueError(f"seed {seed}: must be from 0 to {MAX_SEED}")
-    return int(seed)
-
-
-def _check_name(name: Any, what: str) -> str:
-    if not isinstance(name, str):
-        raise UserTypeError(f"{what}: expected a name (a string such as {DEFAULT_SAMPLER!r}), got {type(name).__name__}")
-    return name
 
 
 def _as_workload(workload: Any, what: str = "workload") -> Workload:
@@ -279,36 +267,6 @@ def get_adapter(sim: str) -> Adapter:
     return get_host().adapter(sim)
 
 
-def _as_plan(plan: Any, what: str = "plan") -> Plan:
-    """A ``Plan``, or the plan file a path names (read and checked)."""
-    import os
-
-    from simsample.planfile import Plan as _Plan
-
-    if isinstance(plan, _Plan):
-        return plan
-    if isinstance(plan, (str, os.PathLike)):
-        return _Plan.read(plan)
-    raise UserTypeError(f"{what}: expected a Plan or the path of a plan file, got {type(plan).__name__}")
-
-
-def _as_path(value: Any, what: str) -> Path:
-    import os
-
-    if isinstance(value, (str, os.PathLike)) and str(value) != "":
-        return Path(value)
-    raise UserTypeError(f"{what}: expected a path, got {type(value).__name__ if value != '' else 'an empty string'}")
-
-
-def _as_paths(value: Any, what: str) -> list[Path]:
-    import os
-
-    items = [value] if isinstance(value, (str, os.PathLike)) else value
-    if not isinstance(items, (list, tuple)) or not items:
-        raise UserTypeError(f"{what}: expected a path or a list of paths, got {type(value).__name__ if items else 'nothing'}")
-    return [_as_path(v, what) for v in items]
-
-
 def apply(plan: Plan | str | Path, traces: str | Path | None, out: str | Path, *, sim: str, **options: Any) -> Path:
     """Write the simulator inputs that run only the plan's launches into the new folder ``out``.
 
@@ -323,18 +281,18 @@ def apply(plan: Plan | str | Path, traces: str | Path | None, out: str | Path, *
     adapter = get_adapter(sim)
     resolved = resolve_options(adapter.apply_options, options, who=f"apply --sim {adapter.name}")
     adapter.check_apply(**resolved)  # options the adapter cannot take are refused before anything is read
-    trace_path = None if traces is None else _as_path(traces, "traces")
-    out_path = _as_path(out, "out")
+    trace_path = None if traces is None else as_path(traces, "traces")
+    out_path = as_path(out, "out")
     inputs = [Path(plan)] if isinstance(plan, (str, Path)) else []
     check_output_folder(out_path, force=bool(resolved.get("force", False)), inputs=inputs)
-    return Path(adapter.apply(_as_plan(plan), trace_path, out_path, **resolved))
+    return Path(adapter.apply(as_plan(plan), trace_path, out_path, **resolved))
 
 
 def find_plan(outputs: str | Path | Sequence[str | Path], *, sim: str) -> Path | None:
     """The plan file that simulator outputs carry with them (a folder written by ``apply`` holds
     ``simsample-plan.json``), or None: what ``collect`` and ``estimate`` use without ``--plan``."""
     adapter = get_adapter(sim)
-    return adapter.find_plan(_as_paths(outputs, "outputs"))
+    return adapter.find_plan(as_paths(outputs, "outputs"))
 
 
 def collect(
@@ -370,8 +328,8 @@ def collect(
         raise UserTypeError(f"allow_incomplete: expected True or False, got {type(allow_incomplete).__name__}")
     resolved = resolve_options(adapter.collect_options, options, who=f"collect --sim {adapter.name}")
     declared = check_declarations(adapter.metrics, who=f"adapter {adapter.name}")
-    paths = _as_paths(outputs, "outputs")
-    p = _as_plan(plan) if plan is not None else None
+    paths = as_paths(outputs, "outputs")
+    p = as_plan(plan) if plan is not None else None
     tables = [q for q in paths if q.is_file() and is_results_csv(q)]
     raw = [q for q in paths if q not in tables]
     details: dict[int, str] = {}
@@ -400,58 +358,6 @@ def collect(
     df.attrs["details"] = details
     df.attrs["source"] = ", ".join(str(q) for q in paths)
     return df
-
-
-@dataclass(repr=False)
-class Estimate:
-    """Whole-workload estimates of every metric, with their intervals.
-
-    ``estimates`` holds one ``MetricEstimate`` per metric (counts first, then ratios);
-    ``left_out`` the declared metrics that could not be estimated (a count the simulator printed
-    for some launches only, and the ratios built on it); ``launches`` and ``projected`` how many
-    simulated launches the estimate stands on, and how many of them were projected (Accel-Sim's
-    PKP). ``to_dataframe()`` gives the estimates as a table indexed by metric, with the relative
-    half-width of each interval (what to read first: how far the truth can be from the estimate).
-    """
-
-    plan: Plan
-    estimates: list[MetricEstimate]
-    left_out: list[str] = field(default_factory=list)
-    launches: int = 0
-    projected: int = 0
-
-    def __repr__(self) -> str:
-        shown = ", ".join(e.metric for e in self.estimates[:6]) + (", ..." if len(self.estimates) > 6 else "")
-        return f"<Estimate of {len(self.estimates)} metric(s) ({shown}) from {self.launches} simulated launch(es), plan {self.plan.digest}>"
-
-    def to_dataframe(self) -> pd.DataFrame:
-        import pandas as pd
-
-        rows = [{**e.to_json(), "half_width_pct": half_width_pct(e)} for e in self.estimates]
-        cols = ["metric", "estimate", "std_error", "ci_low", "ci_high", "half_width_pct", "confidence", "samples", "kind", "dof"]
-        return pd.DataFrame(rows, columns=cols).set_index("metric")
-
-    def to_json(self) -> dict[str, Any]:
-        """What ``simsample estimate --json`` prints (the report reads it)."""
-        p = self.plan
-        return {
-            "plan": {
-                "sampler": p.sampler["name"],
-                "samples": len(p.samples),
-                "fingerprint": p.workload.get("fingerprint"),
-                "digest": p.digest,
-                "error_bound": p.prediction.get("error_bound"),
-                "confidence": p.prediction.get("confidence"),
-            },
-            "estimates": [{**e.to_json(), "half_width_pct": half_width_pct(e)} for e in self.estimates],
-        }
-
-
-def half_width_pct(e: MetricEstimate) -> float | None:
-    """Half the interval's width in percent of the estimate (None without an interval)."""
-    if e.ci_low is None or e.ci_high is None or not e.estimate:
-        return None
-    return 100.0 * (e.ci_high - e.ci_low) / 2 / abs(e.estimate)
 
 
 def estimate(
@@ -487,12 +393,12 @@ def estimate(
     from simsample.sampling.estimate import estimate_results
     from simsample.sampling.metrics import check_declarations, estimable, infer_metrics
 
-    p = _as_plan(plan)
+    p = as_plan(plan)
     if not isinstance(results, pd.DataFrame):
         raise UserTypeError(
             f"results: expected a table (a pandas DataFrame with kernel_id and metric columns, as collect() returns), got {type(results).__name__}"
         )
-    confidence = _check_confidence(confidence)
+    confidence = check_confidence(confidence)
     source = str(results.attrs.get("source", "results"))
     if "kernel_id" not in results.columns:
         raise UserValueError(f"{source}: results need a kernel_id column (one row per simulated launch)")
@@ -507,7 +413,7 @@ def estimate(
     elif results.attrs.get("simsample.metrics"):
         declared = check_declarations(results.attrs["simsample.metrics"])
     else:
-        declared = infer_metrics(_numeric_columns(results, source))
+        declared = infer_metrics(numeric_columns(results, source))
     if not any(m.kind != "none" for m in declared):
         cols = [c for c in results.columns if c != "kernel_id"]
         raise UserValueError(
@@ -518,7 +424,7 @@ def estimate(
     table["kernel_id"] = ids.astype("int64")
     for m in declared:
         if m.kind == "count" and m.name in table.columns:
-            table[m.name] = _numeric(table[m.name], m.name, source)
+            table[m.name] = numeric(table[m.name], m.name, source)
     sampled = table[table["kernel_id"].isin(p.sampled_ids)]
     if "status" in table.columns:
         bad = sampled[~sampled["status"].isin(USABLE_STATUSES)]
@@ -540,113 +446,7 @@ def estimate(
     return Estimate(p, ests, left_out=left_out, launches=int(sampled["kernel_id"].nunique()), projected=projected)
 
 
-def _check_confidence(confidence: Any) -> float | None:
-    if confidence is None:
-        return None
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
-        raise UserTypeError(f"confidence: expected a number between 0 and 1 (such as 0.95), got {type(confidence).__name__} {confidence!r}")
-    import math
-
-    c = float(confidence)
-    if not (math.isfinite(c) and 0 < c < 1):
-        raise UserValueError(f"confidence {confidence!r}: must be between 0 and 1 (such as 0.95)")
-    return c
-
-
-def _numeric(col: pd.Series, name: str, source: str) -> pd.Series:
-    """A metric column as float64; text that is not a number is refused, naming the first cell."""
-    import numpy as np
-    import pandas as pd
-
-    if pd.api.types.is_bool_dtype(col):
-        raise UserValueError(f"{source}: column {name} holds true/false values, not a metric")
-    num = pd.to_numeric(col, errors="coerce")
-    bad = num.isna() & col.notna()
-    if bad.any():
-        i = int(bad.to_numpy().nonzero()[0][0])
-        raise UserValueError(f"{source}: column {name} is not numeric ({str(col.iloc[i])[:40]!r})")
-    return num.astype(np.float64)
-
-
-def _numeric_columns(results: pd.DataFrame, source: str) -> pd.DataFrame:
-    """For a table without declarations: text columns (not named like ids) must hold numbers,
-    as a CSV of values must: a column of words is refused rather than dropped without a word."""
-    import pandas as pd
-
-    from simsample.sampling.metrics import looks_like_id
-
-    out = {}
-    for c in results.columns:
-        s = results[c]
-        if looks_like_id(c) or pd.api.types.is_bool_dtype(s) or pd.api.types.is_numeric_dtype(s) or s.isna().all():
-            out[c] = s
-            continue
-        out[c] = _numeric(s, str(c), source)
-    return pd.DataFrame(out, index=results.index)
-
-
 # --- evaluation ------------------------------------------------------------------------------
-@dataclass(repr=False)
-class Evaluation:
-    """A sampler scored on workloads: one ``WorkloadResult`` per
-    workload and parameter set, the suite's means, and the inputs passed over."""
-
-    sampler: str
-    repeats: int
-    results: list[WorkloadResult]
-    swept: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-
-    def __repr__(self) -> str:
-        swept = f" x {len(self.results) // max(1, len({r.name for r in self.results}))} parameter sets" if self.swept else ""
-        return (
-            f"<Evaluation of {self.sampler}: {len({r.name for r in self.results})} workload(s){swept}, {self.repeats} repeats each"
-            + (f", {len(self.skipped)} input(s) skipped" if self.skipped else "")
-            + ">"
-        )
-
-    @property
-    def suite(self) -> dict[str, Any] | list[dict[str, Any]]:
-        """The suite's figures: one dict, or one per swept parameter set (with ``params``)."""
-        from simsample.sampling.evaluate import suite_summary
-
-        if not self.swept:
-            return suite_summary(self.results)
-        out = []
-        seen: list[dict[str, Any]] = []
-        for r in self.results:
-            key = {k: r.params[k] for k in self.swept}
-            if key not in seen:
-                seen.append(key)
-        for key in seen:
-            part = [r for r in self.results if all(r.params[k] == v for k, v in key.items())]
-            out.append({"params": key, **suite_summary(part)})
-        return out
-
-    def to_dataframe(self) -> pd.DataFrame:
-        """One row per workload and parameter set: the figures ``simsample evaluate`` prints."""
-        import pandas as pd
-
-        rows = []
-        for r in self.results:
-            d = r.to_json()
-            params = d.pop("params")
-            rows.append({**d, **{k: params[k] for k in self.swept}})
-        return pd.DataFrame(rows)
-
-    def suite_dataframe(self) -> pd.DataFrame:
-        """The suite's figures, one row per parameter set."""
-        import pandas as pd
-
-        suite = self.suite
-        rows = suite if isinstance(suite, list) else [{"params": {}, **suite}]
-        return pd.DataFrame([{**r["params"], **{k: v for k, v in r.items() if k != "params"}} for r in rows])
-
-    def to_json(self) -> dict[str, Any]:
-        """What ``simsample evaluate --json`` prints (the report reads it)."""
-        return {"workloads": [r.to_json() for r in self.results], "suite": self.suite}
-
-
 def evaluate(
     workloads: Workload | str | Path | Sequence[Workload | str | Path],
     sampler: str = DEFAULT_SAMPLER,
@@ -695,8 +495,8 @@ def evaluate(
     from simsample.sampling.filters import LaunchFilter, parse_steps, parse_time_range
     from simsample.workload import Workload as _Workload
 
-    _check_evaluate_args(workloads, repeats, sweep, against, truth, truth_metric, min_launches, on_progress)
-    s = get_sampler(_check_name(sampler, "sampler"))
+    check_evaluate_args(workloads, repeats, sweep, against, truth, truth_metric, min_launches, on_progress)
+    s = get_sampler(check_name(sampler, "sampler"))
     points = _sweep_points(sweep)
     resolved = [s.resolve_params({**params, **pt}) for pt in points]
     flt = LaunchFilter(include, exclude, steps, time_range)
@@ -757,43 +557,6 @@ def evaluate(
         raise UserError(f"no workload with at least {min_launches} launches among {len(todo)} profile(s)")
     swept = sorted({k for pt in points for k in pt})
     return Evaluation(s.name, repeats, results, swept, skipped)
-
-
-def _check_evaluate_args(
-    workloads: Any, repeats: Any, sweep: Any, against: Any, truth: Any, truth_metric: Any, min_launches: Any, on_progress: Any
-) -> None:
-    """The checks ``simsample evaluate``'s options get from click, for callers of the function."""
-    import os
-
-    import pandas as pd
-
-    from simsample.workload import Workload as _Workload
-
-    items = list(workloads) if isinstance(workloads, (list, tuple)) else [workloads]
-    if not items:
-        raise UserValueError("workloads: none given; give a Workload, a profile or a folder of profiles")
-    for item in items:
-        if not isinstance(item, (_Workload, str, os.PathLike)):
-            raise UserTypeError(f"workloads: expected Workloads or paths of profiles, got {type(item).__name__}")
-    for name, value in (("repeats", repeats), ("min_launches", min_launches)):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise UserTypeError(f"{name}: expected a whole number of at least 1, got {type(value).__name__} {value!r}")
-        if value < 1:
-            raise UserValueError(f"{name} {value}: must be at least 1")
-    if sweep is not None:
-        if not isinstance(sweep, Mapping):
-            raise UserTypeError(f"sweep: expected a mapping of parameter names to lists of values such as {{'count': [2, 4]}}, got {type(sweep).__name__} {sweep!r}")
-        for k, vs in sweep.items():
-            if isinstance(vs, (str, bytes)) or not isinstance(vs, (list, tuple, range)):
-                raise UserTypeError(f"sweep {k}: expected a list of values such as [2, 4], got {type(vs).__name__} {vs!r}")
-    if against is not None and not isinstance(against, (_Workload, str, os.PathLike)):
-        raise UserTypeError(f"against: expected a Workload or the path of a profile, got {type(against).__name__}")
-    if truth is not None and not isinstance(truth, pd.DataFrame):
-        raise UserTypeError(f"truth: expected a table (a pandas DataFrame of kernel_id and the true value per launch), got {type(truth).__name__}")
-    if not isinstance(truth_metric, str):
-        raise UserTypeError(f"truth_metric: expected a column name, got {type(truth_metric).__name__}")
-    if on_progress is not None and not callable(on_progress):
-        raise UserTypeError(f"on_progress: expected a function of the number of plans done, got {type(on_progress).__name__}")
 
 
 def _sweep_points(sweep: Mapping[str, Sequence[Any]] | None) -> list[dict[str, Any]]:

@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "simsample"
 #: Modules that stay at the top of the package: the core, the public API, the SDK and the plugin host.
 CORE = {
-    "__init__", "__main__", "_version", "api", "console", "errors", "hookspecs", "lazy_modules", "library", "manager", "native",
-    "plan_checks", "plan_columns", "planfile", "plugin_base", "progress", "sdk", "testing", "workload",
+    "__init__", "__main__", "_version", "api", "arguments", "console", "errors", "hookspecs", "lazy_modules", "library", "manager", "native",
+    "outcomes", "plan_checks", "plan_columns", "planfile", "plugin_base", "progress", "sdk", "testing", "workload",
 }
 
 
