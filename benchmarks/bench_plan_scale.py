@@ -35,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from bench_end_to_end import WRITERS, timed  # noqa: E402
+from bench_end_to_end import WRITERS, timed
 
 EXAMPLE = ROOT / "examples" / "profile" / "train_step.pt.trace.json.gz"
 GOALS = {"plan default": 1.0, "plan stem": 1.5}
@@ -175,13 +175,13 @@ def startup(versions: dict[str, list[str]], work: Path) -> None:
 def memory(n: int, work: Path) -> None:
     out = work / "memory_plan.json"
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", MEMORY_RUN.format(here=str(HERE), n=n, out=str(out))], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", MEMORY_RUN.format(here=str(HERE), n=n, out=str(out))], capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t
     if proc.returncode:
         print(f"\nmemory at {n:,} launches: failed: {proc.stderr.strip().splitlines()[-1:]}")
         return
     built, peak, cpu, samples = proc.stdout.split()
-    print(f"\n| launches (in memory) | workload built, peak RSS | after the default plan and its file, peak RSS | plan + write CPU | samples | goal |")
+    print("\n| launches (in memory) | workload built, peak RSS | after the default plan and its file, peak RSS | plan + write CPU | samples | goal |")
     print("|---|---|---|---|---|---|")
     print(f"| {n:,} | {built} GiB | {peak} GiB | {cpu} s (whole run {wall:.0f} s wall) | {int(samples):,} | < 6 GB |", flush=True)
 
@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; {sys.platform}, Python {sys.version.split()[0]}")
     if args.startup:
         startup(versions, work)
-    print(f"\n| launches | format | command | " + " | ".join(versions) + " | now ÷ read (CPU) | goal |")
+    print("\n| launches | format | command | " + " | ".join(versions) + " | now ÷ read (CPU) | goal |")
     print("|---|---|---|" + "---|" * len(versions) + "---|---|")
     for fmt_name in [f for f in args.formats.split(",") if f]:
         writer, suffix = WRITERS[fmt_name]
@@ -241,12 +241,12 @@ def main(argv: list[str] | None = None) -> int:
                     same = " (same bytes)" if len({f.read_bytes() for f in files}) == 1 else " (plans differ)"
             print(f"| {n:,} | {fmt_name} | {label}{same} | " + " | ".join(fmt(results[v]) for v in versions) + f" | {ratio} | {goal} |", flush=True)
         for sampler in ("margin", "stem"):
-            proc = subprocess.run([sys.executable, "-c", PHASES_RUN, str(path), sampler, str(work / "phases.json")], capture_output=True, text=True)
+            proc = subprocess.run([sys.executable, "-c", PHASES_RUN, str(path), sampler, str(work / "phases.json")], capture_output=True, text=True, check=False)
             print(f"# {fmt_name}, {sampler}, in one process: " + (proc.stdout.strip() or proc.stderr.strip()[-300:]), flush=True)
         if args.profile:
             for label, cmd in runs[1:]:
                 print(f"\n# where the time of '{label}' ({fmt_name}) goes, current code:")
-                proc = subprocess.run([sys.executable, "-c", PROFILE_RUN, *cmd, "-o", str(work / "profiled.json")], capture_output=True, text=True)
+                proc = subprocess.run([sys.executable, "-c", PROFILE_RUN, *cmd, "-o", str(work / "profiled.json")], capture_output=True, text=True, check=False)
                 print("\n".join(line for line in proc.stderr.splitlines() if line.strip())[:4000], flush=True)
     if args.memory:
         memory(int(args.memory), work)

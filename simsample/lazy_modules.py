@@ -16,7 +16,7 @@ from typing import Any
 class LazyModule:
     """Stands for module ``name``; the first attribute read imports it."""
 
-    __slots__ = ("_name", "_module")
+    __slots__ = ("_module", "_name")
 
     def __init__(self, name: str) -> None:
         self._name = name

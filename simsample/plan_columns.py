@@ -194,9 +194,10 @@ def sample_columns(items: Any) -> dict[str, np.ndarray] | None:
         cols["x"] = np.array(xs, dtype=np.float64)
         if not np.isfinite(cols["x"]).all():
             return None
-    elif any(len(s) == 5 for s in shapes):  # some have x: still each x must be a number
-        if not all(type(s["x"]) in (int, float) and math.isfinite(s["x"]) for s in items if "x" in s):
-            return None
+    elif any(len(s) == 5 for s in shapes) and not all(  # some have x: still each x must be a number
+        type(s["x"]) in (int, float) and math.isfinite(s["x"]) for s in items if "x" in s
+    ):
+        return None
     return cols
 
 

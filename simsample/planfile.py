@@ -31,7 +31,7 @@ from simsample.io.files import atomic_write_bytes, check_input_file
 from simsample.io.limits import read_bytes_limited
 from simsample.plan_checks import check_plan
 from simsample.plan_columns import (
-    SAMPLE_FIELDS,
+    SAMPLE_FIELDS,  # noqa: F401 - re-exported: a sample's keys, in the order written
     check_samples,
     process_columns,
     process_text,
@@ -187,7 +187,7 @@ class Plan:
             "metric_total": total,
         }
         prediction = {
-            "sampled_launches": int(len(distinct)),
+            "sampled_launches": len(distinct),
             "speedup": speedup,
             "error_bound": error_bound,
             "confidence": confidence,
@@ -457,13 +457,11 @@ def _columns_stub(doc: Mapping[str, Any]) -> dict[str, Any] | None:
 def _sample_list_type() -> Any:
     """``list[Sample]`` for msgspec: a sample's fields with the types the schema gives them (no
     other field), decoded straight into small structs instead of one dict each."""
-    from typing import Union
-
     import msgspec
 
     sample = msgspec.defstruct(
         "Sample",
-        [("kernel_id", int), ("launch", int), ("weight", float), ("cluster", int), ("x", Union[float, msgspec.UnsetType], msgspec.UNSET)],
+        [("kernel_id", int), ("launch", int), ("weight", float), ("cluster", int), ("x", float | msgspec.UnsetType, msgspec.UNSET)],
         forbid_unknown_fields=True,
     )
     return list[sample]  # type: ignore[valid-type]
@@ -591,7 +589,7 @@ def _render(doc: Mapping[str, Any], parts: Mapping[str, bytes]) -> bytes:
         else:
             body = json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
             body = body.replace("\n", "\n  ")
-            out.append(f'  "{key}": {body}{comma}'.encode("utf-8"))
+            out.append(f'  "{key}": {body}{comma}'.encode())
     out.append(b"}\n")
     return b"\n".join(out)
 

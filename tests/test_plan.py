@@ -118,7 +118,7 @@ def test_failed_write_leaves_nothing(tmp_path):
 @given(st.lists(st.floats(min_value=1e-6, max_value=1e12, allow_nan=False), min_size=1, max_size=20))
 def test_weights_round_trip_exactly(tmp_path_factory, weights):
     tmp = tmp_path_factory.mktemp("rt")
-    wl, plan = _plan()
+    _, plan = _plan()
     n = min(len(weights), len(plan.samples))
     plan.samples = plan.samples.iloc[:n].copy()
     plan.samples["weight"] = weights[:n]
@@ -307,7 +307,7 @@ def _reference_jsonable(v):
 def _reference_dumps(plan) -> str:
     """A plan's canonical text, one ``json.dumps`` per sample, cluster and process entry: what the
     columnar writer must reproduce byte for byte."""
-    dumps = lambda v, **kw: json.dumps(v, ensure_ascii=False, allow_nan=False, **kw)  # noqa: E731
+    dumps = lambda v, **kw: json.dumps(v, ensure_ascii=False, allow_nan=False, **kw)
     fields = [f for f in ("kernel_id", "launch", "weight", "cluster", "x") if f in plan.samples.columns]
     samples = [
         {f: v for f, v in zip(fields, map(_reference_jsonable, row)) if v is not None or f != "x"}
@@ -408,7 +408,7 @@ def test_column_reader_refuses_what_the_schema_refuses_with_its_message(data):
     reading it through the whole schema one item at a time."""
     import copy
 
-    import simsample.planfile as planfile
+    from simsample import planfile
 
     doc = copy.deepcopy(_PROCESS_DOC)
     part = data.draw(st.sampled_from(["samples", "process"]))
@@ -479,3 +479,21 @@ def test_plan_files_parse_as_json_loads_parses_them(doc):
             continue
         got = _decode(data)
         assert got == expected and json.dumps(got) == json.dumps(expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    floats=st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), max_size=40),
+    ints=st.lists(st.integers(-(2**63), 2**63 - 1), max_size=40),
+    texts=st.lists(st.text(max_size=8), max_size=20),
+)
+def test_column_text_is_repr_and_json_dumps(floats, ints, texts):
+    """Each column's text, as the writer builds it with NumPy, is what Python writes: ``repr``
+    for floats (every magnitude, -0.0, integral floats past 2^53), ``str`` for int64, and
+    ``json.dumps(..., ensure_ascii=False)`` for names (quotes, escapes, non-ASCII)."""
+    from simsample.io import json_columns as jc
+
+    assert jc.decode(jc.float_text(np.array(floats, dtype=np.float64))) == [repr(f) for f in floats]
+    assert jc.decode(jc.int_text(np.array(ints, dtype=np.int64))) == [str(i) for i in ints]
+    clean = [t for t in texts if not any(0xD800 <= ord(c) <= 0xDFFF for c in t)]  # NUL included: JSON escapes it
+    assert jc.decode(jc.string_text(clean)) == [json.dumps(t, ensure_ascii=False) for t in clean]

@@ -27,7 +27,7 @@ print(json.dumps({{"code": code, "loaded": loaded}}), file=sys.stderr)
 
 def _loaded_after(args: list[str]) -> dict:
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE.format(heavy=HEAVY), *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", PROBE.format(heavy=HEAVY), *args], capture_output=True, text=True, timeout=120, check=False
     )
     return json.loads(proc.stderr.strip().splitlines()[-1])
 
@@ -61,7 +61,7 @@ def test_a_command_that_reads_still_gets_its_libraries(tmp_path) -> None:
 
 def test_version_loads_no_plugin() -> None:
     probe = "import sys; from simsample.cli import run; run(['--version']); print(sorted(m for m in sys.modules if m.startswith('simsample.plugins')))"
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60).stdout
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False).stdout
     assert out.strip().splitlines()[-1] == "[]"
 
 
@@ -87,7 +87,7 @@ def test_the_default_plan_imports_no_scipy_or_sklearn(tmp_path) -> None:
     example = Path(__file__).resolve().parents[1] / "examples" / "profile" / "train_step.pt.trace.json.gz"
     probe = PROBE.format(heavy=("scipy", "sklearn", "matplotlib", "torch"))
     proc = subprocess.run(
-        [sys.executable, "-c", probe, "plan", str(example), "-o", str(tmp_path / "plan.json")], capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", probe, "plan", str(example), "-o", str(tmp_path / "plan.json")], capture_output=True, text=True, timeout=300, check=False
     )
     got = json.loads(proc.stderr.strip().splitlines()[-1])
     assert got["code"] == 0

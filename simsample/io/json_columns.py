@@ -3,9 +3,10 @@
 A plan lists one JSON object per sample and one JSON array per sampled launch, one per line; a
 plan of a large workload lists 10^5 to 10^6 of them. Written through ``json.dumps`` (or an
 f-string per row) each row costs a few microseconds of interpreter work, seconds in all. Here
-each column becomes its text once, as a NumPy bytes array (integers by NumPy's conversion; floats
-as Python's ``repr``, which is what ``json.dumps`` writes, computed once per distinct value), and
-the rows are laid side by side in a byte matrix whose NUL padding is then squeezed out, a chunk of
+each column becomes its text once, as a NUL-padded byte matrix with one row per value (integers
+by a few vectorised divisions by ten; floats as Python's ``repr``, which is what ``json.dumps``
+writes: integral ones from their digits, the others computed once per distinct value), and the
+rows are laid side by side in one byte matrix whose NUL padding is then squeezed out, a chunk of
 rows at a time. JSON text never holds a NUL byte (``json.dumps`` escapes it), which is what makes
 the padding safe to drop.
 
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Union
 
 import numpy as np
 
@@ -25,12 +25,10 @@ import numpy as np
 #: (NUL-padded, as the functions below make them); or ``(prefix, values, mask)``: the prefix and
 #: the value, only in the rows where the boolean ``mask`` holds (an optional field, left out of
 #: the other rows).
-Cell = Union[bytes, np.ndarray, tuple]
+Cell = bytes | np.ndarray | tuple
 
 #: Rows assembled at a time (bounds the temporary byte matrix to a few MB).
 CHUNK_ROWS = 1 << 16
-#: Python's repr of a float has at most 24 characters (``-2.2250738585072014e-308``).
-_FLOAT_WIDTH = 24
 #: Below this magnitude every integral float is written by ``repr`` as its digits plus ``.0``.
 _INTEGRAL_LIMIT = 1e16
 
