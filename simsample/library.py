@@ -89,8 +89,8 @@ def find_workloads(paths: Iterable[str | Path], *, format: str | None = None) ->
     """
     found: list[Path] = []
     skipped: list[str] = []
-    for p in paths:
-        inside, passed = _workloads_in(Path(p), format)
+    for p in as_paths(paths, "paths"):  # one path is a list of one, not of its characters
+        inside, passed = _workloads_in(p, format)
         found += inside
         skipped += passed
     return found, skipped

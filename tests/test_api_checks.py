@@ -148,6 +148,13 @@ def test_apply_and_collect_arguments(plan, tmp_path):
         simsample.collect([], sim="accelsim")
 
 
+def test_find_workloads_takes_one_path_or_several():
+    one = simsample.find_workloads(ROOT / "examples" / "traces")[0]
+    assert one == simsample.find_workloads([ROOT / "examples" / "traces"])[0] == [ROOT / "examples" / "traces"]
+    with pytest.raises(TypeError, match="paths"):
+        simsample.find_workloads([None])
+
+
 def test_read_and_workload_arguments():
     with pytest.raises(TypeError, match="path"):
         simsample.read(None)
