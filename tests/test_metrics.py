@@ -48,6 +48,9 @@ def test_declarations_are_checked():
         check_declarations([count("instructions"), ratio("ipc", "instructions", "cycles")])
     with pytest.raises(UserTypeError, match="not a Metric"):
         check_declarations(["cycles"])
+    for bad in ("cycles", count("cycles"), 3):
+        with pytest.raises(UserTypeError, match="a list of Metric"):
+            check_declarations(bad)
     assert repr(ratio("ipc", "instructions", "cycles")) == "<Metric ipc: ratio instructions/cycles>"
 
 

@@ -88,6 +88,8 @@ def not_estimable(name: str, *, doc: str = "") -> Metric:
 def check_declarations(metrics: Iterable[Metric], *, who: str = "metrics") -> tuple[Metric, ...]:
     """The declarations as a tuple, refused when two share a name or a ratio names a column that
     is not a declared count."""
+    if isinstance(metrics, (str, bytes, Metric)) or not isinstance(metrics, Iterable):
+        raise UserTypeError(f"{who}: expected a list of Metric declarations (count(), ratio(), not_estimable()), got {type(metrics).__name__}")
     out = tuple(metrics)
     for m in out:
         if not isinstance(m, Metric):
