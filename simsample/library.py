@@ -275,6 +275,8 @@ def apply(plan: Plan | str | Path, traces: str | Path | None, out: str | Path, *
     ``--warmup``, ``--copy``), checked before anything is read. ``traces`` is never modified;
     ``out`` must be new or empty (or ``force=True``) and may not hold an input.
     """
+    import os
+
     from simsample.adapter_support.folders import check_output_folder
     from simsample.plugin_base import resolve_options
 
@@ -283,7 +285,8 @@ def apply(plan: Plan | str | Path, traces: str | Path | None, out: str | Path, *
     adapter.check_apply(**resolved)  # options the adapter cannot take are refused before anything is read
     trace_path = None if traces is None else as_path(traces, "traces")
     out_path = as_path(out, "out")
-    inputs = [Path(plan)] if isinstance(plan, (str, Path)) else []
+    inputs = [Path(plan)] if isinstance(plan, (str, os.PathLike)) else []
+    inputs += [trace_path] if trace_path is not None else []
     check_output_folder(out_path, force=bool(resolved.get("force", False)), inputs=inputs)
     return Path(adapter.apply(as_plan(plan), trace_path, out_path, **resolved))
 
