@@ -182,6 +182,44 @@ def real_workloads(root: Path, names: list[str], jobs: int) -> None:
         same = before.kernels[cols].equals(now.kernels[cols])
         print(f"{name:36} {mb:6.0f} | {c0:14.2f} {mb / c0:9.0f} | {c1:13.2f} {mb / c1:9.0f} {w2:16.2f}"
               + ("" if same else "   TABLES DIFFER"))
+    if "decoder" in names:
+        apply_times(root / "decoder")
+
+
+def cli(args: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds of one ``simsample`` command."""
+    import resource
+    import subprocess
+    import sys
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "simsample", *args], check=True, capture_output=True, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.perf_counter() - t, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def apply_times(folder: Path) -> None:
+    """``apply`` with the reuse and the targeted warm-up on the decoder: the footprints scanned
+    (an empty footprint store) and taken from what ``profile features`` left in the store."""
+    store = folder.parent / "user-cache"
+    env = {**os.environ, "SIMSAMPLE_CACHE": str(store)}
+    features, plan = folder.parent / "decoder.parquet", folder.parent / "decoder-plan.json"
+    print()
+    print(f"{'apply on the decoder (CLI)':36} {'footprints scanned':>22} {'from profile features':>24}")
+    for warmup in ("reuse", "targeted"):
+        shutil.rmtree(store, ignore_errors=True)
+        cli(["profile", "features", "--sim", "accelsim", str(folder), "-o", str(features), "--no-context", "--no-cache"], env)
+        cli(["plan", str(features), "-o", str(plan), "--seed", "0"], env)
+        cold = cli(["apply", "--sim", "accelsim", "--plan", str(plan), "--traces", str(folder), "--out", str(folder.parent / "a1"),
+                    "--warmup", warmup], env)
+        shutil.rmtree(store, ignore_errors=True)
+        cli(["profile", "features", "--sim", "accelsim", str(folder), "-o", str(features), "--no-cache"], env)
+        warm = cli(["apply", "--sim", "accelsim", "--plan", str(plan), "--traces", str(folder), "--out", str(folder.parent / "a2"),
+                    "--warmup", warmup], env)
+        for out in ("a1", "a2"):
+            shutil.rmtree(folder.parent / out)
+        print(f"{f'--warmup {warmup}: wall / cpu s':36} {cold[0]:10.2f} / {cold[1]:9.2f} {warm[0]:12.2f} / {warm[1]:9.2f}")
 
 
 def main() -> None:
