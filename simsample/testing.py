@@ -214,7 +214,8 @@ def _sampler_param_defaults_validate(case: _SamplerCase) -> None:
             converted = p.convert(p.default)
         except UserError as exc:
             raise AssertionError(f"parameter {p.name}: its default {p.default!r} does not validate ({exc})") from None
-        _expect(converted == p.default and type(converted) is type(p.default) or (p.type is float and isinstance(p.default, int)),
+        same_type = type(converted) is type(p.default) or (p.type is float and isinstance(p.default, int))  # 1 for 1.0
+        _expect(converted == p.default and same_type,
                 f"parameter {p.name}: its default {p.default!r} converts to {converted!r} (declare it as a {p.type.__name__})")
         if p.type in (str, bool):
             _expect(p.convert(str(p.default).lower() if p.type is bool else str(p.default)) == p.default,
