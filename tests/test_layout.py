@@ -21,13 +21,18 @@ CORE = {
 }
 
 
+#: the package and the simulator adapters' packages (their own distributions, under adapters/)
+PACKAGES = [PACKAGE, *sorted(p for p in ROOT.glob("adapters/*/simsample_*") if (p / "__init__.py").is_file())]
+
+
 def _modules() -> dict[str, Path]:
     mods: dict[str, Path] = {}
-    for p in PACKAGE.rglob("*.py"):
-        if "__pycache__" in p.parts:
-            continue
-        parts = p.relative_to(PACKAGE.parent).with_suffix("").parts
-        mods[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
+    for package in PACKAGES:
+        for p in package.rglob("*.py"):
+            if "__pycache__" in p.parts or "build" in p.relative_to(package.parent).parts:
+                continue
+            parts = p.relative_to(package.parent).with_suffix("").parts
+            mods[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
     return mods
 
 
@@ -100,6 +105,7 @@ def test_no_import_cycles_counting_function_level_imports():
 
 def test_the_graph_sees_imports_inside_functions():
     graph = module_imports()
+    assert "simsample_accelsim.adapter" in graph  # the adapters are checked too
     # library.read imports the loader inside the function, to keep 'import simsample' light
     assert "simsample.io.loading" in graph["simsample.library"]
     # and the command line module imports its commands inside build_cli

@@ -39,7 +39,15 @@ import numpy as np
 from simsample.sdk import FormatError, UserError, Workload, atomic_write_bytes
 from simsample_accelsim.context import CONTEXT_COLUMN, warm_read_shares
 from simsample_accelsim.footprints import FootprintStore
-from simsample_accelsim.kernelfeatures import COLUMNS, COUNTERS, GRID_COLUMN, INST_COLUMN, RATIO_COLUMN, LaunchFeatures
+from simsample_accelsim.kernelfeatures import (
+    COLUMNS,
+    COUNTERS,
+    GRID_COLUMN,
+    INST_COLUMN,
+    RATIO_COLUMN,
+    SCANNER_VERSION,
+    LaunchFeatures,
+)
 from simsample_accelsim.notes import warn
 from simsample_accelsim.occupancy import SHAPE_FEATURES, GpuConfig, shape_columns
 from simsample_accelsim.reader import TraceFolder, folder_notes, scan_folder, workload_of
@@ -47,8 +55,6 @@ from simsample_accelsim.warmup import Footprint
 
 sp = lazy.load("scipy.sparse", suppress_warning=True)
 
-#: Bumped whenever what a scan computes changes: older cache entries are then ignored.
-SCANNER_VERSION = "2"
 #: Scanners, fastest first: compiled C++ (optional, see :mod:`.scan_native`), numpy, the reference.
 ENGINES = ("native", "numpy", "python")
 

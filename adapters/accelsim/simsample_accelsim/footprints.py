@@ -53,7 +53,7 @@ class FootprintStore:
         self.folder = folder if folder is not None else default_store_dir()
 
     def key(self, path: Path) -> str:
-        from simsample_accelsim.features import SCANNER_VERSION
+        from simsample_accelsim.kernelfeatures import SCANNER_VERSION
 
         st = path.stat()
         with open(path, "rb") as fh:

@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+#: Bumped whenever what a scan computes changes: older cache entries (features, footprints) are then ignored.
+SCANNER_VERSION = "2"
+
 #: Internal counter names, in output order.
 COUNTERS: tuple[str, ...] = (
     "ctas",

@@ -47,7 +47,7 @@ class HyFiSSAdapter(Adapter):
         return load_app(path).workload
 
     def check_apply(self, **options: Any) -> None:
-        from simsample.errors import UserError
+        from simsample.sdk import UserError
 
         if options["split"]:
             raise UserError("--split is not available for HyFiSS yet: the run script apply writes already runs one simulator call per "

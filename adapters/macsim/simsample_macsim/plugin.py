@@ -48,7 +48,7 @@ class MacSimAdapter(Adapter):
         return load_trace_folder(path).workload
 
     def check_apply(self, **options: Any) -> None:
-        from simsample.errors import UserError
+        from simsample.sdk import UserError
         from simsample_macsim.warmup import parse_warmup
 
         if options["split"]:
