@@ -87,10 +87,13 @@ class Param:
                 if isinstance(value, bool):
                     raise ValueError
                 if isinstance(value, str):
-                    f = float(value)
-                    if not f.is_integer():
-                        raise ValueError
-                    out = int(f)
+                    try:
+                        out = int(value.strip())  # exactly, beyond 2**53 too
+                    except ValueError:  # "1e3", "2.0"
+                        f = float(value)
+                        if not f.is_integer():
+                            raise
+                        out = int(f)
                 elif isinstance(value, int):
                     out = int(value)
                 else:  # a float that is a whole number is taken, 1.5 is not truncated

@@ -209,3 +209,39 @@ def test_evaluate_reads_a_csv_profile_with_columns(tmp_path, capsys):
     assert simsample.evaluate(path, "random", repeats=3, format="csv", columns="name=Name,duration_ns=Duration").to_json() == api.to_json()
     with pytest.raises(UserError, match="--columns"):
         simsample.evaluate(path, "random", repeats=3, format="csv")
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from simsample.plugin_base import Param  # noqa: E402
+
+
+@given(st.integers(-(2**62), 2**62))
+def test_an_int_parameter_reads_what_it_is_given_exactly(n):
+    p = Param("n", int, 0)
+    assert p.convert(n) == n and p.convert(str(n)) == n
+    assert p.convert(float(n)) == int(float(n))  # a whole float is a whole number
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False).filter(lambda x: not float(x).is_integer()))
+def test_an_int_parameter_never_truncates(x):
+    with pytest.raises(UserValueError, match="parameter n"):
+        Param("n", int, 0).convert(x)
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_a_float_parameter_round_trips_its_text(x):
+    assert Param("x", float, 0.0).convert(repr(x)) == x
+
+
+@given(st.text(max_size=12))
+def test_a_float_parameter_refuses_words_naming_itself(text):
+    try:
+        v = float(text)
+    except ValueError:
+        with pytest.raises(UserValueError, match="parameter eps"):
+            Param("eps", float, 0.05).convert(text)
+    else:
+        if v == v and abs(v) != float("inf"):
+            assert Param("eps", float, 0.05).convert(text) == v
