@@ -10,6 +10,17 @@ parts grow with launches and with warps per launch.
 
     python benchmarks/bench_gcl.py TRACE_FOLDER [--epochs 3] [--warps 4,8,16,32] [--launches 14,28,56,112]
 
+3. Time against launches (``--scaling 10,100,1000``): synthetic trace folders of the first N
+   launches of a transformer decoder (``benchmarks/decoder_workload.py`` with as many decode steps
+   as N needs), each planned by the CLI with the defaults (current) and with the previous
+   training settings (``--param patience=0 --param epoch_launches=1000000 --param
+   validation_max=1000000`` and torch's OpenMP threads spinning, ``OMP_WAIT_POLICY=ACTIVE``: what
+   version 1 did), side by side: wall and CPU seconds (the plan process and its workers), epochs
+   run, the plan's clusters. Previous settings are skipped above ``--previous-max`` launches
+   (they grow with the launches: 40 epochs of every launch).
+
+    python benchmarks/bench_gcl.py TRACE_FOLDER --no-end-to-end --scaling 10,100,1000 --warps '' --launches ''
+
 Needs the gcl extra (torch, torch-geometric).
 """
 
@@ -19,6 +30,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -70,6 +82,58 @@ def point(folder: Path, warps: int, launches: int, epochs: int) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+PREVIOUS = ("--param", "patience=0", "--param", "epoch_launches=1000000", "--param", "validation_max=1000000")
+
+
+def decoder_folder(root: Path, launches: int) -> Path:
+    """The first ``launches`` launches of the decoder workload, with as many decode steps as needed."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from decoder_workload import decoder_kernels
+    from simsample_accelsim.synth import write_workload
+
+    per_step = 46  # 4 layers: embed, 11 per layer, head
+    kernels, memcpys = decoder_kernels(4, max(0, -(-launches // per_step) - 1))
+    folder = root / f"decoder-{launches}"
+    write_workload(folder, kernels[:launches], seed=0, memcpys=memcpys)
+    return folder
+
+
+def timed_plan(folder: Path, extra: tuple[str, ...], env: dict[str, str]) -> tuple[float, float, dict]:
+    """Wall and CPU seconds of one ``simsample plan --sampler gcl`` (empty graph cache), and the plan's GCL record."""
+    exe = Path(sys.executable).with_name("simsample")
+    with tempfile.TemporaryDirectory() as tmp:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t = time.perf_counter()
+        proc = subprocess.run([str(exe), "plan", str(folder), "--sampler", "gcl", "-o", f"{tmp}/plan.json", "--seed", "0", *extra],
+                              capture_output=True, text=True, env={**env, "SIMSAMPLE_CACHE": tmp})
+        wall = time.perf_counter() - t
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if proc.returncode:
+            sys.exit(proc.stderr)
+        doc = json.loads(Path(f"{tmp}/plan.json").read_text())
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, doc["prediction"]["gcl"]
+
+
+def scaling(points: list[int], previous_max: int) -> None:
+    print(f"time against launches (decoder launches; {os.cpu_count()} CPUs; wall and CPU seconds of the plan):")
+    print(f"  {'launches':>8s} | {'previous wall':>13s} {'cpu':>7s} {'epochs':>6s} {'K':>3s} | {'current wall':>12s} {'cpu':>7s} "
+          f"{'epochs':>6s} {'best':>4s} {'K':>3s}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in points:
+            folder = decoder_folder(Path(tmp), n)
+            if n <= previous_max:
+                w0, c0, g0 = timed_plan(folder, PREVIOUS, {**os.environ, "OMP_WAIT_POLICY": "ACTIVE"})
+                before = f"{w0:13.1f} {c0:7.1f} {g0['training'].get('epochs_run', 40):6d} {g0['k']:3d}"
+            else:
+                before = f"{'(skipped)':>13s} {'':7s} {'':6s} {'':3s}"
+            env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+            w1, c1, g1 = timed_plan(folder, (), env)
+            t1 = g1["training"]
+            print(f"  {n:8d} | {before} | {w1:12.1f} {c1:7.1f} {t1.get('epochs_run', 0):6d} {t1['best_epoch']:4d} {g1['k']:3d}", flush=True)
+            shutil.rmtree(folder)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("folder", type=Path)
@@ -77,17 +141,23 @@ def main() -> None:
     ap.add_argument("--warps", default="4,8,16,32")
     ap.add_argument("--launches", default="14,28,56,112")
     ap.add_argument("--no-end-to-end", action="store_true")
+    ap.add_argument("--scaling", default="", help="launch counts of synthetic decoder folders, e.g. 10,100,1000")
+    ap.add_argument("--previous-max", type=int, default=100, help="largest launch count planned with the previous settings too")
     args = ap.parse_args()
+    if args.scaling:
+        scaling([int(x) for x in args.scaling.split(",")], args.previous_max)
     from simsample_accelsim.reader import scan_folder
 
     n = len(scan_folder(args.folder).files)
     print(f"{args.folder}: {n} launches, {os.cpu_count()} CPUs")
     if not args.no_end_to_end:
-        print("end to end (defaults: 16 warps per launch, 40 epochs):")
+        print("end to end (defaults: 16 warps per launch, up to 40 epochs with early stopping):")
         end_to_end(args.folder)
     print(f"scaling ({args.epochs} epochs per point; per-epoch time = training / epochs):")
     print(f"  {'launches':>8s} {'warps':>5s} {'nodes':>9s} {'graphs s':>9s} {'s/epoch':>8s} {'peak MB':>8s}")
-    rows = [(n, int(w)) for w in args.warps.split(",")] + [(int(k), 16) for k in args.launches.split(",") if int(k) != n]
+    rows = [(n, int(w)) for w in args.warps.split(",") if w] + [(int(k), 16) for k in args.launches.split(",") if k and int(k) != n]
+    if not rows:
+        return
     for launches, warps in rows:
         r = point(args.folder, warps, launches, args.epochs)
         print(f"  {launches:8d} {warps:5d} {r['nodes']:9,d} {r['graph_s']:9.2f} {r['train_s'] / max(1, args.epochs):8.2f} {r['rss_mb']:8.0f}")

@@ -97,6 +97,54 @@ def test_short_training_is_deterministic_per_seed(hetero_graphs):
     assert a.distinct_graphs <= 12
 
 
+def test_early_stopping_keeps_the_best_epochs_weights(hetero_graphs):
+    """Training stops once the validation loss has not improved for ``patience`` epochs; up to
+    there it is the run without early stopping, epoch for epoch, and where that run's best epoch
+    came before the stop, both embed every launch the same."""
+    small = dict(hidden=32, out=32, proj_hidden=16, proj_out=8, epochs=12)
+    full = train_and_embed(hetero_graphs, TrainConfig(patience=0, **small), seed=3)
+    early = train_and_embed(hetero_graphs, TrainConfig(patience=2, **small), seed=3)
+    assert full.epochs_run == 12
+    best_so_far, stop = 0, 12
+    for e, v in enumerate(full.validation_loss):
+        if v < full.validation_loss[best_so_far]:
+            best_so_far = e
+        if e - best_so_far >= 2:
+            stop = e + 1
+            break
+    assert early.epochs_run == stop
+    assert early.validation_loss == full.validation_loss[:stop] and early.train_loss == full.train_loss[:stop]
+    assert early.best_epoch == int(np.argmin(full.validation_loss[:stop]))
+    assert np.array_equal(early.embeddings, full.embeddings) == (full.best_epoch == early.best_epoch)
+
+
+def test_an_epoch_trains_on_at_most_epoch_launches(hetero_graphs, monkeypatch):
+    import simsample.gcl.train as train_module
+
+    seen: list[int] = []
+    real = train_module._views
+
+    def views(graphs, cfg, gen):
+        seen.append(len(graphs))
+        return real(graphs, cfg, gen)
+
+    monkeypatch.setattr(train_module, "_views", views)
+    cfg = TrainConfig(hidden=16, out=16, proj_hidden=8, proj_out=8, epochs=2, batch=3, epoch_launches=4, validation_max=2)
+    r = train_and_embed(hetero_graphs, cfg, seed=0)
+    assert (r.train_launches, r.validation_launches) == (10, 2)
+    # per epoch: two views of the 4 launches drawn (one batch of 3 and a last one of 1 joined to it), then the validation's two
+    assert seen == [4, 4, 2, 2] * 2
+
+
+def test_a_last_batch_of_one_joins_the_batch_before_it():
+    from simsample.gcl.train import _batches
+
+    for n, size in ((4, 3), (10, 3), (7, 2), (5, 64), (1, 4)):
+        got = _batches(np.arange(n), size)
+        assert np.array_equal(np.concatenate(got), np.arange(n))  # every launch once, in order
+        assert all(len(b) >= 2 for b in got) or n < 2
+
+
 def test_plan_on_hetero_traces_is_applied(tmp_path):
     hetero = shared_path("simulators", "accelsim", "hetero")
     plan = tmp_path / "gcl.json"

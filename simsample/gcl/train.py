@@ -12,6 +12,20 @@ where InfoNCE has no negatives). Embeddings are the encoder's 256-d readout in e
 
 Everything random draws from generators seeded by the plan's seed, and torch runs single-process
 on the CPU, so a plan is repeatable on one machine.
+
+What bounds the cost at many launches (an epoch's time grows with the nodes it passes through the
+encoder, twice per launch for the two views):
+
+- **Early stopping** (``patience``): training ends once the validation loss has not improved for
+  ``patience`` epochs; the weights of the best epoch are kept as before, and the learning rate
+  follows the same cosine schedule over ``epochs``, so a run that stops after its best epoch ends
+  with the very weights the full run would have kept unless a later epoch had beaten them. On the
+  hetero traces the validation loss reaches its floor within the first few epochs.
+- **Launches per epoch** (``epoch_launches``): an epoch trains on at most this many training
+  launches, drawn afresh each epoch; fewer training launches than that are all used, in the same
+  order as without the cap. Many launches then make training longer per plan only through the
+  embedding pass, not per epoch.
+- **Validation launches** (``validation_max``): the 20% held out, at most this many.
 """
 
 from __future__ import annotations
@@ -48,6 +62,9 @@ class TrainConfig:
     edge_drop: float = 0.15
     noise: float = 0.01
     validation: float = 0.2
+    patience: int = 8  # epochs without a better validation loss before training stops (0: never early)
+    epoch_launches: int = 256  # training launches per epoch at most
+    validation_max: int = 64  # validation launches at most
 
 
 @dataclass
@@ -61,6 +78,7 @@ class TrainResult:
     train_launches: int = 0
     validation_launches: int = 0
     distinct_graphs: int = 0
+    epochs_run: int = 0
 
 
 def vocabulary(graphs: list[KernelGraph]) -> dict[str, int]:
@@ -113,7 +131,8 @@ def _batches(idx: np.ndarray, size: int) -> list[np.ndarray]:
     """Batches of at most ``size``; a last batch of one joins the previous (InfoNCE needs two)."""
     out = [idx[i : i + size] for i in range(0, len(idx), size)]
     if len(out) > 1 and len(out[-1]) < 2:
-        out[-2] = np.concatenate([out[-2], out.pop()])
+        last = out.pop()  # (popped first: ``out[-2] = ...(out.pop())`` would assign to the wrong batch)
+        out[-1] = np.concatenate([out[-1], last])
     return out
 
 
@@ -134,13 +153,14 @@ def train_and_embed(graphs: list[KernelGraph], cfg: TrainConfig, seed: int, prog
     tensors = [GraphTensors(g, vocab) for g in graphs]
     n = len(graphs)
     order = rng.permutation(n)
-    n_val = int(round(cfg.validation * n)) if n >= 5 else 0
+    n_val = min(int(round(cfg.validation * n)), cfg.validation_max) if n >= 5 else 0
     val, train = np.sort(order[:n_val]), np.sort(order[n_val:])
     encoder = Encoder(len(vocab), hidden=cfg.hidden, out=cfg.out, bases=cfg.bases, dropout=cfg.dropout)
     head = ProjectionHead(cfg.out, cfg.proj_hidden, cfg.proj_out, cfg.dropout)
     params = list(encoder.parameters()) + list(head.parameters())
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
-    steps_per_epoch = len(_batches(train, cfg.batch)) if len(train) >= 2 else 0
+    per_epoch = min(len(train), max(2, cfg.epoch_launches))
+    steps_per_epoch = len(_batches(train[:per_epoch], cfg.batch)) if len(train) >= 2 else 0
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, cfg.epochs * steps_per_epoch))
     result = TrainResult(embeddings=np.zeros((n, cfg.out)), train_launches=len(train), validation_launches=len(val))
     best, best_state = float("inf"), None
@@ -148,7 +168,7 @@ def train_and_embed(graphs: list[KernelGraph], cfg: TrainConfig, seed: int, prog
         encoder.train()
         head.train()
         total = 0.0
-        for b in _batches(train[rng.permutation(len(train))], cfg.batch):
+        for b in _batches(train[rng.permutation(len(train))][:per_epoch], cfg.batch):
             batch1, noise1 = _views([tensors[i] for i in b], cfg, gen)
             batch2, noise2 = _views([tensors[i] for i in b], cfg, gen)
             loss = info_nce(head(encoder(batch1, noise1)), head(encoder(batch2, noise2)), cfg.temperature)
@@ -157,7 +177,7 @@ def train_and_embed(graphs: list[KernelGraph], cfg: TrainConfig, seed: int, prog
             opt.step()
             sched.step()
             total += float(loss.detach()) * len(b)
-        result.train_loss.append(total / len(train))
+        result.train_loss.append(total / per_epoch)
         if len(val) >= 2:
             encoder.eval()
             head.eval()
@@ -168,8 +188,13 @@ def train_and_embed(graphs: list[KernelGraph], cfg: TrainConfig, seed: int, prog
             result.validation_loss.append(v)
             if v < best:
                 best, best_state, result.best_epoch = v, copy.deepcopy(encoder.state_dict()), epoch
+        result.epochs_run = epoch + 1
+        if cfg.patience > 0 and best_state is not None and epoch - result.best_epoch >= cfg.patience:
+            break  # no better validation loss for `patience` epochs
         if progress is not None:
             progress(epoch + 1, cfg.epochs)
+    if progress is not None and result.epochs_run < cfg.epochs:
+        progress(cfg.epochs, cfg.epochs)
     if best_state is not None:
         encoder.load_state_dict(best_state)
     elif steps_per_epoch:

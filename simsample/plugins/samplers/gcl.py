@@ -16,7 +16,11 @@ The paper's values are the defaults where it gives them (dimensions 64/128/256, 
 It does not give the number of epochs, the batch size, the number of bases, dropout or weight
 decay. In an 80-epoch run on the ``hetero`` traces the validation loss reached its floor by epoch
 5 and the training loss levelled off by epoch 15; ``epochs`` = 40 leaves room for workloads with
-more distinct kernels.
+more distinct kernels, and training stops early once the validation loss has not improved for
+``patience`` epochs (the best epoch's weights are kept, as they always were). An epoch trains on at
+most ``epoch_launches`` launches and validates on at most ``validation_max``, so the time per epoch
+stops growing with the launches; what still grows is reading the graphs and embedding each launch
+once (see :mod:`simsample.gcl.train` and the performance page).
 
 A plan has no statistical bound: one launch stands for each cluster, and launches whose
 instruction streams look alike (the same kernel on grids of different sizes) share a cluster
@@ -26,6 +30,7 @@ whatever their durations; the weight counts launches, not their work.
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -57,7 +62,7 @@ def _installed(module: str) -> bool:
 
 class GclSampler(Sampler):
     name = "gcl"
-    version = "1"
+    version = "2"
     description = "GCL-Sampler: RGCN contrastive embeddings of instruction graphs, k-means with silhouette-chosen K"
     params = (
         Param("epochs", int, 40, "training epochs (the paper gives none; see the docs)", minimum=0),
@@ -75,6 +80,9 @@ class GclSampler(Sampler):
         Param("edge_drop", float, 0.15, "augmentation: share of edges dropped", minimum=0.0, maximum=0.9),
         Param("noise", float, 0.01, "augmentation: σ of the Gaussian feature noise", minimum=0.0),
         Param("validation", float, 0.2, "share of launches held out for validation", minimum=0.0, maximum=0.5),
+        Param("validation_max", int, 64, "validation launches at most", minimum=2),
+        Param("patience", int, 8, "stop training after this many epochs without a better validation loss (0: never early)", minimum=0),
+        Param("epoch_launches", int, 256, "training launches per epoch at most (drawn afresh each epoch)", minimum=2),
         Param("warps", int, 16, "warps per launch read into its graph (subsampled with the plan's seed)", minimum=1),
         Param("max_insts", int, 4096, "instructions kept per warp (its first ones)", minimum=1),
         Param("sms", int, 80, "SMs the CTAs are dealt to round-robin (QV100: 80)", minimum=1),
@@ -126,6 +134,7 @@ class GclSampler(Sampler):
             graphs, _ = launch_graphs(traces, selection, cache=cache, jobs=jobs, progress=advance)
         from simsample.gcl.scratch import torch_scratch
 
+        passive_omp_threads()
         with torch_scratch():  # torch's generated modules and caches go to a folder removed afterwards
             from simsample.gcl.train import TrainConfig, train_and_embed  # torch is imported here, not before
 
@@ -134,9 +143,17 @@ class GclSampler(Sampler):
                 proj_hidden=params["proj_hidden"], proj_out=params["proj_out"], bases=params["bases"], dropout=params["dropout"],
                 temperature=params["temperature"], lr=params["lr"], weight_decay=params["weight_decay"],
                 node_drop=params["node_drop"], edge_drop=params["edge_drop"], noise=params["noise"], validation=params["validation"],
+                validation_max=params["validation_max"], patience=params["patience"], epoch_launches=params["epoch_launches"],
             )
+            torch_threads(jobs)
             with task("gcl: training", params["epochs"]) as advance:
-                trained = train_and_embed(graphs, cfg, seed, progress=lambda e, n: advance(1))
+                shown = [0]
+
+                def epoch_done(e: int, n: int) -> None:
+                    advance(e - shown[0])
+                    shown[0] = e
+
+                trained = train_and_embed(graphs, cfg, seed, progress=epoch_done)
         clustering = choose_k(trained.embeddings, k_max=params["k_max"], tolerance=params["tolerance"], seed=seed)
         labels, k = relabel_by_first(clustering.labels)
         reps = first_of_each(labels, k)
@@ -163,6 +180,7 @@ class GclSampler(Sampler):
                     "train_launches": trained.train_launches,
                     "validation_launches": trained.validation_launches,
                     "best_epoch": trained.best_epoch,
+                    "epochs_run": trained.epochs_run,
                     "final_train_loss": trained.train_loss[-1] if trained.train_loss else None,
                     "best_validation_loss": min(trained.validation_loss) if trained.validation_loss else None,
                 },
@@ -171,6 +189,28 @@ class GclSampler(Sampler):
         return representative_plan(
             workload, self, params, seed, metric=metric, values=values, labels=labels, reps=reps, weights=weights, keys=keys, extra_prediction=extra,
         )
+
+
+def passive_omp_threads() -> None:
+    """Torch's OpenMP threads sleep while they wait for work instead of spinning
+    (``OMP_WAIT_POLICY=PASSIVE``, unless the user set a policy), read once when torch loads.
+
+    A training step is many small operations, and between them spinning threads hold their cores:
+    on two cores shared with other processes, two epochs on the hetero traces took 28 s of CPU and
+    203 s of wall time spinning, 5.6 s and 41 s sleeping (one thread: 6.2 s and 67 s). On an idle
+    machine the difference is a wake-up per operation."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def torch_threads(jobs: int) -> None:
+    """Torch's intra-op threads: the cores the plan may use (``jobs``, by default the usable
+    cores), never more. Torch's own default counts the machine's cores, not those the process may
+    run on (CPU affinity, a batch job's share); threads beyond those spin against each other (on
+    two cores shared with other processes, two threads took five times the CPU time of one per
+    training epoch)."""
+    import torch
+
+    torch.set_num_threads(max(1, int(jobs)))
 
 
 @hookimpl
