@@ -149,7 +149,7 @@ def run_one(sampler, params: dict, wl, truth: np.ndarray | None, repeat: int) ->
         "sharpness": (med_half / mean_err) if med_half is not None and mean_err > 0 else None,
         "speedup": res.speedup_hmean,
         "launches": res.sampled_launches_mean,
-        "refused": sum(s.refused for s in res.scores),
+        "refused": sum(getattr(s, "refused", False) for s in res.scores),
         "plans": len(res.scores),
     }
 
