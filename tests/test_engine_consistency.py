@@ -150,3 +150,22 @@ def test_the_api_reference_examples_run(monkeypatch, capsys):
         exec(compile(block, "docs/reference/api.md", "exec"), ns)  # noqa: S102  (the page's own examples)
     out = capsys.readouterr().out
     assert "ratio" in out and out.strip().endswith("True")
+
+
+def test_a_table_of_values_gives_the_same_estimate_on_both_sides(tmp_path, capsys):
+    """``simsample estimate --plan P VALUES.csv`` (no simulator) is ``estimate(plan, read_csv(VALUES.csv))``:
+    numeric columns are counts, a column named like an id is not estimated."""
+    import pandas as pd
+
+    wl = simsample.read(ROOT / "examples" / "profile" / "train_step.pt.trace.json.gz")
+    plan = simsample.plan(wl, "random", rate=0.05, seed=5)
+    plan.write(tmp_path / "p.json")
+    table = wl.to_dataframe()
+    table = table[table["kernel_id"].isin(plan.sampled_ids)][["kernel_id", "duration_ns", "stream"]]
+    table.to_csv(tmp_path / "v.csv", index=False)
+    capsys.readouterr()
+    assert run(["estimate", "--plan", str(tmp_path / "p.json"), str(tmp_path / "v.csv"), "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    api = simsample.estimate(tmp_path / "p.json", pd.read_csv(tmp_path / "v.csv"))
+    assert api.to_json() == cli
+    assert [e["metric"] for e in cli["estimates"]] == ["duration_ns"]  # 'stream' names a stream, not an amount
