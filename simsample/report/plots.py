@@ -90,7 +90,7 @@ def _style(ax) -> None:
             ax.spines[k.rsplit(".", 1)[1]].set_visible(v)
     ax.grid(True, color=_STYLE["grid.color"], linewidth=_STYLE["grid.linewidth"])
     ax.set_axisbelow(True)
-    ax.tick_params(labelsize=8)
+    ax.tick_params(labelsize=9)
 
 
 def distribution(values: np.ndarray, marks: np.ndarray, *, title: str, unit_label: str, scale: float = 1.0, about: str = "") -> Figure:
@@ -132,7 +132,11 @@ def distribution(values: np.ndarray, marks: np.ndarray, *, title: str, unit_labe
         ax.set_xlabel(unit_label)
         ax.set_ylabel("launches")
         ax.set_title(title, fontsize=8.5, loc="left")
-        ax.legend(fontsize=7, frameon=False, loc="best")
+        if not log:  # at most six labelled ticks: at the figure's width more would run into each other
+            from matplotlib.ticker import MaxNLocator
+
+            ax.xaxis.set_major_locator(MaxNLocator(6))
+        ax.legend(fontsize=8, frameon=False, loc="best")
         fig.subplots_adjust(left=0.15, right=0.97, bottom=0.2, top=0.88)
     label = f"{about or title}: histogram of {v.size:,} launches by {unit_label}, {m.size:,} sampled launches marked below the axis"
     return _to_svg(fig, label, tight=False)
@@ -149,10 +153,10 @@ def shares(keys: Sequence[str], launch_share: Sequence[float], metric_share: Seq
         ax.barh(y - h, 100 * np.asarray(metric_share), height=h, color=_PALETTE[0], label=f"share of {metric}")
         ax.barh(y, 100 * np.asarray(launch_share), height=h, color=_PALETTE[2], label="share of launches")
         ax.barh(y + h, 100 * np.asarray(sampled_share), height=h, color=_PALETTE[1], label="share of samples")
-        ax.set_yticks(y, [_short(k, 48) for k in keys], fontsize=7)
+        ax.set_yticks(y, [_short(k, 56) for k in keys], fontsize=8.5)
         ax.invert_yaxis()
         ax.set_xlabel("share (%)")
-        ax.legend(fontsize=7, frameon=False, loc="lower right")
+        ax.legend(fontsize=8.5, frameon=False, loc="lower right")
     label = f"Shares of {metric}, launches and samples for the {n} clusters carrying most {metric}"
     return _to_svg(fig, label)
 
