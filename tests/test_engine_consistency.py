@@ -169,3 +169,67 @@ def test_a_table_of_values_gives_the_same_estimate_on_both_sides(tmp_path, capsy
     api = simsample.estimate(tmp_path / "p.json", pd.read_csv(tmp_path / "v.csv"))
     assert api.to_json() == cli
     assert [e["metric"] for e in cli["estimates"]] == ["duration_ns"]  # 'stream' names a stream, not an amount
+
+
+def _list_adapter():
+    """A minimal third-party adapter without click commands: its apply, collect and estimate on
+    the command line are the host's, built from its declarations."""
+    from simsample.sdk import Adapter, Param, count, hookimpl, not_estimable, ratio, write_plan_records
+
+    class ListAdapter(Adapter):
+        name = "listsim-test"
+        description = "a folder of launches.txt; output lines 'kernel K cycles C instructions I'"
+        metrics = (count("cycles"), count("instructions"), ratio("ipc", "instructions", "cycles"), not_estimable("seconds"))
+        apply_options = (Param("force", bool, False, "Replace OUT."), Param("note", str, "", "A line written into OUT."))
+
+        def read(self, path):
+            raise NotImplementedError
+
+        def apply(self, plan, traces, out, **options):
+            out.mkdir(parents=True, exist_ok=options["force"])
+            write_plan_records(out, plan)
+            (out / "note.txt").write_text(options["note"])
+            return out
+
+        def collect(self, outputs, plan=None, *, allow_incomplete=False, **options):
+            import pandas as pd
+
+            rows = []
+            for o in outputs:
+                for line in Path(o).read_text().splitlines():
+                    _, k, _, c, _, i = line.split()
+                    rows.append({"kernel_id": int(k), "cycles": float(c), "instructions": float(i), "seconds": 1.0, "status": "ok"})
+            return pd.DataFrame(rows)
+
+    class Plugin:
+        @hookimpl
+        def register_adapters(self, register):
+            register(ListAdapter())
+
+    return Plugin()
+
+
+def test_an_adapter_without_commands_gets_the_hosts(tmp_path, capsys):
+    from simsample.manager import PluginHost, get_host, set_host
+
+    previous = get_host()
+    host = PluginHost(load_entrypoints=False)
+    host.add_plugin(_list_adapter(), "listsim-test")
+    set_host(host)
+    try:
+        wl = simsample.read(ROOT / "examples" / "profile" / "train_step.pt.trace.json.gz")
+        plan = simsample.plan(wl, "random", rate=0.05, seed=1)
+        plan.write(tmp_path / "p.json")
+        assert run(["apply", "--sim", "listsim-test", "--plan", str(tmp_path / "p.json"), "--out", str(tmp_path / "o"), "--note", "hi"]) == 0
+        assert (tmp_path / "o" / "note.txt").read_text() == "hi" and (tmp_path / "o" / "simsample-plan.json").is_file()
+        assert "sampled launch(es)" in capsys.readouterr().out
+        assert run(["apply", "--sim", "listsim-test", "--plan", str(tmp_path / "p.json"), "--out", str(tmp_path / "o2"), "--bogus"]) == 1
+        log = tmp_path / "run.out"
+        log.write_text("".join(f"kernel {k} cycles {100 + k % 7} instructions {300 + k % 11}\n" for k in plan.sampled_ids))
+        capsys.readouterr()
+        assert run(["estimate", "--sim", "listsim-test", "--plan", str(tmp_path / "p.json"), str(log), "--json", "--confidence", "0.8"]) == 0
+        cli = json.loads(capsys.readouterr().out)
+        api = simsample.estimate(plan, simsample.collect(log, sim="listsim-test", plan=plan), confidence=0.8)
+        assert api.to_json() == cli and [e["metric"] for e in cli["estimates"]] == ["cycles", "instructions", "ipc"]
+    finally:
+        set_host(previous)

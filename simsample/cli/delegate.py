@@ -61,11 +61,12 @@ def _dispatch(verb: str, prog: str, args: list[str], fallback: click.Command | N
     if wants_csv:
         rest = [a for a in rest if a != "--csv"]
     from simsample.cli.simulator import adapter_command
+    from simsample.plugin_base import Adapter
 
     adapter = get_host().adapter(sim)
     cmd = adapter_command(adapter, verb)
     if cmd is None:
-        has = sorted({*adapter.commands(), "collect", "estimate"})
+        has = sorted({*adapter.commands(), "collect", "estimate", *(["apply"] if type(adapter).apply is not Adapter.apply else [])})
         raise UserError(f"adapter {sim} has no '{verb}' step (it has: {', '.join(has)})")
     cmd.main(args=rest, prog_name=f"{prog} --sim {sim}", standalone_mode=False)
 

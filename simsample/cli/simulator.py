@@ -1,9 +1,11 @@
-"""``simsample collect --sim NAME`` and ``simsample estimate --sim NAME``, for every adapter.
+"""``simsample collect --sim NAME`` and ``simsample estimate --sim NAME`` for every adapter, and
+``simsample apply --sim NAME`` for an adapter without an ``apply`` command of its own.
 
-Both commands are built from what the adapter declares (its ``collect_options`` become command
-options, its metric declarations tell the estimate what to sum and what to divide) and call the
-public API: ``simsample.collect`` and ``simsample.estimate(plan, simsample.collect(...))``. A
-script and a shell session therefore give the same table and the same numbers, for any adapter.
+The commands are built from what the adapter declares (its ``collect_options`` and
+``apply_options`` become command options, its metric declarations tell the estimate what to sum
+and what to divide) and call the public API: ``simsample.apply``, ``simsample.collect`` and
+``simsample.estimate(plan, simsample.collect(...))``. A script and a shell session therefore give
+the same table and the same numbers, for any adapter.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ import click
 
 from simsample.errors import IncompleteResults, UserError
 
+from simsample.plugin_base import Adapter
+
 if TYPE_CHECKING:
-    from simsample.plugin_base import Adapter, Param
+    from simsample.plugin_base import Param
 
 _PATH = click.Path(path_type=Path)
 _CTX = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -131,12 +135,37 @@ def estimate_command(adapter: Adapter) -> click.Command:
                          "ratios such as IPC as the ratio of two estimated totals.")(cmd)
 
 
+def apply_command(adapter: Adapter) -> click.Command:
+    """``apply --plan P [--traces T] --out OUT`` and the adapter's ``apply_options``, for an
+    adapter without an ``apply`` command of its own."""
+
+    def cmd(plan_path: Path, traces: Path | None, out: Path, **opts: Any) -> None:
+        from simsample.library import apply
+        from simsample.planfile import Plan
+
+        names = {p.name for p in adapter.apply_options}
+        options = {k: v for k, v in opts.items() if k in names and v is not None and v != ()}
+        plan = Plan.read(plan_path)
+        done = apply(plan_path, traces, out, sim=adapter.name, **options)
+        click.echo(f"{done}: the simulator inputs of {len(plan.sampled_ids):,} sampled launch(es), with the plan and its weights")
+
+    for p in reversed(adapter.apply_options):
+        cmd = param_option(p)(cmd)
+    cmd = click.option("--out", required=True, type=_PATH, help="New (or empty) folder for the sampled inputs.")(cmd)
+    cmd = click.option("--traces", type=_PATH, default=None, help="The simulator's trace folder the plan was made for.")(cmd)
+    cmd = click.option("--plan", "plan_path", required=True, type=_PATH, help="The plan (plan.json).")(cmd)
+    return click.command("apply", context_settings=_CTX,
+                         help=f"Write the {adapter.title or adapter.name} inputs that run only the plan's launches into a new folder.")(cmd)
+
+
 def adapter_command(adapter: Adapter, verb: str) -> click.Command | None:
     """The click command of ``verb`` for ``adapter``: its own if it has one, else the host's
-    ``collect``/``estimate`` built from its declarations (None: it has no such step)."""
+    ``apply``/``collect``/``estimate`` built from its declarations (None: it has no such step)."""
     own = dict(adapter.commands())
     if verb in own:
         return own[verb]
+    if verb == "apply" and type(adapter).apply is not Adapter.apply:
+        return apply_command(adapter)
     if verb == "collect":
         return collect_command(adapter)
     if verb == "estimate":
