@@ -373,9 +373,12 @@ def test_every_limit_in_the_code_is_documented() -> None:
     docs/limits.md; every fixed limit is in its table, with the value the code uses."""
     import re
 
+    from simsample import arguments
     from simsample.errors import MESSAGE_LIMIT
-    from simsample.io import join
-    from simsample.io.limits import FIXED, LIMITS, human
+    from simsample.io import join, kineto_steps, nsys_steps
+    from simsample.io.limits import FIXED, LIMITS
+    from simsample.pkp import monitor
+    from simsample.sampling import estimate, filters
     from simsample_accelsim import traceg, tracerstats
 
     root = Path(__file__).resolve().parents[1]
@@ -388,14 +391,16 @@ def test_every_limit_in_the_code_is_documented() -> None:
     assert named and named <= envs, named - envs
     for env in envs:
         assert f"`{env}`" in doc, env
+    assert filters._TIME_MAX_NS == kineto_steps._TIME_MAX_NS == nsys_steps._TIME_MAX_NS
     in_code = {"message characters": MESSAGE_LIMIT, "trace header bytes": traceg.MAX_HEADER_BYTES, "join table bytes": join._MAX_JOIN_BYTES,
-               "stats line bytes": tracerstats.MAX_LINE_BYTES, "kernel name characters shown": FIXED["kernel name characters shown"][0]}
+               "stats line bytes": tracerstats.MAX_LINE_BYTES, "kernel name characters shown": FIXED["kernel name characters shown"][0],
+               "sampled value magnitude": estimate.MAX_VALUE, "seed": arguments.MAX_SEED, "time": filters._TIME_MAX_NS,
+               "PKP window samples": monitor._MAX_WINDOW_SAMPLES}
     assert set(in_code) == set(FIXED)
-    for key, (value, _) in FIXED.items():
+    for key, (value, shown, _) in FIXED.items():
         assert in_code[key] == value, key
         row = next((line for line in doc.splitlines() if line.startswith(f"| {key} |")), None)
         assert row is not None, f"{key} is not in docs/limits.md's table of fixed limits"
-        shown = human(value).replace(".0 ", " ") if "bytes" in key else str(value)
         assert f"| {shown} |" in row, (key, shown, row)
 
 

@@ -60,21 +60,26 @@ MAX_SETTING = 1 << 60
 #: limit (a limit raised to 64G would make every small plan "out of memory")
 READ_CHUNK = 1 << 20
 
-#: fixed limits, not configurable: each is documented in ``docs/limits.md`` with what it bounds,
-#: as the configurable ones are (the values are the ones the code uses; a test checks both)
-FIXED: dict[str, tuple[int, str]] = {
-    "message characters": (1000, "an error message, cut with an ellipsis beyond it"),
-    "trace header bytes": (1 << 20, "the header of one Accel-Sim kernel trace (kernel-N.traceg)"),
-    "join table bytes": (4 * GiB, "the metric columns profile --join adds to a profile's launches"),
-    "stats line bytes": (1 * MiB, "one line of the Accel-Sim tracer's stats.csv"),
-    "kernel name characters shown": (200, "a kernel name in a table that profile info prints (the JSON keeps it whole)"),
+#: fixed limits, not configurable: each is documented in ``docs/limits.md`` (its row shows the
+#: value as written here) with what it bounds, as the configurable ones are; a test checks that
+#: the code uses these values. name -> (value, as the docs write it, what it bounds)
+FIXED: dict[str, tuple[float, str, str]] = {
+    "message characters": (1000, "1000", "an error message, cut with an ellipsis beyond it"),
+    "trace header bytes": (1 << 20, "1 MiB", "the header of one Accel-Sim kernel trace (kernel-N.traceg)"),
+    "join table bytes": (4 * GiB, "4 GiB", "the metric columns profile --join adds to a profile's launches"),
+    "stats line bytes": (1 * MiB, "1 MiB", "one line of the Accel-Sim tracer's stats.csv"),
+    "kernel name characters shown": (200, "200", "a kernel name in a table that profile info prints (the JSON keeps it whole)"),
+    "sampled value magnitude": (1e100, "1e100", "a value estimate sums (a simulator's count, a profile's metric)"),
+    "seed": (2**32 - 1, "4294967295", "the seed of a sampler"),
+    "time": (2**62, "2^62 ns", "a time given to --time-range or read from a step annotation"),
+    "PKP window samples": (1 << 20, "1048576", "the samples in the PKP monitor's window (window / period)"),
 }
 
 
 def shown_name(name: str, width: int | None = None) -> str:
     """``name`` cut in the middle with ``…`` to ``width`` characters (by default the fixed limit
     on a kernel name shown in a table), in time independent of its length."""
-    cap = FIXED["kernel name characters shown"][0] if width is None else width
+    cap = int(FIXED["kernel name characters shown"][0]) if width is None else width
     if len(name) <= cap:
         return name
     half = (cap - 1) // 2
