@@ -39,6 +39,22 @@ def param_option(p: Param) -> Callable[[Callable[..., Any]], Callable[..., Any]]
     return click.option(flag, p.name, default=p.default if not p.multiple else (), **kwargs)
 
 
+#: the host's own options of the commands it builds: an adapter's option may not take their names
+_RESERVED = {
+    "apply": {"plan", "plan_path", "traces", "out"},
+    "collect": {"plan", "plan_path", "outputs", "output", "as_json", "json", "as_csv", "csv", "allow_incomplete"},
+    "estimate": {"plan", "plan_path", "outputs", "confidence", "as_json", "json", "as_csv", "csv"},
+}
+
+
+def _declared(adapter: Adapter, verb: str, params: tuple[Param, ...]) -> tuple[Param, ...]:
+    clash = sorted({p.name for p in params} & _RESERVED[verb])
+    if clash:
+        raise UserError(f"adapter {adapter.name}: its {verb} option {clash[0]!r} has the name of the command's own option; "
+                        "the adapter must rename it")
+    return params
+
+
 def _options(adapter: Adapter, given: dict[str, Any]) -> dict[str, Any]:
     """The adapter's options as given on the command line (None and empty ones left to their defaults)."""
     names = {p.name for p in adapter.collect_options}
@@ -79,7 +95,7 @@ def collect_command(adapter: Adapter) -> click.Command:
 
     cmd = results_options(cmd)
     cmd = click.option("--csv", "as_csv", is_flag=True, help="The table as CSV on standard output.")(cmd)
-    for p in reversed(adapter.collect_options):
+    for p in reversed(_declared(adapter, "collect", adapter.collect_options)):
         cmd = param_option(p)(cmd)
     cmd = click.argument("outputs", nargs=-1, required=True, type=_PATH)(cmd)
     cmd = click.option("--plan", "plan_path", type=_PATH, default=None,
@@ -125,7 +141,7 @@ def estimate_command(adapter: Adapter) -> click.Command:
     cmd = click.option("--csv", "as_csv", is_flag=True, help="The table as CSV on standard output.")(cmd)
     cmd = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(cmd)
     cmd = click.option("--confidence", default=None, type=float, help="Confidence level of the intervals (default: the plan's).")(cmd)
-    for p in reversed(adapter.collect_options):
+    for p in reversed(_declared(adapter, "estimate", adapter.collect_options)):
         cmd = param_option(p)(cmd)
     cmd = click.argument("outputs", nargs=-1, required=True, type=_PATH)(cmd)
     cmd = click.option("--plan", "plan_path", type=_PATH, default=None,
@@ -149,7 +165,7 @@ def apply_command(adapter: Adapter) -> click.Command:
         done = apply(plan_path, traces, out, sim=adapter.name, **options)
         click.echo(f"{done}: the simulator inputs of {len(plan.sampled_ids):,} sampled launch(es), with the plan and its weights")
 
-    for p in reversed(adapter.apply_options):
+    for p in reversed(_declared(adapter, "apply", adapter.apply_options)):
         cmd = param_option(p)(cmd)
     cmd = click.option("--out", required=True, type=_PATH, help="New (or empty) folder for the sampled inputs.")(cmd)
     cmd = click.option("--traces", type=_PATH, default=None, help="The simulator's trace folder the plan was made for.")(cmd)
