@@ -174,7 +174,15 @@ def test_a_table_of_values_gives_the_same_estimate_on_both_sides(tmp_path, capsy
 def _list_adapter():
     """A minimal third-party adapter without click commands: its apply, collect and estimate on
     the command line are the host's, built from its declarations."""
-    from simsample.sdk import Adapter, Param, count, hookimpl, not_estimable, ratio, write_plan_records
+    from simsample.sdk import (
+        Adapter,
+        Param,
+        count,
+        hookimpl,
+        not_estimable,
+        ratio,
+        write_plan_records,
+    )
 
     class ListAdapter(Adapter):
         name = "listsim-test"

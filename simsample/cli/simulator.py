@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from simsample.errors import IncompleteResults, UserError
-
 from simsample.plugin_base import Adapter
 
 if TYPE_CHECKING:
