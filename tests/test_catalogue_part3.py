@@ -155,6 +155,40 @@ def test_output_to_a_named_pipe_is_written_through(name: str, work: Path, device
         assert json.loads(got[0])["samples"]
 
 
+def test_a_named_pipe_nobody_reads_is_refused_not_waited_on(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from simsample.io import files
+
+    monkeypatch.setattr(files, "FIFO_READER_WAIT_S", 0.5)
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    with _within(60):
+        code, _, err = _in_process(["plan", str(SCAN), "--sampler", "random", "-o", fifo], capsys)
+    _one_error(code, err, "nobody reads")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and sorted(p.name for p in tmp_path.iterdir()) == ["out.fifo"]
+
+
+def test_a_named_pipe_closed_by_its_reader_is_an_error(tmp_path: Path) -> None:
+    """The reader takes a few bytes and leaves: the output is incomplete, an error (not the quiet
+    end of ``| head`` on standard output)."""
+    from simsample.errors import UserError
+    from simsample.io.files import atomic_write_text
+
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+
+    def read_a_little() -> None:
+        with open(fifo, "rb") as fh:
+            fh.read(10)
+
+    t = threading.Thread(target=read_a_little, daemon=True)
+    t.start()
+    with pytest.raises(UserError, match="closed the pipe"), _within(60):
+        atomic_write_text(fifo, "x" * (8 << 20))
+    t.join(10)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
 def test_output_through_a_link_keeps_the_link(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A symbolic link to a file is followed (the file gets the plan), as a shell's ``>`` does;
     the link itself stays a link."""

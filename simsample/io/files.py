@@ -348,11 +348,39 @@ def writes_through(target: Path) -> bool:
     return False
 
 
+#: how long a named pipe given as an output may wait for its reader before the write is refused
+FIFO_READER_WAIT_S = 10.0
+
+
+def _open_fifo(target: Path) -> int:
+    """Open a named pipe for writing once a reader has it open, waiting at most
+    :data:`FIFO_READER_WAIT_S` (a plain open would block forever on a pipe nobody reads)."""
+    import fcntl
+    import time
+
+    deadline = time.monotonic() + FIFO_READER_WAIT_S
+    while True:
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:  # ENXIO: no reader yet
+                raise
+            if time.monotonic() > deadline:
+                raise UserError(f"{target}: a named pipe that nobody reads (waited {FIFO_READER_WAIT_S:g} s); start its reader first") from None
+            time.sleep(0.05)
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)  # then write as to any pipe
+    return fd
+
+
 @contextlib.contextmanager
 def _write_through(target: Path, mode: str, encoding: str | None) -> Iterator[IO]:
     binary = "b" in mode
     try:
-        fh = open(target, mode, encoding=None if binary else encoding, newline=None if binary else "")
+        if stat.S_ISFIFO(target.stat().st_mode):
+            fh = os.fdopen(_open_fifo(target), mode, encoding=None if binary else encoding, newline=None if binary else "")
+        else:
+            fh = open(target, mode, encoding=None if binary else encoding, newline=None if binary else "")
     except OSError as exc:
         raise (write_error(exc, target) or UserError(f"{target}: cannot write it ({exc.strerror or exc})")) from None
     try:
@@ -361,6 +389,8 @@ def _write_through(target: Path, mode: str, encoding: str | None) -> Iterator[IO
         finally:
             fh.close()  # a failed close (a full pipe buffer, ENOSPC on flush) is an error too
     except OSError as exc:
+        if exc.errno == errno.EPIPE:  # not standard output's reader leaving early: this output is cut
+            raise UserError(f"{target}: its reader closed the pipe before the output was complete") from None
         err = write_error(exc, target)
         if err is None:
             raise
