@@ -153,10 +153,8 @@ class Workload:
             named = ", ".join(missing)
             if len(missing) > 3 and all(c in hint for c in missing):
                 # the hint's command names them all: the line keeps room for that command, whole
-                named = f"{len(missing)} columns ({missing[0]}, ..., {missing[-1]}: the command that follows names them all)"
-            else:
-                named = f"column(s) {named}"
-            msg = f"{who} needs {named}, which {self.source or 'the workload'} lacks"
+                named = f"{missing[0]}, ..., {missing[-1]} ({len(missing)} columns, all named in the command that follows)"
+            msg = f"{who} needs column(s) {named}, which {self.source or 'the workload'} lacks"
             raise UserError(msg + (f"; {hint}" if hint else ""))
 
     def values(self, metric: str = "auto") -> np.ndarray:

@@ -350,8 +350,8 @@ def test_one_line_is_printable_and_cut() -> None:
     from simsample.errors import one_line
 
     assert one_line("a\nb\r\nc\x00d\x1b[2J") == "a b  c?d?[2J"
-    long = one_line("x" * 5000)
-    assert len(long) == 1000 and long.endswith("…")
+    long = one_line("x" * 5000 + " what to do")
+    assert len(long) == 1000 and long.count("…") == 1 and long.endswith(" what to do")  # cut in the middle: the advice stays
     assert one_line("plain") == "plain"
 
 
