@@ -83,7 +83,7 @@ def read_stats(path: str | Path, only: Collection[int] | None = None) -> dict[in
     want = None if only is None else set(int(n) for n in only)
     out: dict[int, StatsRow] = {}
     try:
-        from simsample.io.limits import check_size
+        from simsample.sdk import check_size
 
         check_size(p, "log")  # read whole, line by line: held to the limit on tables read whole
         for number, line in enumerate(_lines(p), start=1):
