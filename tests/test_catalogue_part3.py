@@ -541,6 +541,19 @@ def test_sums_that_overflow_are_refused(value: str, work: Path, tmp_path: Path, 
         assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
 
 
+def test_a_truth_that_overflows_is_refused(work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    import warnings
+
+    launches = json.loads((work / "va.plan.json").read_text())["workload"]["launches"]
+    truth = tmp_path / "truth.csv"
+    truth.write_text("kernel_id,value\n" + "".join(f"{k},1.7e308\n" for k in range(launches)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code, _, err = _in_process(["evaluate", SCAN, "--sampler", "stem", "--repeat", "1", "--truth", truth], capsys)
+    _one_error(code, err, "overflow")
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
+
+
 def _edited(base: Path, into: Path, edit) -> Path:
     doc = json.loads(base.read_text())
     edit(doc)

@@ -265,6 +265,13 @@ def truth_by_launch(workload: Workload, truth: pd.DataFrame, *, source: str = "t
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise UserError(f"{source}: kernel id {wl_ids[i]} has no finite {metric} ({vals[i]}); the truth must be complete")
+    from simsample.sampling.estimate import MAX_VALUE
+
+    huge = np.abs(vals) > MAX_VALUE
+    if huge.any():  # its total and every estimate of it would overflow to inf
+        i = int(np.flatnonzero(huge)[0])
+        raise UserError(f"{source}: kernel id {wl_ids[i]} has {metric} {vals[i]:g}, beyond {MAX_VALUE:.0e}: too large to sum without "
+                        "overflow; check it, or give the metric in larger units")
     return vals
 
 
