@@ -87,3 +87,15 @@ def test_the_home_pages_diagram_fits_the_page():
         diagram = text[text.index("```\nprofile / traces") + 4:]
         diagram = diagram[: diagram.index("```")]
         assert max(len(line) for line in diagram.splitlines()) <= 70, page
+
+
+def test_sphinx_roles_render_as_code():
+    """Docstrings' :meth:`x` markers would show raw in the API pages; the site's hook makes them code."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mkdocs_hooks", ROOT / "scripts" / "mkdocs_hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    html = "see :meth:<code>to_parquet</code> and :class:<code>~simsample.errors.UserError</code>, not :<code>x</code>"
+    assert hooks.sphinx_roles_to_code(html) == "see <code>to_parquet</code> and <code>UserError</code>, not :<code>x</code>"
+    assert "hooks:\n  - scripts/mkdocs_hooks.py" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
