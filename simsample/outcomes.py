@@ -60,6 +60,8 @@ class Estimate:
                 "confidence": p.prediction.get("confidence"),
             },
             "estimates": [{**e.to_json(), "half_width_pct": half_width_pct(e)} for e in self.estimates],
+            # declared metrics the simulator reported for some launches only (and their ratios): not estimated
+            **({"left_out": list(self.left_out)} if self.left_out else {}),
         }
 
 

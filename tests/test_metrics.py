@@ -103,3 +103,13 @@ def test_the_old_plugin_module_name_still_imports_with_a_warning():
     from simsample.plugin_base import Adapter
 
     assert mod.Adapter is Adapter
+
+
+def test_what_is_left_out_is_said(plan):
+    ids = plan.sampled_ids
+    df = pd.DataFrame({"kernel_id": ids, "cycles": 1.0, "hits": [np.nan] + [1.0] * (len(ids) - 1), "accesses": 2.0})
+    decl = [count("cycles"), count("hits"), count("accesses"), ratio("hit_rate", "hits", "accesses")]
+    est = simsample.estimate(plan, df, metrics=decl, confidence=0.9)
+    assert [e.metric for e in est.estimates] == ["cycles", "accesses"]
+    assert est.left_out == ["hits", "hit_rate"] and est.to_json()["left_out"] == ["hits", "hit_rate"]
+    assert "left_out" not in simsample.estimate(plan, df[["kernel_id", "cycles"]].copy(), confidence=0.9).to_json()
