@@ -120,7 +120,7 @@ wl.fingerprint
 built = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 cpu = time.process_time()
 prep = prepare(wl, [], LaunchFilter())
-p = plan(prep.workload, "margin", seed=1)
+p = plan(prep.workload, {sampler!r}, seed=1)
 attach_process(p, prep)
 p.write({out!r})
 print(f"{{built / 2**20:.2f}} {{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f}} {{time.process_time() - cpu:.2f}} {{len(p.samples)}}")
@@ -188,18 +188,19 @@ def startup(versions: dict[str, list[str]], work: Path) -> None:
         print(f"| {label} | " + " | ".join(cells) + f" | {'≤ ' + str(goal) + ' s' if goal else ''} |", flush=True)
 
 
-def memory(n: int, work: Path) -> None:
+def memory(n: int, work: Path, sampler: str = "margin") -> None:
     out = work / "memory_plan.json"
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", MEMORY_RUN.format(here=str(HERE), n=n, out=str(out))], capture_output=True, text=True, check=False)
+    code = MEMORY_RUN.format(here=str(HERE), n=n, out=str(out), sampler=sampler)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t
     if proc.returncode:
         print(f"\nmemory at {n:,} launches: failed: {proc.stderr.strip().splitlines()[-1:]}")
         return
     built, peak, cpu, samples = proc.stdout.split()
-    print("\n| launches (in memory) | workload built, peak RSS | after the default plan and its file, peak RSS | plan + write CPU | samples | goal |")
+    print("\n| launches (in memory) | workload built, peak RSS | after the plan and its file, peak RSS | plan + write CPU | samples | goal |")
     print("|---|---|---|---|---|---|")
-    print(f"| {n:,} | {built} GiB | {peak} GiB | {cpu} s (whole run {wall:.0f} s wall) | {int(samples):,} | < 6 GB |", flush=True)
+    print(f"| {n:,} ({sampler}) | {built} GiB | {peak} GiB | {cpu} s (whole run {wall:.0f} s wall) | {int(samples):,} | < 6 GB |", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -209,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", type=Path, help="a checkout of an earlier version, run side by side")
     ap.add_argument("--startup", action="store_true", help="also time start-up (--version, samplers, plan of the example)")
     ap.add_argument("--memory", type=float, help="also plan this many launches built in memory and print the peak RSS")
+    ap.add_argument("--memory-samplers", default="margin", help="samplers for --memory, comma-separated (default: margin, the default)")
     ap.add_argument("--profile", action="store_true", help="print where each current plan's time goes (cProfile)")
     ap.add_argument("--workdir", type=Path, help="keep the generated profiles here for the next run")
     args = ap.parse_args(argv)
@@ -267,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
                 proc = subprocess.run([sys.executable, "-c", PROFILE_RUN, *cmd, "-o", str(work / "profiled.json")], capture_output=True, text=True, check=False)
                 print("\n".join(line for line in proc.stderr.splitlines() if line.strip())[:4000], flush=True)
     if args.memory:
-        memory(int(args.memory), work)
+        for sampler in args.memory_samplers.split(","):
+            memory(int(args.memory), work, sampler)
     if not args.workdir:
         import shutil
 
