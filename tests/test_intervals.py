@@ -221,3 +221,26 @@ def test_margin_spends_no_second_draws_on_measured_times():
     flat = {c.id for c in proxy.clusters if c.stats.get("std") == 0}
     raised = {c.id for c in proxy.clusters if c.draws == 2}
     assert raised and raised <= flat
+
+
+def test_a_single_draw_of_a_skewed_cluster_holds_its_own_tail():
+    """19 launches of which 2 are slow, one cluster drawn once (Rodinia heartwall's shape): the
+    normal interval missed whenever the draw hit a slow one; the plan records how far a single
+    draw lands at its confidence (``stats.tail``) and the interval reaches that far."""
+    dur = np.r_[np.full(17, 100000.0), np.full(2, 100600.0)]
+    wl = from_records({"name": ["k"] * 19, "grid_x": [1] * 19, "block_x": [1] * 19, "duration_ns": dur})
+    s = get_host().sampler("margin")
+    covered = slow = 0
+    for seed in range(19):
+        plan = s.plan(wl, s.resolve_params({}), seed)
+        assert [c.draws for c in plan.clusters] == [1]
+        assert plan.clusters[0].stats["tail"] == pytest.approx(np.quantile(np.abs(dur - dur.mean()), 0.99) / dur.mean())
+        launch = int(plan.samples["launch"].iloc[0])
+        e = estimate_total(plan, pd.Series([dur[launch]], index=[launch]), confidence=0.99)
+        covered += e.ci_low <= dur.sum() <= e.ci_high
+        plain = make_plan(dur, {0: np.arange(19)}, {0: [launch]})  # the same draw, no tail recorded
+        p = estimate_total(plain, by_id(dur), confidence=0.99)
+        if launch >= 17:
+            slow += 1
+            assert not p.ci_low <= dur.sum() <= p.ci_high  # what the normal interval alone did
+    assert covered == 19 and slow > 0
