@@ -313,6 +313,20 @@ def test_a_name_too_long_is_one_line(name: str, work: Path, device_config: Path,
     assert not any(temp.iterdir())
 
 
+@pytest.mark.parametrize("name, length", [("plan", 250), ("features-accelsim", 240), ("apply-copy", 245), ("merge", 245)])
+def test_a_long_but_valid_name_is_written(name: str, length: int, work: Path, device_config: Path, runs: Path, tmp_path: Path,  # noqa: F811
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Names up to 255 characters are valid (a features table's allows for the ``.extras.npz`` beside
+    it): the temporaries beside them must not fail for their own, longer names."""
+    out = tmp_path / "out"
+    out.mkdir()
+    suffix = ".parquet" if name.startswith("features") else ".json" if name == "plan" else ""
+    target = out / ("y" * (length - len(suffix)) + suffix)
+    code, _, err = _in_process(_writer_argv(name, work, target, device_config, runs), capsys)
+    assert code == 0, err
+    assert target.exists() and not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
 def _limited(limit: int):
     def pre() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)

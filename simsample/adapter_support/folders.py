@@ -51,7 +51,7 @@ def staged_folder(out: Path, *, force: bool, inputs: Sequence[Path] = ()) -> Ite
     check_output_folder(out, force=force, inputs=inputs)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name[:64]}.", suffix=".partial", dir=out.parent))
     except OSError as exc:
         raise UserError(f"{out}: cannot write in {out.parent} ({exc.strerror or exc}); choose a writable folder") from None
     try:
@@ -75,7 +75,7 @@ def _move_into_place(tmp: Path, out: Path) -> None:
     if not (out.exists() or out.is_symlink()):
         os.rename(tmp, out)
         return
-    old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
+    old = Path(tempfile.mkdtemp(prefix=f".{out.name[:64]}.", suffix=".old", dir=out.parent))
     os.rmdir(old)
     os.rename(out, old)
     try:
