@@ -48,9 +48,14 @@ class Estimate:
         return pd.DataFrame(rows, columns=cols).set_index("metric")
 
     def to_json(self) -> dict[str, Any]:
-        """What ``simsample estimate --json`` prints (the report reads it)."""
+        """What ``simsample estimate --json`` prints (the report reads it). Launches the plan's
+        filters left out (measured on the GPU, not simulated) are named beside the estimate, never
+        added to it."""
+        from simsample.sampling.filters import excluded_summary
+
         p = self.plan
-        return {
+        excluded = excluded_summary(p)
+        doc = {
             "plan": {
                 "sampler": p.sampler["name"],
                 "samples": len(p.samples),
@@ -63,6 +68,9 @@ class Estimate:
             # declared metrics the simulator reported for some launches only (and their ratios): not estimated
             **({"left_out": list(self.left_out)} if self.left_out else {}),
         }
+        if excluded:
+            doc["plan"]["excluded"] = {"filters": (p.process or {}).get("filters"), **dict(excluded)}
+        return doc
 
 
 def half_width_pct(e: MetricEstimate) -> float | None:

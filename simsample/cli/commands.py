@@ -306,21 +306,20 @@ def read_values_csv(path: Path) -> pd.DataFrame:
     return df
 
 
-def print_estimates(estimates: list, plan, as_json: bool, *, header: str = "", as_csv: bool | None = None) -> None:
+def print_estimates(estimates, plan, as_json: bool, *, header: str = "", as_csv: bool | None = None) -> None:
     """Shared output of ``estimate`` for the generic path and for adapters (``--csv``: from
     ``simsample estimate --sim NAME ... --csv`` when the adapter's command has no such option).
-    Launches a plan's filters left out are reported beside the estimate, never added to it."""
+    ``estimates``: the ``Estimate`` the API returned (or a list of metric estimates). Launches a
+    plan's filters left out are reported beside the estimate, never added to it."""
     from simsample.library import Estimate
-    from simsample.sampling.filters import excluded_line, excluded_summary
+    from simsample.sampling.filters import excluded_line
 
-    est = Estimate(plan, list(estimates))
+    est = estimates if isinstance(estimates, Estimate) else Estimate(plan, list(estimates))
+    estimates = est.estimates
     if as_csv is None:
         as_csv = csv_requested()
-    excluded = excluded_summary(plan)
     if as_json:
-        doc = est.to_json()
-        if excluded:  # measured on the GPU, not simulated: beside the estimate, never added to it
-            doc["plan"]["excluded"] = {"filters": (plan.process or {}).get("filters"), **dict(excluded)}
+        doc = est.to_json()  # with the launches the plan's filters left out, as the API's
         echo_json(doc)
         return
     if as_csv:
@@ -336,6 +335,8 @@ def print_estimates(estimates: list, plan, as_json: bool, *, header: str = "", a
     for e, hw in zip(est.estimates, est.to_dataframe()["half_width_pct"]):
         fmt = (lambda x: f"{x:,.4f}") if e.kind == "ratio" else (lambda x: f"{x:,.1f}")
         interval = f"[{fmt(e.ci_low)}, {fmt(e.ci_high)}]" if e.ci_low is not None else "no bound (representative plan)"
+        if e.ci_low is None and getattr(e, "dof", None) is not None:  # its draws cannot support the plan's confidence
+            interval = f"none: {e.dof:.1f} dof, too few for {100 * e.confidence:g}%"
         if e.ci_low is not None and getattr(e, "dof", None) is not None and e.dof < 30:  # Student's t: where it widens the interval
             interval += f" (t, {e.dof:.1f} dof)"
         table.add_row(e.metric, fmt(e.estimate), fmt(e.std_error) if e.std_error is not None else "-", interval, "-" if pd.isna(hw) else f"{hw:.2f}%")
@@ -372,7 +373,7 @@ def generic_estimate(sim: str | None, plan_path: Path, values: tuple[Path, ...],
     df = pd.concat(frames, ignore_index=True)
     df.attrs["source"] = ", ".join(str(v) for v in values)
     est = estimate(plan, df, confidence=confidence)
-    print_estimates(est.estimates, plan, as_json, as_csv=as_csv)
+    print_estimates(est, plan, as_json, as_csv=as_csv)
 
 
 #: what this module adds to the top-level group (:func:`simsample.cli.build_cli`)

@@ -135,7 +135,7 @@ def estimate_command(adapter: Adapter) -> click.Command:
             header += f" ({est.projected} projected)"
         if est.left_out:
             header += f"; not reported for every launch, left out: {', '.join(est.left_out)}"
-        print_estimates(est.estimates, plan, as_json, header=header, as_csv=as_csv)
+        print_estimates(est, plan, as_json, header=header, as_csv=as_csv)
 
     cmd = click.option("--csv", "as_csv", is_flag=True, help="The table as CSV on standard output.")(cmd)
     cmd = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(cmd)
