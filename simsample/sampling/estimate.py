@@ -548,7 +548,7 @@ def estimate_total(
     metric: str = "value",
     confidence: float = 0.95,
     own_draws: int | None = None,
-    strict: bool = False,
+    strict: bool | str = False,
 ) -> MetricEstimate:
     """Expansion estimate Σ w·y with its standard error and confidence interval (module docstring).
 
@@ -573,7 +573,7 @@ def estimate_ratio_total(
     *,
     metric: str = "value",
     confidence: float = 0.95,
-    strict: bool = False,
+    strict: bool | str = False,
 ) -> MetricEstimate:
     """Separate ratio estimate Σ_i X_i·(Σ y / Σ x)_i of the total of ``values``, x the design metric.
 
@@ -617,7 +617,7 @@ def estimate_ratio(
     *,
     metric: str = "ratio",
     confidence: float = 0.95,
-    strict: bool = False,
+    strict: bool | str = False,
 ) -> MetricEstimate:
     """Ratio of two estimated totals (e.g. IPC = instructions / cycles), R̂ = T̂_a / T̂_b, with its
     delta-method interval: Var(R̂) ≈ Var(T̂_z) / T̂_b², z = a − R̂·b per launch (Cochran §6.3).
@@ -719,14 +719,15 @@ def _finish(
     kind: str,
     bounds: tuple[float, float] = (-np.inf, np.inf),
     *,
-    strict: bool = False,
+    strict: bool | str = False,
     least: float = 0.0,
 ) -> MetricEstimate:
     """The interval at ``confidence``, at least ``least`` on either side, kept within ``bounds``: what the metric can be whatever the
     launches not simulated did (a count's total is at least what the simulated launches counted;
     a hit rate lies in [0, 1]). A symmetric interval of a skewed count otherwise reaches below
     zero. ``strict``: refuse (:class:`UnsupportedConfidence`, one line) an interval whose Student t
-    quantile the plan's degrees of freedom make degenerate (:data:`MAX_T_RATIO`)."""
+    quantile the plan's degrees of freedom make degenerate (:data:`MAX_T_RATIO`); ``"blank"``:
+    give that estimate without an interval instead."""
     q = _z(confidence)
     if np.isinf(est) or (var_dof is not None and np.isinf(var_dof[0])):
         raise UserError(f"{metric}: the estimate overflows (beyond {np.finfo(np.float64).max:.3g}); check the values, or give them in larger units")
@@ -737,7 +738,12 @@ def _finish(
         dof = np.inf
     se = float(np.sqrt(max(var, 0.0)))
     if np.isfinite(dof) and se > 0:
-        if strict:
+        if strict == "blank":
+            try:
+                _check_supported(metric, dof, confidence)
+            except UnsupportedConfidence:
+                return MetricEstimate(metric, est, se, None, None, confidence, n, kind, dof=float(dof))
+        elif strict:
             _check_supported(metric, dof, confidence)
         q = float(special.stdtrit(dof, 0.5 + confidence / 2))
     lo, hi = bounds
@@ -781,16 +787,22 @@ def estimate_results(
 ) -> list[MetricEstimate]:
     """Estimates of every numeric metric column of ``results`` (indexed by or holding ``kernel_id``),
     then of each ratio ``name: (numerator, denominator)`` whose columns are present; at the
-    plan's own confidence unless ``confidence`` is given (:func:`plan_confidence`)."""
+    plan's own confidence unless ``confidence`` is given (:func:`plan_confidence`).
+
+    A confidence that a metric's degrees of freedom cannot support is refused in one line
+    (:class:`UnsupportedConfidence`) where it was asked for; at the plan's own confidence that
+    metric is given without an interval (its ``dof`` says why) and the others are estimated."""
+    strict: bool | str = True
     if confidence is None:
         confidence = plan_confidence(plan)
+        strict = "blank"
     df = results.set_index("kernel_id") if "kernel_id" in results.columns else results
     if metrics is None:
         metrics = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
-    out = [estimate_total(plan, df[m].astype(np.float64), metric=m, confidence=confidence, strict=True) for m in metrics]
+    out = [estimate_total(plan, df[m].astype(np.float64), metric=m, confidence=confidence, strict=strict) for m in metrics]
     for name, (num, den) in (ratios or {}).items():
         if num in df.columns and den in df.columns:
             out.append(
-                estimate_ratio(plan, df[num].astype(np.float64), df[den].astype(np.float64), metric=name, confidence=confidence, strict=True)
+                estimate_ratio(plan, df[num].astype(np.float64), df[den].astype(np.float64), metric=name, confidence=confidence, strict=strict)
             )
     return out
