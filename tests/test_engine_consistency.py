@@ -241,3 +241,24 @@ def test_an_adapter_without_commands_gets_the_hosts(tmp_path, capsys):
         assert api.to_json() == cli and [e["metric"] for e in cli["estimates"]] == ["cycles", "instructions", "ipc"]
     finally:
         set_host(previous)
+
+
+def test_a_filtered_plan_reports_what_it_left_out_on_both_sides(tmp_path, capsys):
+    """A plan made with --exclude: the launches left out are named beside the estimate by the
+    command and by Estimate.to_json() alike (measured, not simulated: never added to it)."""
+    import pandas as pd
+
+    profile = ROOT / "examples" / "profile" / "train_step.pt.trace.json.gz"
+    plan = tmp_path / "p.json"
+    assert run(["plan", str(profile), "--sampler", "random", "--exclude", "gemm", "-o", str(plan)]) == 0
+    from simsample.planfile import Plan
+
+    p = Plan.read(plan)
+    table = simsample.read(profile).to_dataframe()
+    table = table[table["kernel_id"].isin(p.sampled_ids)][["kernel_id", "duration_ns"]]
+    table.to_csv(tmp_path / "v.csv", index=False)
+    capsys.readouterr()
+    assert run(["estimate", "--plan", str(plan), str(tmp_path / "v.csv"), "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    assert cli["plan"]["excluded"]["launches"] > 0
+    assert simsample.estimate(p, pd.read_csv(tmp_path / "v.csv")).to_json() == cli
