@@ -269,6 +269,7 @@ def test_page_blocks_run_as_shown(page: Path, tmp_path: Path):
     blocks = _runnable_blocks(page)
     (tmp_path / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
     namespace: dict = {"__name__": "__doc_block__"}
+    before = _snapshot(ROOT / "examples")
     ran = 0
     for block in blocks:
         if block.skip is not None:
@@ -276,6 +277,22 @@ def test_page_blocks_run_as_shown(page: Path, tmp_path: Path):
         run_block(block, tmp_path, namespace)
         ran += 1
     assert ran, f"{rel}: no block ran"
+    assert _snapshot(ROOT / "examples") == before, f"{rel}: its commands changed the bundled example data"
+    if page in WRITES_INTO_A_FOLDER:
+        stray = sorted(p.name for p in tmp_path.iterdir() if p.name != "examples" and not p.is_dir())
+        assert stray == [], f"{rel}: its commands wrote {stray} where they were run (the repository's root); write into a folder"
+
+
+#: Pages whose commands write only into a folder of their own (tutorial-out/, out/, ...), never
+#: beside the repository's files.
+WRITES_INTO_A_FOLDER = [ROOT / "README.md", ROOT / "docs" / "tutorial.md",
+                        *(ROOT / "docs" / "howto" / f"{name}.md" for name in
+                          ("choose-sampler", "cluster-runs", "pkp", "profile-first", "profile-or-features", "report"))]
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``folder`` with its size and modification time."""
+    return {p.relative_to(folder).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 # The runner's own rules, on small pages.
