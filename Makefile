@@ -28,7 +28,7 @@ demo: setup
 	PATH="$(abspath $(BIN)):$$PATH" bash examples/demo.sh
 	@echo "simsample is installed in $(VENV)/bin; to run it in this shell: . $(VENV)/bin/activate"
 
-# About 10 minutes on 2 cores; its last lines say what was skipped and what would run it.
+# Under 10 minutes on 2 cores; its last lines say what was skipped and what would run it.
 test: setup $(GCL_STAMP)
 	$(BIN)/python -m pytest
 
