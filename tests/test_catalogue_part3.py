@@ -682,3 +682,13 @@ def test_the_stats_csv_read_whole_is_held_to_the_log_limit(runs: Path, tmp_path:
     code, _, err = _in_process(["accelsim", "merge", runs / "run-0001", runs / "run-0002", "--out", out], capsys)
     _one_error(code, err, "SIMSAMPLE_MAX_LOG_BYTES")
     assert not out.exists()
+
+
+def test_a_features_table_whose_extras_name_is_too_long_is_refused_first(work: Path, tmp_path: Path,  # noqa: F811
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A table name of 250 characters fits, its ``.extras.npz`` does not: refused before the scan."""
+    out = tmp_path / "out"
+    out.mkdir()
+    code, _, err = _in_process(["profile", "features", "--sim", "accelsim", work / "t3", "-o", out / ("z" * 242 + ".parquet")], capsys)
+    _one_error(code, err, "name too long")
+    assert ".extras.npz" in err and not any(out.iterdir())

@@ -223,6 +223,22 @@ def _same_or_inside(out: Path, inp: Path) -> bool:
         return False
 
 
+def _check_name_length(out: Path, what: str) -> None:
+    """Refuse, before any work, an output whose name the file system cannot hold (checked against
+    the nearest existing folder's limit, 255 bytes on most file systems)."""
+    parent = out.parent
+    try:
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        limit = os.pathconf(parent, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    size = len(os.fsencode(out.name))
+    if size > limit:
+        shown = out.name if len(out.name) <= 60 else out.name[:28] + "…" + out.name[-28:]
+        raise UserError(f"{shown}: file name too long for the {what} ({size} bytes; this file system takes at most {limit}); choose a shorter name")
+
+
 def check_output_file(output: str | Path, inputs: Sequence[str | Path | None], *, what: str = "output") -> Path:
     """Refuse an output file that is a folder, or that is or lies inside one of ``inputs``.
 
@@ -231,6 +247,7 @@ def check_output_file(output: str | Path, inputs: Sequence[str | Path | None], *
     overwrite it: inputs are never modified.
     """
     out = Path(output)
+    _check_name_length(out, what)
     if out.is_dir():
         raise UserError(f"{out}: is a directory, expected a file name for the {what}")
     for inp in inputs:
