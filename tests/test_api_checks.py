@@ -92,6 +92,9 @@ def test_evaluate_arguments(wl):
     assert "confidence" in _one_line(e)
     with pytest.raises(TypeError, match="workloads"):
         simsample.evaluate([wl, 3], "random", repeats=2)
+    with pytest.raises(FileNotFoundError) as e:
+        simsample.evaluate("no-such-profile.json", "random", repeats=2)
+    assert _one_line(e) == "no-such-profile.json: no such file or directory"
 
 
 def test_estimate_arguments(plan):
