@@ -81,9 +81,10 @@ def load_family(family: str, min_launches: int, cache: Path | None) -> list[tupl
             return store[key]
     out: list[tuple[str, object, np.ndarray | None]] = []
     if family == "trace":
+        from simsample_accelsim.collect import collect_logs
+
         from simsample.sampling.evaluate import truth_by_launch
         from simsample.workload import Workload
-        from simsample_accelsim.collect import collect_logs
 
         for features in sorted(TRACES.glob("*-features.parquet")):
             name = features.name.removesuffix("-features.parquet")

@@ -153,14 +153,14 @@ def test_cli_refuses_in_one_line_and_shows_the_dof(tmp_path):
     (tmp_path / "v.csv").write_text("kernel_id,cycles\n0,100\n1,105\n6,200\n")
     cmd = [sys.executable, "-m", "simsample", "estimate", "--plan", str(tmp_path / "plan.json"), str(tmp_path / "v.csv")]
     env = {"COLUMNS": "200", "PATH": ""}
-    bad = subprocess.run([*cmd, "--confidence", "0.99"], capture_output=True, text=True, env=env)  # asked for
+    bad = subprocess.run([*cmd, "--confidence", "0.99"], capture_output=True, text=True, env=env, check=False)  # asked for
     assert bad.returncode == 1
     assert len(bad.stderr.strip().splitlines()) == 1 and "degrees of freedom" in bad.stderr
     # at the plan's own confidence (not asked): the estimate, and why there is no interval
-    plain = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    plain = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     assert plain.returncode == 0, plain.stderr
     assert "none: 1.0 dof, too few for 99%" in plain.stdout
-    good = subprocess.run([*cmd, "--confidence", "0.8"], capture_output=True, text=True, env=env)
+    good = subprocess.run([*cmd, "--confidence", "0.8"], capture_output=True, text=True, env=env, check=False)
     assert good.returncode == 0, good.stderr
     assert "(t, 1.0 dof)" in good.stdout
 

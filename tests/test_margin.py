@@ -6,14 +6,13 @@ import json
 
 import numpy as np
 import pandas as pd
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simsample.cli import run as cli_run
-from simsample.sampling.estimate import estimate_total
 from simsample.io.loading import load_workload
 from simsample.manager import get_host
+from simsample.sampling.estimate import estimate_total
 from simsample.sampling.pooling import estimator_skewness, skew_sizes
 from simsample.workload import from_records
 from tests.helpers import shared_path

@@ -37,11 +37,11 @@ from typing import Any
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.plugin_base import Sampler
 from simsample.errors import UserError, UserFileNotFoundError
 from simsample.io.files import missing_message
-from simsample.sampling.estimate import UnsupportedConfidence, estimate_total
 from simsample.planfile import Plan
+from simsample.plugin_base import Sampler
+from simsample.sampling.estimate import UnsupportedConfidence, estimate_total
 from simsample.workload import Workload
 
 pd = lazy.load("pandas")
@@ -198,11 +198,8 @@ def read_truth_csv(path: str | Path) -> pd.DataFrame:
     """``kernel_id, value`` per launch from a CSV with those two columns (a header row; other
     columns are ignored); every value must be a finite number and every id appear once."""
     from simsample.errors import FormatError
-    from simsample.io.files import check_input_file
-
+    from simsample.io.files import check_input_file, read_head
     from simsample.io.limits import check_size
-
-    from simsample.io.files import read_head
 
     p = check_input_file(path)
     check_size(p, "log")
@@ -370,7 +367,7 @@ def discover_profiles(paths: Sequence[str | Path], *, format: str | None = None,
     for raw in paths:
         p = Path(raw)
         if not p.exists():
-            raise UserError(missing_message(p))  # a broken link or a loop is named as such
+            raise UserFileNotFoundError(missing_message(p))  # a broken link or a loop is named as such
         if not p.is_dir() or _reader_of(p, format, host) is not None:
             out.append((p, False))
             continue

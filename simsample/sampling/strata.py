@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from simsample.sampling.allocation import allocate, design_variance, z_value
-from simsample.plugin_base import Param, Sampler
 from simsample.errors import UserError
-from simsample.sampling.grouping import GROUPINGS, Grouping, group_launches
 from simsample.planfile import Cluster, Plan
+from simsample.plugin_base import Param, Sampler
+from simsample.sampling.allocation import allocate, design_variance, z_value
 from simsample.sampling.draws import rng
+from simsample.sampling.grouping import GROUPINGS, Grouping, group_launches
 from simsample.workload import Workload
 
 

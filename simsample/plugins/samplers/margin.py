@@ -58,7 +58,12 @@ from typing import Any
 import numpy as np
 
 from simsample.plugins.samplers.root import root_tree
-from simsample.sampling.pooling import regroup, skew_sizes, small_clusters, third_moments
+from simsample.sampling.pooling import (
+    regroup,
+    skew_sizes,
+    small_clusters,
+    third_moments,
+)
 from simsample.sdk import (
     GROUPINGS,
     Param,
