@@ -2,7 +2,9 @@
 parts grow with launches and with warps per launch.
 
 1. End to end, as a user runs it: the CLI on the folder with the default parameters, once with
-   an empty graph cache and once with the cache filled (wall time and peak memory of the process).
+   an empty graph cache and once with the cache filled (wall time and peak memory of the process);
+   with ``--previous-end-to-end``, first with the previous training settings beside the current
+   defaults (wall and CPU seconds; see 3).
 2. Scaling, each point in a fresh process: graph building (reading the chosen warps, building,
    no cache) and training time per epoch, with peak memory, for warps per launch in ``--warps``
    at all launches, and for the first ``--launches`` launches (a list longer than the folder
@@ -62,8 +64,13 @@ def child_peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
-def end_to_end(folder: Path) -> None:
+def end_to_end(folder: Path, previous: bool = False) -> None:
     exe = Path(sys.executable).with_name("simsample")
+    if previous:  # the previous training settings, as version 1 ran them (see PREVIOUS), empty graph cache
+        w, c, g = timed_plan(folder, PREVIOUS, {**os.environ, "OMP_WAIT_POLICY": "ACTIVE"})
+        print(f"  plan, previous settings: {w:7.1f} s wall {c:7.1f} s CPU   {g['training'].get('epochs_run', 40)} epochs, K = {g['k']}")
+        w, c, g = timed_plan(folder, (), {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"})
+        print(f"  plan, current defaults:  {w:7.1f} s wall {c:7.1f} s CPU   {g['training']['epochs_run']} epochs, K = {g['k']}")
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "SIMSAMPLE_CACHE": tmp}
         for label in ("empty cache", "cache filled"):
@@ -143,6 +150,7 @@ def main() -> None:
     ap.add_argument("--no-end-to-end", action="store_true")
     ap.add_argument("--scaling", default="", help="launch counts of synthetic decoder folders, e.g. 10,100,1000")
     ap.add_argument("--previous-max", type=int, default=100, help="largest launch count planned with the previous settings too")
+    ap.add_argument("--previous-end-to-end", action="store_true", help="also plan the folder with the previous settings (slow)")
     args = ap.parse_args()
     if args.scaling:
         scaling([int(x) for x in args.scaling.split(",")], args.previous_max)
@@ -152,7 +160,7 @@ def main() -> None:
     print(f"{args.folder}: {n} launches, {os.cpu_count()} CPUs")
     if not args.no_end_to_end:
         print("end to end (defaults: 16 warps per launch, up to 40 epochs with early stopping):")
-        end_to_end(args.folder)
+        end_to_end(args.folder, args.previous_end_to_end)
     print(f"scaling ({args.epochs} epochs per point; per-epoch time = training / epochs):")
     print(f"  {'launches':>8s} {'warps':>5s} {'nodes':>9s} {'graphs s':>9s} {'s/epoch':>8s} {'peak MB':>8s}")
     rows = [(n, int(w)) for w in args.warps.split(",") if w] + [(int(k), 16) for k in args.launches.split(",") if k and int(k) != n]
