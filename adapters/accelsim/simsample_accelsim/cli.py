@@ -113,7 +113,7 @@ class _EngineOption(click.Option):
 @click.command("features", context_settings=_CTX)
 @click.argument("traces", type=click.Path(path_type=Path))
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Parquet file for the workload with features.")
-@click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Trace files scanned in parallel (processes).")
+@click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Trace files scanned in parallel (threads with the compiled scanner, else processes).")
 @click.option("--engine", cls=_EngineOption, type=click.Choice(["auto", "native", "numpy", "python"]), default="auto", show_default=True)
 @click.option("--no-cache", is_flag=True, help="Rescan every trace (the cache beside OUTPUT is not read or written).")
 @click.option("--config", "configs", multiple=True, type=click.Path(path_type=Path), metavar="FILE",

@@ -20,7 +20,8 @@ Beside the table (``Workload.extras``, saved to ``<output>.extras.npz``):
 
 Results are cached per trace file, keyed by the file's path, size and modification time (and the
 scanner version), in a folder beside the output, so a re-run after adding traces only scans the
-new ones. Files are scanned in parallel processes (``jobs``); xz traces are decompressed on the
+new ones. Files are scanned in parallel (``jobs``: threads with the compiled scanner, which releases the GIL
+while it scans; processes with the others); xz traces are decompressed on the
 fly, never to disk.
 """
 
