@@ -98,7 +98,7 @@ def check_samples(samples: Any, cluster_ids: Sequence[int], item: Mapping[str, A
                 bad = bad & keep
                 if bad.any():
                     i = int(np.argmax(bad))
-                    raise UserError(f"{source}: invalid plan at samples/{i}/{f}: {values[i]!r} {what}")
+                    raise UserError(f"{source}: invalid plan at samples/{i}/{f}: {_shown(col[i])} {what}; make the plan again")
     known = np.asarray(list(cluster_ids), dtype=np.int64)
     cl = samples["cluster"].to_numpy()
     unknown = ~np.isin(cl, known)
@@ -146,6 +146,13 @@ def samples_text(samples: Any, required: Sequence[str], *, indent: str = "    ")
     if n == 0:
         return b""
     return indent.encode() + jc.rows_bytes(_sample_cells(samples, required), n, separator=b",\n" + indent.encode())
+
+
+def _shown(value: Any) -> str:
+    """A value as the user wrote it (``nan``, ``inf``, ``-1.5``, ``12``), never NumPy's repr
+    (``np.float64(nan)``), which names no number a plan file holds."""
+    v = value.item() if isinstance(value, np.generic) else value
+    return repr(v) if isinstance(v, (int, float)) else str(v)
 
 
 def _sample_line(samples: Any, i: int) -> str:

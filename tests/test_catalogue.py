@@ -175,7 +175,7 @@ CASES += [
     C("apply-copy", "apply --sim accelsim --plan {W}/p3.json --traces {W}/t3 --out {O}/sampled --copy", 0, "copied", "sampled"),
     C("apply-wrong-workload", "apply --sim accelsim --plan {W}/va.plan.json --traces {W}/t3 --out {O}/sampled", 1, "make a plan for these inputs"),
     C("apply-dup-samples", "apply --sim accelsim --plan {W}/p3-dup.json --traces {W}/t3 --out {O}/sampled", 1, "samples listed twice"),
-    C("apply-nan-weight", "apply --sim accelsim --plan {W}/p3-nan.json --traces {W}/t3 --out {O}/sampled", 1, "p3-nan.json, sample 0: weight nan"),
+    C("apply-nan-weight", "apply --sim accelsim --plan {W}/p3-nan.json --traces {W}/t3 --out {O}/sampled", 1, "p3-nan.json", "samples/0/weight: nan is not a finite number"),
     C("collect-ok", "collect --sim accelsim --plan {W}/p3.json {W}/run.out -o {O}/results.csv", 0, "kernel", "results.csv"),
     C("collect-json", "collect --sim accelsim {W}/run.out --json", 0, "kernel_id"),
     C("collect-truncated-gz", "collect --sim accelsim {W}/run-cut.out.gz", 1, "run-cut.out.gz"),

@@ -114,6 +114,22 @@ def test_failed_write_leaves_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("weight, shown", [(float("nan"), "nan"), (float("inf"), "inf"), (-2.5, "-2.5")])
+def test_bad_weight_message_shows_the_value_as_written(tmp_path, weight, shown):
+    """A refused weight is named as the plan file holds it, on one line with the field's path
+    (NumPy's repr ``np.float64(nan)`` once leaked into the message)."""
+    _, plan = _plan()
+    doc = json.loads(plan.dumps())
+    doc["samples"][0]["weight"] = weight
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(UserError) as err:
+        Plan.read(path)
+    message = str(err.value)
+    assert "\n" not in message and "np." not in message
+    assert "samples/0/weight" in message and f" {shown} " in message
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.floats(min_value=1e-6, max_value=1e12, allow_nan=False), min_size=1, max_size=20))
 def test_weights_round_trip_exactly(tmp_path_factory, weights):
