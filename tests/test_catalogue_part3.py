@@ -529,11 +529,15 @@ def test_a_kernel_name_of_megabytes_is_cut_in_tables(tmp_path: Path, capsys: pyt
 
 
 def test_a_name_of_blanks_is_cut_before_its_arguments_are_stripped() -> None:
+    from simsample.cli.commands import display_name
     from simsample.cli.tables import kernel_label
 
+    hostile = "k" + " " * (4 << 20) + "x(int) const"
     with _within(60):  # stripping the argument list of 4 MB of blanks backtracked quadratically
-        label = kernel_label("k" + " " * (4 << 20) + "x(int) const")
+        label = kernel_label(hostile)
+        short = display_name(hostile, 48)
     assert len(label) <= 200 and label.startswith("k") and "…" in label
+    assert len(short) <= 48 and short.startswith("k")
 
 
 # --- numbers that cannot be ----------------------------------------------------------------------

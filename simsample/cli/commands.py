@@ -30,9 +30,10 @@ def _console() -> rich_console.Console:
 
 def display_name(name: str, width: int = 72) -> str:
     """A kernel name for a table: argument list dropped, long names cut in the middle."""
+    from simsample.io.limits import shown_name
     from simsample.io.names import strip_args
 
-    short = strip_args(name)
+    short = strip_args(shown_name(name, 4096))  # a name of megabytes: its ends are what shows
     if len(short) <= width:
         return short
     half = (width - 1) // 2
