@@ -155,7 +155,7 @@ def read(
         options["rank"] = rank
     if columns:
         if isinstance(columns, str):
-            from simsample.plugins.readers.generic_csv import parse_columns
+            from simsample.io.csv_columns import parse_columns
 
             columns = parse_columns(columns)
         options["columns"] = dict(columns)

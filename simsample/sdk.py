@@ -57,6 +57,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
         WarpSelection,
     )
     from simsample.hookspecs import hookimpl
+    from simsample.io.csv_columns import CSV_KEYS, CSV_UNITS, parse_columns
     from simsample.io.files import (
         atomic_write_bytes,
         atomic_write_text,
@@ -234,6 +235,9 @@ _PROVISIONAL_NAMES: dict[str, str] = {
     "narrow": "simsample.io.tables",
     "csv_source": "simsample.io.tables",
     "read_csv_table": "simsample.io.tables",
+    "parse_columns": "simsample.io.csv_columns",
+    "CSV_KEYS": "simsample.io.csv_columns",
+    "CSV_UNITS": "simsample.io.csv_columns",
     "numeric_column": "simsample.io.tables",
     "string_column": "simsample.io.tables",
     "to_ns": "simsample.io.tables",
@@ -300,6 +304,8 @@ __all__ = [
     "BINARY_BYTE_SCALE",
     "COMMON_PARAMS",
     "CONTEXT_COLUMN",
+    "CSV_KEYS",
+    "CSV_UNITS",
     "Cluster",
     "FormatError",
     "GROUPINGS",
@@ -402,6 +408,7 @@ __all__ = [
     "read_all",
     "read_bytes_limited",
     "read_csv_table",
+    "parse_columns",
     "read_head",
     "read_text_limited",
     "refuse_control",

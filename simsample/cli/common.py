@@ -60,7 +60,7 @@ def join_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def _store_columns(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
     if value is not None:
-        from simsample.plugins.readers.generic_csv import parse_columns
+        from simsample.io.csv_columns import parse_columns
 
         ctx.meta["simsample.columns"] = parse_columns(value)
 

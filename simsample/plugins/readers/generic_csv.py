@@ -23,45 +23,18 @@ from simsample.sdk import (
     UserError,
     Workload,
     check_int64,
+    CSV_KEYS,
+    CSV_UNITS,
     csv_source,
     from_records,
     hookimpl,
     numeric_column,
+    parse_columns,
     read_csv_table,
     read_head,
     string_column,
     to_ns,
 )
-
-#: nanoseconds per unit of a time column's suffix
-_UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
-_WHOLE = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "stream", "regs", "shmem", "cycles")
-KEYS = ("name", *(f"{t}_{u}" for t in ("duration", "start") for u in _UNITS), *_WHOLE)
-
-
-def parse_columns(text: str) -> dict[str, str]:
-    """``"name=Name,duration_ns=Duration"`` → ``{"name": "Name", "duration_ns": "Duration"}``;
-    an unknown key, a pair without ``=`` or a key given twice is a user error naming it."""
-    out: dict[str, str] = {}
-    for pair in filter(None, (p.strip() for p in text.split(","))):
-        key, sep, col = pair.partition("=")
-        key, col = key.strip(), col.strip()
-        if not sep or not key or not col:
-            raise UserError(f"--columns {pair!r}: expected KEY=COLUMN, such as name=Name,duration_ns=Duration")
-        if key not in KEYS:
-            raise UserError(f"--columns {pair!r}: unknown key {key!r} (known: {', '.join(KEYS)})")
-        if key in out:
-            raise UserError(f"--columns: {key!r} is given twice")
-        out[key] = col
-    if "name" not in out:
-        raise UserError("--columns: name=COLUMN is required (the column with kernel names)")
-    times = [k for k in out if k.startswith("duration_")]
-    if len(times) > 1 or len([k for k in out if k.startswith("start_")]) > 1:
-        raise UserError("--columns: give one duration_UNIT and at most one start_UNIT")
-    if not times and "cycles" not in out:
-        raise UserError("--columns: a duration (duration_ns, duration_us, duration_ms or duration_s) or cycles column is required")
-    return out
-
 
 class GenericCsvReader(Reader):
     name = "csv"
@@ -110,7 +83,7 @@ def read_generic_csv(path: Path, mapping: Mapping[str, str]) -> Workload:
         vals = numeric_column(table, raw[col], path=path, first_line=first, allow_null=False, thousands=False, label=col)
         if key.startswith(("duration_", "start_")):
             what, unit = key.split("_")
-            scale = _UNITS[unit]
+            scale = CSV_UNITS[unit]
             check_int64(vals, path=path, column=col, first_line=first, scale=scale)
             if what == "duration" and (vals < 0).any():
                 i = int(np.flatnonzero(vals < 0)[0])
