@@ -111,11 +111,14 @@ def float_text(values: np.ndarray) -> np.ndarray:
 def string_text(values: Sequence[str] | np.ndarray) -> np.ndarray:
     """JSON string literals (quoted, escaped as ``json.dumps(..., ensure_ascii=False)`` does), UTF-8,
     as an ``(n, width)`` byte matrix; computed once per distinct string."""
-    arr = np.asarray(values, dtype=object)
-    if arr.size == 0:
+    # Distinct strings by a dict, not np.unique over NumPy's fixed-width str type: that type drops
+    # trailing NULs, so a name ending in "\x00" was written as another name.
+    items = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    if not items:
         return np.zeros((0, 2), dtype=np.uint8)
-    uniq, inverse = np.unique(arr.astype(str), return_inverse=True)
-    return _bytes_matrix([json.dumps(s, ensure_ascii=False).encode() for s in uniq.tolist()])[inverse.ravel()]
+    index: dict[str, int] = {}
+    inverse = np.fromiter((index.setdefault(str(s), len(index)) for s in items), dtype=np.int64, count=len(items))
+    return _bytes_matrix([json.dumps(s, ensure_ascii=False).encode() for s in index])[inverse]
 
 
 def literal(text: bytes, n: int) -> np.ndarray:
