@@ -36,7 +36,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import SHARED_DATA
-from tests.test_catalogue import NV, work  # noqa: F401  (work: the shared inputs)
+from tests.test_catalogue import NV, work
 
 pytestmark = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="../shared/data is not available")
 
@@ -87,7 +87,7 @@ WRITERS: dict[str, list[str]] = {
 }
 
 
-def _argv(name: str, work: Path, output: Path, dev: Path) -> list[str]:  # noqa: F811
+def _argv(name: str, work: Path, output: Path, dev: Path) -> list[str]:
     return [a.format(W=work, o=output, dev=dev) for a in WRITERS[name]]
 
 
@@ -109,7 +109,7 @@ def _char_devices(tmp_path: Path) -> list[Path]:
 
 
 @pytest.mark.parametrize("name", sorted(WRITERS))
-def test_output_to_a_character_device_is_written_through(name: str, work: Path, device_config: Path, tmp_path: Path,  # noqa: F811
+def test_output_to_a_character_device_is_written_through(name: str, work: Path, device_config: Path, tmp_path: Path,
                                                          capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """``-o /dev/null`` must never replace the device with a regular file (as root, that broke every
     later program writing to /dev/null), change its mode, or put anything beside it."""
@@ -139,7 +139,7 @@ def _reader(path: Path, into: list[bytes]) -> threading.Thread:
 
 
 @pytest.mark.parametrize("name", ["plan", "report", "collect", "select"])
-def test_output_to_a_named_pipe_is_written_through(name: str, work: Path, device_config: Path, tmp_path: Path,  # noqa: F811
+def test_output_to_a_named_pipe_is_written_through(name: str, work: Path, device_config: Path, tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
@@ -202,7 +202,7 @@ def test_output_through_a_link_keeps_the_link(tmp_path: Path, capsys: pytest.Cap
     assert link.is_symlink() and json.loads(real.read_text())["samples"]
 
 
-def test_partial_log_removal_never_removes_a_device(work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+def test_partial_log_removal_never_removes_a_device(work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``run -o DEVICE`` with a simulator that cannot start: the 'partial log' is not unlinked."""
     devs = _char_devices(tmp_path)
     exe = tmp_path / "accel-sim.out"
@@ -278,9 +278,8 @@ FOLDER_WRITERS: dict[str, list[str]] = {
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tests.test_profile_first import process_folder, runs_of
-
     from simsample.cli import run
+    from tests.test_profile_first import process_folder, runs_of
 
     base = tmp_path_factory.mktemp("runs")
     full, _ = process_folder(base, 12)
@@ -291,7 +290,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base / "runs"
 
 
-def _writer_argv(name: str, work: Path, out: Path, dev: Path, runs: Path) -> list[str]:  # noqa: F811
+def _writer_argv(name: str, work: Path, out: Path, dev: Path, runs: Path) -> list[str]:
     spec = WRITERS.get(name) or FOLDER_WRITERS[name]
     return [a.format(W=work, o=out, dev=dev, runs=runs) for a in spec]
 
@@ -300,7 +299,7 @@ ALL_WRITERS = sorted(WRITERS) + sorted(FOLDER_WRITERS)
 
 
 @pytest.mark.parametrize("name", ALL_WRITERS)
-def test_a_name_too_long_is_one_line(name: str, work: Path, device_config: Path, runs: Path, tmp_path: Path,  # noqa: F811
+def test_a_name_too_long_is_one_line(name: str, work: Path, device_config: Path, runs: Path, tmp_path: Path,
                                      capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "out"
     out.mkdir()
@@ -314,7 +313,7 @@ def test_a_name_too_long_is_one_line(name: str, work: Path, device_config: Path,
 
 
 @pytest.mark.parametrize("name, length", [("plan", 250), ("features-accelsim", 240), ("apply-copy", 245), ("merge", 245)])
-def test_a_long_but_valid_name_is_written(name: str, length: int, work: Path, device_config: Path, runs: Path, tmp_path: Path,  # noqa: F811
+def test_a_long_but_valid_name_is_written(name: str, length: int, work: Path, device_config: Path, runs: Path, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     """Names up to 255 characters are valid (a features table's allows for the ``.extras.npz`` beside
     it): the temporaries beside them must not fail for their own, longer names."""
@@ -340,7 +339,7 @@ SIZE_LIMIT = 100
 
 
 @pytest.mark.parametrize("name", ALL_WRITERS)
-def test_a_file_size_limit_is_one_line_and_leaves_nothing(name: str, work: Path, device_config: Path, runs: Path,  # noqa: F811
+def test_a_file_size_limit_is_one_line_and_leaves_nothing(name: str, work: Path, device_config: Path, runs: Path,
                                                           tmp_path: Path) -> None:
     """EFBIG (``ulimit -f``, or a file system's largest file) while an output is written: one line,
     exit 1, no output, no temporary, no extras or cache beside it."""
@@ -357,7 +356,7 @@ def test_a_file_size_limit_is_one_line_and_leaves_nothing(name: str, work: Path,
     assert not any(temp.iterdir()), sorted(p.name for p in temp.iterdir())
 
 
-def test_features_leave_no_extras_when_the_table_fails(work: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_features_leave_no_extras_when_the_table_fails(work: Path, tmp_path: Path) -> None:
     """The table is written before its extras: a table that cannot be written leaves no
     ``.extras.npz`` (nor a cache) behind."""
     out = tmp_path / "out"
@@ -383,7 +382,7 @@ def test_write_errors_are_named_for_what_the_user_can_do() -> None:
 
 # --- limits as a user sets them ----------------------------------------------------------------
 @pytest.mark.parametrize("value", ["64G", "1T", "1024T"])
-def test_a_raised_limit_reads_a_small_file_at_once(value: str, work: Path, capsys: pytest.CaptureFixture[str],  # noqa: F811
+def test_a_raised_limit_reads_a_small_file_at_once(value: str, work: Path, capsys: pytest.CaptureFixture[str],
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Raising a limit as docs/limits.md says must not make reading allocate the limit."""
     monkeypatch.setenv("SIMSAMPLE_MAX_DOCUMENT_BYTES", value)
@@ -398,7 +397,7 @@ def test_a_raised_limit_reads_a_small_file_at_once(value: str, work: Path, capsy
     ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "100000000000000000000000T"), ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "1" + "0" * 400),
     ("SIMSAMPLE_MAX_LOG_BYTES", "2E"), ("SIMSAMPLE_MAX_UNPACK_MEMBERS", "3.5"), ("SIMSAMPLE_MAX_COMPRESSION_RATIO", "1e-3"),
 ])
-def test_a_limit_that_means_nothing_is_refused(env: str, value: str, work: Path, capsys: pytest.CaptureFixture[str],  # noqa: F811
+def test_a_limit_that_means_nothing_is_refused(env: str, value: str, work: Path, capsys: pytest.CaptureFixture[str],
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A value that rounds to 0 would silently mean 'no limit'; a huge one overflowed; both are
     refused in one line naming the variable and what it takes."""
@@ -421,13 +420,14 @@ def test_every_limit_in_the_code_is_documented() -> None:
     docs/limits.md; every fixed limit is in its table, with the value the code uses."""
     import re
 
+    from simsample_accelsim import traceg, tracerstats
+
     from simsample import arguments
     from simsample.errors import MESSAGE_LIMIT
     from simsample.io import join, kineto_steps, nsys_steps
     from simsample.io.limits import FIXED, LIMITS
     from simsample.pkp import monitor
     from simsample.sampling import estimate, filters
-    from simsample_accelsim import traceg, tracerstats
 
     root = Path(__file__).resolve().parents[1]
     doc = (root / "docs" / "limits.md").read_text()
@@ -542,7 +542,7 @@ def test_a_name_of_blanks_is_cut_before_its_arguments_are_stripped() -> None:
 
 # --- numbers that cannot be ----------------------------------------------------------------------
 @pytest.mark.parametrize("value", ["1.7e308", "1e200", "-1.7e308"])
-def test_sums_that_overflow_are_refused(value: str, work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+def test_sums_that_overflow_are_refused(value: str, work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Values whose weighted sum (or its variance) overflows gave an estimate of inf (null in
     --json), exit 0 and numpy's warnings."""
     import warnings
@@ -559,7 +559,7 @@ def test_sums_that_overflow_are_refused(value: str, work: Path, tmp_path: Path, 
         assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
 
 
-def test_a_truth_that_overflows_is_refused(work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+def test_a_truth_that_overflows_is_refused(work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import warnings
 
     launches = json.loads((work / "va.plan.json").read_text())["workload"]["launches"]
@@ -608,7 +608,7 @@ EVALUATION_EDITS = {
 
 
 @pytest.fixture(scope="module")
-def report_docs(work: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: F811
+def report_docs(work: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An estimate and an evaluation of the catalogue's plan, as simsample writes them."""
     import io
 
@@ -630,7 +630,7 @@ def report_docs(work: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:  
 
 
 @pytest.mark.parametrize("case", sorted(ESTIMATE_EDITS) + sorted(EVALUATION_EDITS))
-def test_report_refuses_numbers_that_cannot_be(case: str, work: Path, report_docs: Path, tmp_path: Path,  # noqa: F811
+def test_report_refuses_numbers_that_cannot_be(case: str, work: Path, report_docs: Path, tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     """A hand-edited estimate or evaluation: one line naming the field, no report drawn from it."""
     estimate = case in ESTIMATE_EDITS
@@ -643,7 +643,7 @@ def test_report_refuses_numbers_that_cannot_be(case: str, work: Path, report_doc
     assert not any(out.iterdir())
 
 
-def test_report_takes_the_documents_as_written(work: Path, report_docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+def test_report_takes_the_documents_as_written(work: Path, report_docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The checks refuse nothing simsample writes itself."""
     code, _, err = _in_process(["report", work / "va.plan.json", "--estimate", report_docs / "est.json", "--evaluate", report_docs / "ev.json",
                                 "-o", tmp_path / "r.html"], capsys)
@@ -653,7 +653,7 @@ def test_report_takes_the_documents_as_written(work: Path, report_docs: Path, tm
 @pytest.mark.parametrize("option, value", [("--warmup-budget", "nan"), ("--warmup-budget", "inf"), ("--warmup-budget", "-0.5"),
                                            ("--warmup-reach", "nan"), ("--warmup-reach", "inf"), ("--warmup-reach", "-1")])
 @pytest.mark.parametrize("sim", ["accelsim", "macsim"])
-def test_warmup_options_that_are_not_finite_are_refused(sim: str, option: str, value: str, work: Path, tmp_path: Path,  # noqa: F811
+def test_warmup_options_that_are_not_finite_are_refused(sim: str, option: str, value: str, work: Path, tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     if sim == "macsim" and option == "--warmup-reach":
         pytest.skip("MacSim has no --warmup-reach")
@@ -667,7 +667,7 @@ def test_warmup_options_that_are_not_finite_are_refused(sim: str, option: str, v
 
 
 @pytest.mark.parametrize("name", sorted(FOLDER_WRITERS))
-def test_a_folder_output_on_a_device_is_refused(name: str, work: Path, device_config: Path, runs: Path, tmp_path: Path,  # noqa: F811
+def test_a_folder_output_on_a_device_is_refused(name: str, work: Path, device_config: Path, runs: Path, tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """``--out /dev/null`` for a command that writes a folder: refused, the device as it was (a
     folder is renamed into place, which would replace whatever the path is)."""
@@ -688,7 +688,7 @@ def test_the_stats_csv_read_whole_is_held_to_the_log_limit(runs: Path, tmp_path:
     assert not out.exists()
 
 
-def test_a_features_table_whose_extras_name_is_too_long_is_refused_first(work: Path, tmp_path: Path,  # noqa: F811
+def test_a_features_table_whose_extras_name_is_too_long_is_refused_first(work: Path, tmp_path: Path,
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
     """A table name of 250 characters fits, its ``.extras.npz`` does not: refused before the scan."""
     out = tmp_path / "out"

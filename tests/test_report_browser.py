@@ -12,7 +12,14 @@ import re
 import pytest
 
 from simsample.cli import run
-from tests.browser import SVG_BOXES_JS, chromium, console_errors, find_chromium, full_page_screenshot, open_page
+from tests.browser import (
+    SVG_BOXES_JS,
+    chromium,
+    console_errors,
+    find_chromium,
+    full_page_screenshot,
+    open_page,
+)
 from tests.report_inputs import make_inputs, report_argv
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO
 
 from simsample.errors import FormatError, UserError, UserFileNotFoundError
-from simsample.io.kinds import special_file  # noqa: F401  (re-exported: the SDK names it here)
+from simsample.io.kinds import special_file  # also re-exported: the SDK names it here
 
 try:
     from isal import igzip as gzip

@@ -11,7 +11,6 @@ profile (demangled names) and a simulator trace (mangled names) of the same run 
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 _OPEN = "([<{"
@@ -26,8 +25,15 @@ def strip_args(name: str) -> str:
     a name without a trailing group is returned stripped of surrounding blanks.
     """
     s = name.rstrip()
-    # cv / ref qualifiers of member functions: "f(int) const", "f() &&"
-    s = re.sub(r"(\s*(const|volatile|&&|&))+$", "", s)
+    # cv / ref qualifiers of member functions: "f(int) const", "f() &&" (stripped in a loop, not by
+    # a regular expression anchored at the end, which backtracked quadratically over long blanks)
+    while True:
+        for q in ("const", "volatile", "&&", "&"):
+            if s.endswith(q):
+                s = s[: -len(q)].rstrip()
+                break
+        else:
+            break
     if not s.endswith(")"):
         return name.strip()
     depth = 0

@@ -51,7 +51,12 @@ def report_cmd(
     """
     from simsample.io.files import atomic_write_text, check_output_file
     from simsample.planfile import Plan
-    from simsample.report.inputs import check_estimate_plan, check_evaluation_plan, read_estimate, read_evaluation
+    from simsample.report.inputs import (
+        check_estimate_plan,
+        check_evaluation_plan,
+        read_estimate,
+        read_evaluation,
+    )
 
     check_output_file(output, [plan_path, estimate_path, *evaluate_paths, *profile_paths], what="report")
     plan = Plan.read(plan_path)

@@ -19,13 +19,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402  (after matplotlib.use)
 
 #: sampled launches marked on one distribution at most (evenly thinned beyond)
 MAX_MARKS = 400
