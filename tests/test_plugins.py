@@ -195,8 +195,8 @@ def example_dist(tmp_path_factory):
 
 def test_example_plugin_works_from_the_command_line(example_dist, tmp_path):
     """Installed, the example's sampler, reader and adapter are found through the entry point and
-    take the same path as the built-in ones: plan and estimate on the command line, apply through
-    the API (the adapter has no click commands of its own), the ratio estimated as a ratio."""
+    take the same path as the built-in ones: plan, apply (the host's generic command, built from the
+    adapter's declared options) and estimate, the ratio estimated as a ratio."""
     data = ROOT / "examples" / "plugin-example" / "tests" / "data"
     proc = _simsample(["plugins", "--json"], example_dist)
     assert proc.returncode == 0, proc.stderr
@@ -208,9 +208,7 @@ def test_example_plugin_works_from_the_command_line(example_dist, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert Plan.read(plan).sampler["name"] == "every-nth" and len(Plan.read(plan).samples) == 10
     out = tmp_path / "sampled"
-    apply = f"import simsample; simsample.apply({str(plan)!r}, {str(data / 'run-traces')!r}, {str(out)!r}, sim='listsim')"
-    proc = subprocess.run([sys.executable, "-c", apply], capture_output=True, text=True, check=False,
-                          env={**os.environ, "PYTHONPATH": str(example_dist) + os.pathsep + os.environ.get("PYTHONPATH", "")})
+    proc = _simsample(["apply", "--sim", "listsim", "--plan", str(plan), "--traces", str(data / "run-traces"), "--out", str(out)], example_dist)
     assert proc.returncode == 0, proc.stderr
     assert len([ln for ln in (out / "launches.txt").read_text().splitlines() if not ln.startswith("#")]) == 10
     proc = _simsample(["estimate", "--sim", "listsim", "--plan", str(plan), str(data / "run-full.out"), "--json"], example_dist)
