@@ -602,6 +602,8 @@ EVALUATION_EDITS = {
     "workload-error-lots": (lambda d: d["workloads"][0].update(error_mean_pct="lots"), 'workloads[0].error_mean_pct is "lots"'),
     "speedup-negative": (lambda d: d["workloads"][0].update(speedup_hmean=-2), "speedup_hmean is -2"),
     "speedup-nan": (lambda d: d["suite"].update(speedup_hmean=float("nan")), "suite.speedup_hmean is NaN"),
+    "speedup-1.7e308": (lambda d: d["workloads"][0].update(speedup_hmean=1.7e308), "workloads[0].speedup_hmean is 1.7e+308"),
+    "speedup-tiny": (lambda d: d["suite"].update(speedup_hmean=0), "suite.speedup_hmean is 0"),
     "half-width-bool": (lambda d: d["suite"].update(half_width_median_pct=True), "half_width_median_pct is true"),
     "params-confidence-7": (lambda d: d["workloads"][0]["params"].update(confidence=7), "params.confidence is 7"),
 }

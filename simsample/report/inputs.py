@@ -48,7 +48,7 @@ def _number(path: Path, where: str, value: Any, *, lo: float | None = None, hi: 
         kind = "a whole number" if whole else "a finite number"
         bounds = ""
         if lo is not None and hi is not None:
-            bounds = f" {'above' if above else 'from'} {lo:g} {'and below' if below else 'to'} {hi:g}"
+            bounds = f" {'above' if above else 'from'} {lo:g} {'and below' if below else 'up to'} {hi:g}"
         elif lo is not None:
             bounds = f" {'above' if above else 'of at least'} {lo:g}"
         shown = json.dumps(value) if isinstance(value, (int, float, str, bool)) else type(value).__name__
@@ -93,15 +93,19 @@ def read_estimate(path: Path) -> dict[str, Any]:
     return doc
 
 
+#: the largest error, speedup or count an evaluation may report: no workload runs 10^30 times its
+#: sample or holds 10^30 launches (an edited file's 1.7e308 also broke the charts' scales)
+EVALUATION_MAX = 1e30
+
 #: the numbers of an evaluation's workload and suite entries: (field, range keywords of :func:`_number`)
 _EVALUATION_NUMBERS: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("error_mean_pct", {"lo": 0}),
-    ("error_max_pct", {"lo": 0}),
-    ("speedup_hmean", {"lo": 0, "above": True}),
-    ("sampled_launches_mean", {"lo": 0}),
+    ("error_mean_pct", {"lo": 0, "hi": EVALUATION_MAX}),
+    ("error_max_pct", {"lo": 0, "hi": EVALUATION_MAX}),
+    ("speedup_hmean", {"lo": 0, "above": True, "hi": EVALUATION_MAX}),
+    ("sampled_launches_mean", {"lo": 0, "hi": EVALUATION_MAX}),
     ("coverage", {"lo": 0, "hi": 1}),
-    ("half_width_median_pct", {"lo": 0}),
-    ("launches", {"lo": 0, "whole": True}),
+    ("half_width_median_pct", {"lo": 0, "hi": EVALUATION_MAX}),
+    ("launches", {"lo": 0, "whole": True, "hi": EVALUATION_MAX}),
 )
 
 

@@ -234,7 +234,7 @@ def error_vs_speedup(curves: Sequence[Curve], *, plan: PlanPoint | None = None) 
         ax.set_xscale("log")
         _plain_log_ticks(ax.xaxis)
         speeds = [x for x, _, _, _ in labelled]
-        if speeds:
+        if speeds and 1e-250 < min(speeds) and max(speeds) < 1e250:  # (an edited file's extremes: matplotlib's own limits)
             ax.set_xlim(min(speeds) / 1.5, max(speeds) * 1.5)  # room for the labels left and right of the points
         positive = [e for e in errors if e > 0]
         if positive and len(positive) == len(errors):
@@ -244,7 +244,7 @@ def error_vs_speedup(curves: Sequence[Curve], *, plan: PlanPoint | None = None) 
             ax.set_yscale("symlog", linthresh=min(positive), linscale=0.5)
         if errors:
             lo_e, hi_e = min(errors), max(errors)
-            if ax.get_yscale() == "log":
+            if ax.get_yscale() == "log" and 1e-250 < lo_e and hi_e < 1e250:
                 ax.set_ylim(lo_e / 1.6, hi_e * 1.6)  # room for the labels above and below the points
         _label_points(fig, ax, labelled)
         marked = ""
