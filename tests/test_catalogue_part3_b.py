@@ -441,6 +441,48 @@ def test_a_trace_header_id_beyond_int64_is_refused(tmp_path, capsys):
     assert not (tmp_path / "o").exists() and not (tmp_path / "g.parquet").exists()
 
 
+def test_a_stats_line_with_a_kernel_number_of_thousands_of_digits_is_one_line(tmp_path):
+    """The tracer's stats.csv once had its ``kernel-N.trace`` numbers converted without a bound:
+    5,000 digits was Python's ValueError (a traceback); now it is a refusal naming the file and line,
+    from the whole-file reader, the filtered reader and the tail reader alike."""
+    from simsample_accelsim.tracerstats import (
+        STATS_HEADER,
+        parse_stats_lines,
+        read_stats,
+        read_stats_tail,
+        stats_line,
+    )
+
+    p = tmp_path / "stats.csv"
+    good = stats_line(1, "k", (1, 1, 1), (32, 1, 1), 10)
+    for number in ("9" * 5000, str(10**20)):
+        p.write_text(STATS_HEADER + "\n" + good + "\n" + good.replace("kernel-1.", f"kernel-{number}.", 1) + "\n")
+        readers = [lambda: read_stats(p), lambda: read_stats_tail(p, 2), lambda: parse_stats_lines(p, p.read_text().splitlines())]
+        if len(number) > 40:  # a filtered read skips the launches it does not want, unless their number is no launch number
+            readers.append(lambda: read_stats(p, only={1}))
+        for read in readers:
+            with pytest.raises(UserError) as err:
+                read()
+            text = str(err.value)
+            assert "stats.csv" in text and "kernel number" in text and "\n" not in text and len(text) < 300, text
+    assert list(read_stats(p, only={1})) == [1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="kernel-.trace0123456789, _abc\u0663\u00b2-+", max_size=80), max_size=5))
+def test_any_stats_lines_parse_or_are_refused_in_one_line(lines):
+    """Whatever a stats.csv line holds, the parser gives rows or a one-line FormatError: never
+    another exception."""
+    from simsample_accelsim.tracerstats import parse_stats_lines
+
+    try:
+        rows = parse_stats_lines(Path("stats.csv"), lines)
+    except UserError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert all(isinstance(n, int) and 0 <= n < 2**63 for n in rows)
+
+
 def test_gpgpusim_options_beyond_their_integers_are_refused(tmp_path, capsys):
     full, _ = process_folder(tmp_path)
     cfg = tmp_path / "gpgpusim.config"

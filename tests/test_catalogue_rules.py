@@ -15,8 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simsample.errors import FormatError, UserError
+from simsample.io.csv_columns import CSV_KEYS as KEYS
+from simsample.io.csv_columns import parse_columns
 from simsample.io.files import check_output_file, temporary_cache
-from simsample.plugins.readers.generic_csv import KEYS, parse_columns
 from simsample.io.tables import check_int64
 
 

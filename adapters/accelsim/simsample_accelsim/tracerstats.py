@@ -21,7 +21,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from simsample.sdk import FormatError
+from simsample.sdk import FormatError, UserError, parse_int
 
 STATS_FILE = "stats.csv"
 _FILE = re.compile(r"^kernel-(\d+)\.trace(?:g)?(?:\.xz)?$")
@@ -90,7 +90,8 @@ def read_stats(path: str | Path, only: Collection[int] | None = None) -> dict[in
             line = line.rstrip("\r\n")
             if want is not None and line.startswith("kernel-"):
                 dot = line.find(".", 7)
-                if dot > 7 and line[7:dot].isdigit() and int(line[7:dot]) not in want:
+                digits = line[7:dot]  # a number too long to be a launch is left to the parser's refusal
+                if 7 < dot <= 47 and digits.isascii() and digits.isdigit() and int(digits) not in want:
                     continue
             out.update(parse_stats_lines(p, [line], first_line=number))
     except OSError as e:
@@ -152,10 +153,14 @@ def parse_stats_lines(p: Path, lines: list[str], first_line: int | None = 1) -> 
             raise FormatError(p, f"{line[:80]!r} is not a tracer stats line (kernel-N.trace, name, grid, blocks, block, threads, insts)",
                               line=number if first_line else None)
         name = ",".join(parts[1:-tail])  # a name with commas is rejoined
-        try:
-            gx, gy, gz, _blocks, bx, by, bz, _threads = (int(x) for x in parts[-tail:][:8])
-            insts = int(parts[-2]) if complete else None
-        except ValueError:
-            raise FormatError(p, f"{line[:80]!r}: launch dimensions are not integers", line=number if first_line else None) from None
-        out[int(m.group(1))] = StatsRow(int(m.group(1)), name, (gx, gy, gz), (bx, by, bz), insts, line)
+        where = number if first_line else None
+        if not all(x.isascii() and x.lstrip("+-").isdigit() for x in parts[-tail:][:8]):
+            raise FormatError(p, f"{line[:80]!r}: launch dimensions are not integers", line=where)
+        try:  # bounded: a number of thousands of digits is refused by its length, not converted
+            launch = parse_int(m.group(1), "kernel number")
+            gx, gy, gz, _blocks, bx, by, bz, _threads = (parse_int(x, "launch dimension") for x in parts[-tail:][:8])
+            insts = parse_int(parts[-2], "total_insts") if complete else None
+        except UserError as exc:
+            raise FormatError(p, str(exc), line=where) from None
+        out[launch] = StatsRow(launch, name, (gx, gy, gz), (bx, by, bz), insts, line)
     return out
