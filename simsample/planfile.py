@@ -408,6 +408,10 @@ class Plan:
             raise FormatError(p, f"not valid JSON: {exc.msg}", line=exc.lineno) from exc
         except RecursionError:
             raise FormatError(p, "JSON nested too deeply to be a plan; give a plan written by 'simsample plan'") from None
+        bad = _first_non_finite(doc)
+        if bad is not None:
+            raise FormatError(p, f"invalid plan at {bad[0]}: {bad[1]} is not a finite number (simsample never writes NaN or infinity: "
+                                 "edited by hand?); make the plan again with 'simsample plan'")
         plan = cls.from_json(doc, source=str(p))
         if plan.samples.empty:  # nothing to apply, run or estimate: every later step would say less
             raise FormatError(p, "the plan has no samples ('samples': []); make a new plan with 'simsample plan'")
@@ -425,6 +429,20 @@ def _decode(data: bytes) -> Any:
         return msgspec.json.decode(data)
     except Exception:  # noqa: BLE001 - any refusal: json.loads decides, and names the problem
         return json.loads(data)
+
+
+def _first_non_finite(doc: Any, where: str = "") -> tuple[str, float] | None:
+    """Where ``doc`` holds ``NaN`` or an infinity, and the value: JSON readers take them,
+    simsample never writes them (``allow_nan=False``), so a plan holding one was edited, and its
+    numbers cannot be used (a cluster's NaN mean was drawn as a NaN share)."""
+    if isinstance(doc, float):
+        return None if math.isfinite(doc) else (where, doc)
+    items = doc.items() if isinstance(doc, Mapping) else enumerate(doc) if isinstance(doc, list) else ()
+    for k, v in items:
+        found = _first_non_finite(v, f"{where}/{k}" if where else str(k))
+        if found is not None:
+            return found
+    return None
 
 
 def _columns_of(doc: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:

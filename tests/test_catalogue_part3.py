@@ -698,3 +698,22 @@ def test_a_features_table_whose_extras_name_is_too_long_is_refused_first(work: P
     code, _, err = _in_process(["profile", "features", "--sim", "accelsim", work / "t3", "-o", out / ("z" * 242 + ".parquet")], capsys)
     _one_error(code, err, "name too long")
     assert ".extras.npz" in err and not any(out.iterdir())
+
+
+@pytest.mark.parametrize("where", ["cluster-mean", "cluster-total", "prediction-speedup"])
+def test_a_plan_holding_nan_or_infinity_is_refused(where: str, work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    """simsample never writes NaN or Infinity into a plan (JSON readers take them): a plan holding
+    one was edited, and the report drew a NaN share from it."""
+    def edit(d):
+        if where == "cluster-mean":
+            d["clusters"][0]["stats"]["mean"] = float("nan")
+        elif where == "cluster-total":
+            d["clusters"][0]["stats"]["total"] = float("inf")
+        else:
+            d["prediction"]["speedup"] = float("-inf")
+
+    plan = _edited(work / "va.plan.json", tmp_path / "plan.json", edit)
+    for argv in (["report", plan, "-o", tmp_path / "r.html"], ["estimate", "--plan", plan, work / "values.csv"]):
+        code, _, err = _in_process(argv, capsys)
+        _one_error(code, err, "is not a finite number")
+    assert not (tmp_path / "r.html").exists()
