@@ -717,3 +717,20 @@ def test_a_plan_holding_nan_or_infinity_is_refused(where: str, work: Path, tmp_p
         code, _, err = _in_process(argv, capsys)
         _one_error(code, err, "is not a finite number")
     assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.parametrize("name", ["nsys-sqlite-xz", "kineto-tar"])
+def test_a_full_temporary_folder_is_not_a_damaged_input(name: str, work: Path, tmp_path: Path) -> None:  # noqa: F811
+    """Unpacking or decompressing an input into a temporary folder that fills up (here a file size
+    limit) said "truncated or corrupt compressed file": it is the temporary folder's, and says so."""
+    src = (SHARED_DATA / "profiles/nsys-sqlite/pipit-cloverleaf/perlmutter-cloverleaf-cuda.sqlite.xz" if name == "nsys-sqlite-xz"
+           else work / "ranks.tar.gz")
+    if not src.exists():
+        pytest.skip(f"no {src.name}")
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    p = subprocess.run(_console("profile", "info", str(src)), capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "TMPDIR": str(temp)}, preexec_fn=_limited(1 << 16), check=False)
+    _one_error(p.returncode, p.stderr, "temporary folder")
+    assert "TMPDIR" in p.stderr and "corrupt" not in p.stderr and "unreadable" not in p.stderr
+    assert not any(temp.iterdir())

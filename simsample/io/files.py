@@ -179,6 +179,9 @@ def decompressed_copy(path: str | Path, suffix: str = "") -> Iterator[Path]:
             with open_binary(p) as src, open(out, "wb") as dst:
                 copy_bounded(src, dst, p, p.stat().st_size)
         except DECOMPRESSION_ERRORS as exc:
+            if temporary_full(exc):  # the temporary folder's disk, not the archive
+                raise UserError(f"{p}: cannot decompress it into the temporary folder {tmp} ({temporary_full(exc)}); "
+                                "set TMPDIR to a folder with more room") from None
             raise FormatError(p, f"truncated or corrupt compressed file ({exc})") from exc
         yield out
 
@@ -334,6 +337,15 @@ def _stdout_fails(exc: BaseException | None = None) -> bool:
     except Exception:
         return False
     return False
+
+
+def temporary_full(exc: BaseException) -> str | None:
+    """Why a write to the temporary folder failed, when a full disk, a quota or a file size limit
+    caused it (``"no space left on the device"``), else None: such a failure while unpacking or
+    decompressing an input is the temporary folder's, not a damaged input's."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return WRITE_ERRNOS[exc.errno].split(";")[0]
+    return None
 
 
 def remove_partial(path: str | Path) -> None:

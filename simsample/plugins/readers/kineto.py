@@ -206,6 +206,11 @@ def _unpack_traces(path: Path, dest: Path) -> list[tuple[Path, str]]:
                 out.append((target, m.name))
             return out
     except (tarfile.TarError, EOFError, OSError, *DECOMPRESSION_ERRORS) as exc:
+        from simsample.io.files import temporary_full
+
+        if temporary_full(exc):  # the temporary folder's disk full (or a size limit), not the archive
+            raise UserError(f"{path}: cannot unpack it into the temporary folder {dest} ({temporary_full(exc)}); "
+                            "set TMPDIR to a folder with more room") from None
         raise FormatError(path, f"unreadable tar archive ({exc}); check that the archive is complete") from None
 
 
