@@ -19,6 +19,10 @@ if TYPE_CHECKING:
 
 #: the seeds a plan records (numpy's generators take up to 2**32 - 1 as the CLI's --seed does)
 MAX_SEED = 2**32 - 1
+#: the plans ``evaluate`` makes per workload and setting (``--repeat``, ``repeats=``): far more than
+#: coverage needs (10^4 repeats give it to +-0.5%), far fewer than a typo like 10^23 that would run
+#: until killed (docs/limits.md)
+MAX_REPEATS = 100_000
 
 
 def check_seed(seed: Any) -> int:
@@ -136,6 +140,8 @@ def check_evaluate_args(
             raise UserTypeError(f"{name}: expected a whole number of at least 1, got {type(value).__name__} {value!r}")
         if value < 1:
             raise UserValueError(f"{name} {value}: must be at least 1")
+    if repeats > MAX_REPEATS:
+        raise UserValueError(f"repeats {repeats}: at most {MAX_REPEATS:,} plans per workload are evaluated; give fewer repeats")
     if sweep is not None:
         if not isinstance(sweep, Mapping):
             raise UserTypeError(f"sweep: expected a mapping of parameter names to lists of values such as {{'count': [2, 4]}}, got {type(sweep).__name__} {sweep!r}")

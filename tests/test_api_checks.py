@@ -73,6 +73,22 @@ def test_the_command_line_refuses_what_the_api_refuses(tmp_path, capsys):
     assert err == f"error: {e.value}"
 
 
+def test_evaluate_refuses_more_repeats_than_its_limit_cli_and_api_alike(wl, capsys):
+    """``--repeat 10**23`` (a typo, or an exponent meant for another option) once ran until killed:
+    the repeats are capped, the API and the command line refuse in the same line, before any plan."""
+    from simsample.arguments import MAX_REPEATS
+    from simsample.cli import run
+
+    with pytest.raises(ValueError) as e:
+        simsample.evaluate(wl, "random", repeats=10**23)
+    text = _one_line(e)
+    assert f"{MAX_REPEATS:,}" in text and "fewer repeats" in text
+    capsys.readouterr()
+    assert run(["evaluate", str(PROFILE), "--sampler", "random", "--repeat", str(10**23)]) == 1
+    assert capsys.readouterr().err.strip() == f"error: {text}"
+    assert (ROOT / "docs" / "limits.md").read_text().count(f"{MAX_REPEATS:,}") >= 1  # documented
+
+
 def test_evaluate_arguments(wl):
     with pytest.raises(TypeError) as e:
         simsample.evaluate(wl, "random", repeats="5")

@@ -443,7 +443,7 @@ def test_every_limit_in_the_code_is_documented() -> None:
     in_code = {"message characters": MESSAGE_LIMIT, "trace header bytes": traceg.MAX_HEADER_BYTES, "join table bytes": join._MAX_JOIN_BYTES,
                "stats line bytes": tracerstats.MAX_LINE_BYTES, "kernel name characters shown": FIXED["kernel name characters shown"][0],
                "sampled value magnitude": estimate.MAX_VALUE, "seed": arguments.MAX_SEED, "time": filters._TIME_MAX_NS,
-               "PKP window samples": monitor._MAX_WINDOW_SAMPLES}
+               "PKP window samples": monitor._MAX_WINDOW_SAMPLES, "evaluate repeats": arguments.MAX_REPEATS}
     assert set(in_code) == set(FIXED)
     for key, (value, shown, _) in FIXED.items():
         assert in_code[key] == value, key

@@ -73,6 +73,7 @@ FIXED: dict[str, tuple[float, str, str]] = {
     "seed": (2**32 - 1, "4294967295", "the seed of a sampler"),
     "time": (2**62, "2^62 ns", "a time given to --time-range or read from a step annotation"),
     "PKP window samples": (1 << 20, "1048576", "the samples in the PKP monitor's window (window / period)"),
+    "evaluate repeats": (100_000, "100,000", "the plans evaluate makes per workload and setting (--repeat, repeats=)"),
 }
 
 
