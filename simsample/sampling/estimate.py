@@ -14,9 +14,9 @@ Variance, and why it must neither collapse nor explode
 ------------------------------------------------------
 Per cluster i with m_i draws of N_i launches the variance is N_i²·s_i²/m_i, times the
 finite-population correction (1 − m_i/N_i) when drawn without replacement; a census cluster
-adds none. A cluster of at least :data:`OWN_DRAWS` draws uses its own sample variance (ddof 1),
-never less than its design metric's spread S_x² (known exactly from the plan: a sample that
-misses a skewed cluster's tail underestimates it).
+adds none. A cluster of at least :data:`OWN_DRAWS` draws takes its design metric's spread S_x²
+(known exactly from the plan: a sample that misses a skewed cluster's tail underestimates it)
+plus its own scatter about its least-squares line in x (ddof 2), what the design does not show.
 
 A cluster of fewer draws, and above all one drawn once, cannot measure its own spread, and
 samplers draw once exactly where the design metric has (nearly) no spread, while the simulated
@@ -29,7 +29,10 @@ model, ȳ_i²·(CoV_x,i² + δ) (:func:`_borrow`):
   of its simulated values about the least-squares line in x through its own draws (ddof 2; ddof
   1 where its draws share one x), and single-draw clusters of one kernel are collapsed
   (Hansen, Hurwitz and Madow 1953; Isaki 1983: their scatter about a line y = a + b·μ_x, less
-  what their own design spread adds through the slope). Pooled by degrees of freedom.
+  what their own design spread adds through the slope; only clusters of equal design values,
+  where a draw's distance from the line is not mostly a spread known already). Pooled by
+  degrees of freedom; a cluster of equal design values takes the larger of that pool and the one
+  of clusters of equal design values alone (like with like).
 
 This is a variance model fitted over the measured clusters with the design spread as its
 covariate (coefficient 1: the part the design explains is not estimated again), and it replaced
@@ -43,14 +46,18 @@ there. Where nothing measured δ and no design spread is known, the plan gets no
 rather than a false one. A simulator's fixed cost per launch (cycles = c + b·instructions) is
 not counted as spread: the line has an intercept.
 
+A single draw's estimate of a cluster is as skewed as the cluster: stratified plans record for
+each cluster drawn once how far from its mean one draw lands at the plan's confidence
+(``stats.tail``), and the interval reaches at least the largest N·ȳ·tail (:func:`_tail_half_width`).
+
 Degrees of freedom: the known parts count as known, each own estimate with m_i − 1, the pooled
 δ as one shared estimate with its pool's degrees of freedom (Welch–Satterthwaite:
 ν = (Σ v)² / Σ v_est²/ν). q is Student's t at ν (reported as ``MetricEstimate.dof`` and by
 ``simsample estimate`` where it widens the interval), the normal quantile of the paper's CLT
-beyond :data:`NORMAL_DOF`. Asked strictly (``simsample estimate``), a confidence whose t
-quantile is more than :data:`MAX_T_RATIO` times the normal one is refused in one line naming
-the confidence that would work (one degree of freedom makes a 99% interval ±63.7 standard
-errors). Plans that pick one representative per cluster (PKA, Sieve, Photon) carry no
+beyond :data:`NORMAL_DOF`. A confidence asked of ``simsample estimate`` whose t quantile is
+more than :data:`MAX_T_RATIO` times the normal one is refused in one line naming the
+confidence that would work (one degree of freedom makes a 99% interval ±63.7 standard errors);
+at the plan's own confidence such a metric is given without an interval. Plans that pick one representative per cluster (PKA, Sieve, Photon) carry no
 statistical bound, and their estimates have none.
 
 Ratio metrics (IPC, hit rates) are ratios of estimated totals, R̂ = T̂_a / T̂_b; their variance is
@@ -389,18 +396,10 @@ def _scatter(d: _Design, y: np.ndarray, *, regress: bool = True) -> tuple[np.nda
     dx, dy = d.x - xm[d.pos], y - ym[d.pos]
     sxx, sxy, syy = _by_cluster(d, dx * dx), _by_cluster(d, dx * dy), _by_cluster(d, dy * dy)
     flat = sxx <= 1e-12 * np.maximum(_by_cluster(d, d.x * d.x), 1e-300)
-    if _SCATTER == "ratio":
-        sx, sy = _by_cluster(d, d.x), _by_cluster(d, y)
-        r = np.divide(sy, sx, out=np.zeros(d.k), where=sx != 0)
-        e = y - r[d.pos] * d.x
-        ss = np.where(flat, syy, _by_cluster(d, e * e))
-        return ss, np.where(ok, d.m - 1.0, 0.0)
     slope = np.divide(sxy, sxx, out=np.zeros(d.k), where=~flat)
     ss = np.where(flat, syy, np.maximum(syy - slope * sxy, 0.0))
     return ss, np.where(ok, np.where(flat, d.m - 1.0, d.m - 2.0), 0.0)
 
-
-_SCATTER = "line"
 
 
 def _borrow(d: _Design, y: np.ndarray, scale: np.ndarray, *, design_cov: bool) -> _Borrowed | None:
