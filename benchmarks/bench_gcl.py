@@ -157,15 +157,17 @@ def main() -> None:
     from simsample_accelsim.reader import scan_folder
 
     n = len(scan_folder(args.folder).files)
+    if args.no_end_to_end and not any(args.warps.split(",") + args.launches.split(",")):
+        return
     print(f"{args.folder}: {n} launches, {os.cpu_count()} CPUs")
     if not args.no_end_to_end:
         print("end to end (defaults: 16 warps per launch, up to 40 epochs with early stopping):")
         end_to_end(args.folder, args.previous_end_to_end)
-    print(f"scaling ({args.epochs} epochs per point; per-epoch time = training / epochs):")
-    print(f"  {'launches':>8s} {'warps':>5s} {'nodes':>9s} {'graphs s':>9s} {'s/epoch':>8s} {'peak MB':>8s}")
     rows = [(n, int(w)) for w in args.warps.split(",") if w] + [(int(k), 16) for k in args.launches.split(",") if k and int(k) != n]
     if not rows:
         return
+    print(f"scaling ({args.epochs} epochs per point; per-epoch time = training / epochs):")
+    print(f"  {'launches':>8s} {'warps':>5s} {'nodes':>9s} {'graphs s':>9s} {'s/epoch':>8s} {'peak MB':>8s}")
     for launches, warps in rows:
         r = point(args.folder, warps, launches, args.epochs)
         print(f"  {launches:8d} {warps:5d} {r['nodes']:9,d} {r['graph_s']:9.2f} {r['train_s'] / max(1, args.epochs):8.2f} {r['rss_mb']:8.0f}")
