@@ -361,3 +361,20 @@ def test_a_stale_footprint_is_never_used(tmp_path):
     entry.write_bytes(b"not a footprint")
     assert store.get(path) is None
     assert _same_fp(footprint_of(path, store), fresh)
+
+
+def test_footprints_unused_for_a_month_are_pruned(tmp_path):
+    from simsample_accelsim.footprints import KEEP_DAYS, FootprintStore, footprint_of
+
+    store = FootprintStore(tmp_path / "store")
+    write_workload(tmp_path / "t", example_kernels()[:2], seed=1)
+    old, recent = _trace_files(tmp_path / "t")[:2]
+    footprint_of(old, store)
+    footprint_of(recent, store)
+    month_ago = store._file(old).stat().st_mtime - (KEEP_DAYS + 1) * 86400
+    os.utime(store._file(old), (month_ago, month_ago))
+    assert store.prune() == 1
+    assert store.get(old) is None and store.get(recent) is not None
+    # reading an entry keeps it
+    os.utime(store._file(recent), (month_ago, month_ago))
+    assert store.get(recent) is not None and store.prune() == 0

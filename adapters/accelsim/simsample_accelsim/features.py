@@ -259,6 +259,8 @@ def compute_features(
         for a in args:
             done(*_scan_job(a))
     cache.prune()
+    if store is not None:
+        store.prune()
     return _assemble(wl, tf, [results[str(f)] for f in tf.files], gpu or GpuConfig())
 
 

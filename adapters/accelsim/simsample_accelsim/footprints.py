@@ -13,7 +13,8 @@ modification time, a hash of its first bytes (the header: a trace rewritten with
 within the file system's time resolution is still told apart when its header changed), and the
 scanner's version. A trace changed in any of these is scanned again; a stale entry is never read,
 and a damaged one is ignored. Entries are written atomically, so concurrent runs never see half
-of one.
+of one. An entry neither written nor read for ``KEEP_DAYS`` days is removed when ``profile
+features`` next stores footprints (entries of deleted or changed traces would otherwise stay).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ __all__ = ["FootprintStore", "default_store_dir", "footprint_of", "scan_footprin
 STORE_VERSION = "1"
 #: Bytes of the trace's start hashed into the key (a header is a few hundred bytes).
 HEAD_BYTES = 4096
+#: Entries unused for this many days are removed by :meth:`FootprintStore.prune`.
+KEEP_DAYS = 30
 
 
 def default_store_dir() -> Path:
@@ -71,9 +74,14 @@ class FootprintStore:
             return None
         try:
             with np.load(f, allow_pickle=False) as z:
-                return Footprint(z["reads"], z["writes"], int(z["warp_insts"]), z["read_counts"])
+                fp = Footprint(z["reads"], z["writes"], int(z["warp_insts"]), z["read_counts"])
         except Exception:  # a damaged entry: scanned again and rewritten
             return None
+        try:
+            os.utime(f)  # used: kept by prune()
+        except OSError:
+            pass
+        return fp
 
     def has(self, path: Path) -> bool:
         return self._file(path).is_file()
@@ -90,6 +98,24 @@ class FootprintStore:
             atomic_write_bytes(self._file(path), buf.getvalue())
         except OSError:
             pass
+
+
+    def prune(self, days: float = KEEP_DAYS) -> int:
+        """Remove entries neither written nor read for ``days`` days; returns how many."""
+        import time
+
+        if not self.folder.is_dir():
+            return 0
+        cutoff = time.time() - days * 86400
+        removed = 0
+        for f in self.folder.glob("*.npz"):
+            try:
+                if f.stat().st_mtime < cutoff:
+                    f.unlink()
+                    removed += 1
+            except OSError:
+                pass
+        return removed
 
 
 def scan_footprint_fresh(path: str | Path) -> Footprint:
