@@ -175,9 +175,9 @@ def real_workloads(root: Path, names: list[str], jobs: int) -> None:
         subprocess.run([sys.executable, str(here / f"{name}_workload.py"), str(folder)], check=True, capture_output=True)
         mb = sum(f.stat().st_size for f in folder.glob("*.traceg")) / 1e6
         compute_features(folder, quiet=True, store_footprints=False)  # warm the page cache and the imports
-        before, _, c0 = timed(lambda: previous_features(folder))
-        now, _, c1 = timed(lambda: compute_features(folder, quiet=True, store_footprints=False))
-        _, w2, _ = timed(lambda: compute_features(folder, quiet=True, jobs=jobs, store_footprints=False))
+        before, _, c0 = timed(lambda f=folder: previous_features(f))
+        now, _, c1 = timed(lambda f=folder: compute_features(f, quiet=True, store_footprints=False))
+        _, w2, _ = timed(lambda f=folder: compute_features(f, quiet=True, jobs=jobs, store_footprints=False))
         cols = [c for c in before.kernels.columns if c in now.kernels.columns]
         same = before.kernels[cols].equals(now.kernels[cols])
         print(f"{name:36} {mb:6.0f} | {c0:14.2f} {mb / c0:9.0f} | {c1:13.2f} {mb / c1:9.0f} {w2:16.2f}"

@@ -112,7 +112,7 @@ def timed_plan(folder: Path, extra: tuple[str, ...], env: dict[str, str]) -> tup
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
         proc = subprocess.run([str(exe), "plan", str(folder), "--sampler", "gcl", "-o", f"{tmp}/plan.json", "--seed", "0", *extra],
-                              capture_output=True, text=True, env={**env, "SIMSAMPLE_CACHE": tmp})
+                              check=False, capture_output=True, text=True, env={**env, "SIMSAMPLE_CACHE": tmp})
         wall = time.perf_counter() - t
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if proc.returncode:

@@ -11,14 +11,19 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from simsample_accelsim import read_traces, scan_numpy, scan_python
+from simsample_accelsim.collect import collect_logs
+from simsample_accelsim.features import compute_features, feature_columns
+from simsample_accelsim.synth import (
+    KernelSpec,
+    example_kernels,
+    write_kernel,
+    write_workload,
+)
 
 from simsample.cli import run as cli_run
 from simsample.errors import FormatError
 from simsample.workload import Workload
-from simsample_accelsim import read_traces, scan_numpy, scan_python
-from simsample_accelsim.collect import collect_logs
-from simsample_accelsim.features import compute_features, feature_columns
-from simsample_accelsim.synth import KernelSpec, example_kernels, write_kernel, write_workload
 from tests.accelsim_strategies import kernel_specs
 from tests.helpers import shared_path
 

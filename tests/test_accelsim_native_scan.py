@@ -19,15 +19,26 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from simsample_accelsim import opcodes as oc
+from simsample_accelsim import scan_native, scan_numpy, scan_python
+from simsample_accelsim.features import (
+    compute_features,
+    default_engine,
+    feature_columns,
+    resolve_engine,
+)
+from simsample_accelsim.kernelfeatures import COUNTERS
+from simsample_accelsim.synth import (
+    KernelSpec,
+    example_kernels,
+    header_text,
+    write_kernel,
+    write_workload,
+)
 
 from simsample.cli import run as cli_run
 from simsample.errors import FormatError, UserError
 from simsample.workload import Workload
-from simsample_accelsim import opcodes as oc
-from simsample_accelsim import scan_native, scan_numpy, scan_python
-from simsample_accelsim.features import compute_features, default_engine, feature_columns, resolve_engine
-from simsample_accelsim.kernelfeatures import COUNTERS
-from simsample_accelsim.synth import KernelSpec, example_kernels, header_text, write_kernel, write_workload
 from tests.accelsim_strategies import kernel_specs
 
 native = pytest.mark.skipif(not scan_native.available(), reason=f"compiled scanner unavailable: {scan_native.unavailable_reason()}")

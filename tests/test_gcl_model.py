@@ -101,7 +101,7 @@ def test_early_stopping_keeps_the_best_epochs_weights(hetero_graphs):
     """Training stops once the validation loss has not improved for ``patience`` epochs; up to
     there it is the run without early stopping, epoch for epoch, and where that run's best epoch
     came before the stop, both embed every launch the same."""
-    small = dict(hidden=32, out=32, proj_hidden=16, proj_out=8, epochs=12)
+    small = {"hidden": 32, "out": 32, "proj_hidden": 16, "proj_out": 8, "epochs": 12}
     full = train_and_embed(hetero_graphs, TrainConfig(patience=0, **small), seed=3)
     early = train_and_embed(hetero_graphs, TrainConfig(patience=2, **small), seed=3)
     assert full.epochs_run == 12

@@ -40,7 +40,13 @@ import torch
 import torch.nn.functional as F
 
 from simsample.gcl.graphs import KernelGraph
-from simsample.gcl.model import FEATURE_DIM, Encoder, GraphTensors, ProjectionHead, collate
+from simsample.gcl.model import (
+    FEATURE_DIM,
+    Encoder,
+    GraphTensors,
+    ProjectionHead,
+    collate,
+)
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,12 @@ from simsample_accelsim.kernelfeatures import (
 )
 from simsample_accelsim.notes import warn
 from simsample_accelsim.occupancy import SHAPE_FEATURES, GpuConfig, shape_columns
-from simsample_accelsim.reader import TraceFolder, folder_notes, scan_folder, workload_of
+from simsample_accelsim.reader import (
+    TraceFolder,
+    folder_notes,
+    scan_folder,
+    workload_of,
+)
 from simsample_accelsim.warmup import Footprint
 
 sp = lazy.load("scipy.sparse", suppress_warning=True)
@@ -115,7 +120,9 @@ def _scan_job(args: tuple[str, str, bool]) -> tuple[str, dict[str, np.ndarray] |
     fp = None
     try:
         if context and engine == "native":
-            from simsample_accelsim.scan_native import scan_file_and_footprint as native_scan
+            from simsample_accelsim.scan_native import (
+                scan_file_and_footprint as native_scan,
+            )
 
             header, feats, fp = native_scan(path)
         elif context and engine == "numpy":

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -75,7 +76,7 @@ class FootprintStore:
         try:
             with np.load(f, allow_pickle=False) as z:
                 fp = Footprint(z["reads"], z["writes"], int(z["warp_insts"]), z["read_counts"])
-        except Exception:  # a damaged entry: scanned again and rewritten
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile):  # a damaged entry: scanned again and rewritten
             return None
         try:
             os.utime(f)  # used: kept by prune()

@@ -28,7 +28,12 @@ import numpy as np
 from simsample.sdk import FormatError, UserError, import_optional
 from simsample_accelsim import opcodes as oc
 from simsample_accelsim.kernelfeatures import COUNTERS, LaunchFeatures
-from simsample_accelsim.traceg import TraceHeader, _check_block_count, _stream_header, open_stream
+from simsample_accelsim.traceg import (
+    TraceHeader,
+    _check_block_count,
+    _stream_header,
+    open_stream,
+)
 from simsample_accelsim.warmup import Footprint
 
 #: Bytes handed to the C++ scanner per call: large enough that the per-call cost vanishes, small

@@ -136,7 +136,10 @@ class GclSampler(Sampler):
 
         passive_omp_threads()
         with torch_scratch():  # torch's generated modules and caches go to a folder removed afterwards
-            from simsample.gcl.train import TrainConfig, train_and_embed  # torch is imported here, not before
+            from simsample.gcl.train import (  # torch is imported here, not before
+                TrainConfig,
+                train_and_embed,
+            )
 
             cfg = TrainConfig(
                 epochs=params["epochs"], batch=params["batch"], hidden=params["hidden"], out=params["embedding"],
