@@ -106,6 +106,20 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             terminalreporter.write_line(line)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_user_cache(tmp_path_factory):
+    """The user cache (GCL graphs, Accel-Sim footprints) in a folder of the test session, not the
+    home folder's; a test that sets ``SIMSAMPLE_CACHE`` itself still wins."""
+    import os
+
+    if "SIMSAMPLE_CACHE" in os.environ:
+        yield
+        return
+    os.environ["SIMSAMPLE_CACHE"] = str(tmp_path_factory.mktemp("user-cache"))
+    yield
+    os.environ.pop("SIMSAMPLE_CACHE", None)
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """The ../shared/data folder (tests skip when it is absent)."""
