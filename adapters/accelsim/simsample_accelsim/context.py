@@ -42,7 +42,7 @@ def warm_read_shares(footprints: Sequence[Footprint], *, l2_lines: int, reach: f
     touched within ``reach`` x ``l2_lines`` distinct lines; 1.0 for a launch without loads
     (nothing of it waits on memory).
 
-    One pass in launch order, linear in the lines touched (see :func:`_window_starts`)."""
+    One pass in launch order, linear in the lines touched (see :func:`_window_start`)."""
     if l2_lines < 1:
         raise UserError(f"the L2 holds {l2_lines} lines by the config; fix -gpgpu_cache:dl2 or give --config")
     if reach <= 0:
