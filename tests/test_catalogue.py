@@ -584,3 +584,27 @@ def test_console_exit_codes(args: list[str], code: int, work: Path) -> None:
     assert "Traceback" not in p.stderr
     if code:
         assert len([line for line in p.stderr.splitlines() if line.startswith("error:")]) == 1, p.stderr
+
+
+def test_an_error_while_an_interrupt_unwinds_ends_as_the_interrupt(capsys: pytest.CaptureFixture[str]) -> None:
+    """Clean-up that trips over a library whose import the Ctrl-C cut short (``pandas`` without
+    ``__version__`` under lazy_loader) is the interrupt's doing: "interrupted", exit 130, not an
+    internal error; an error with no interrupt behind it is still a bug (exit 2)."""
+    from simsample.cli import _bug
+    from simsample.errors import Terminated
+
+    def raised_while_handling(first: BaseException) -> BaseException:
+        try:
+            try:
+                raise first
+            finally:
+                raise AttributeError("module 'pandas' has no attribute '__version__'")
+        except AttributeError as exc:
+            return exc
+
+    assert _bug(raised_while_handling(KeyboardInterrupt())) == 130
+    assert capsys.readouterr().err.strip() == "interrupted"
+    assert _bug(raised_while_handling(Terminated(15))) == 143
+    assert capsys.readouterr().err.strip() == "terminated"
+    assert _bug(raised_while_handling(ValueError("x"))) == 2
+    assert "internal error: AttributeError" in capsys.readouterr().err

@@ -155,8 +155,28 @@ def run(argv: list[str] | None = None) -> int:
         return _bug(exc)
 
 
+def _interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C (or SIGTERM/SIGHUP) that ``exc`` was raised while handling, if any.
+
+    An import cut short by a signal can leave a library half-initialised (``import pandas``
+    interrupted under ``lazy_loader`` leaves a ``pandas`` without ``__version__``), and the clean-up
+    that runs while the interrupt unwinds may trip over it: that error is the interrupt's doing,
+    not a bug, and ends like the interrupt itself."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, KeyboardInterrupt):
+            return cur
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
 def _bug(exc: BaseException) -> int:
     """An unexpected exception: one line naming it, exit code 2 (the traceback with SIMSAMPLE_DEBUG=1)."""
+    interrupt = _interrupt_behind(exc)
+    if interrupt is not None:
+        return _interrupted(interrupt)
     if os.environ.get("SIMSAMPLE_DEBUG"):
         traceback.print_exc()
     click.echo(
