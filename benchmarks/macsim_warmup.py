@@ -137,8 +137,11 @@ def main() -> int:
             err = est.estimate / truth - 1.0
             rows.append((name, spec.label(), err, whole / own, truth / whole, (est.estimate - ideal) / truth))
             order = " ".join(f"K{n}{'w' if n in res.warmup else ''}" for n in res.kernels)
+            # the interval at the plan's confidence: its relative half-width and whether it covers the full run
+            low, high = (est.ci_low, est.ci_high) if est.ci_low is not None and est.ci_high is not None else (float("nan"),) * 2
+            ci = f"CI ±{100 * (high - low) / 2 / est.estimate:.2f}% covers {'yes' if low <= truth <= high else 'no '}"
             print(f"{name:22} {spec.label():28} [{order}] est {est.estimate:10,.0f} err {100 * err:+7.2f}% (warm-up {100 * rows[-1][5]:+6.2f}%)  "
-                  f"cost {whole / own:4.2f}x sampled  {truth / whole:5.2f}x fewer cycles than full", flush=True)
+                  f"{ci}  cost {whole / own:4.2f}x sampled  {truth / whole:5.2f}x fewer cycles than full", flush=True)
     print("\nwarm-up                       plans  mean|err|  worst|err|  mean|warm-up err|  worst  cost vs sampled  cycles saved")
     for label in dict.fromkeys(r[1] for r in rows):
         sel = [r for r in rows if r[1] == label]
