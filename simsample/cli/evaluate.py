@@ -25,7 +25,7 @@ def _fmt(v: float | None, spec: str) -> str:
 @click.argument("profiles", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--sampler", "sampler_name", default=DEFAULT_SAMPLER, show_default=True, help="Sampler name (see 'simsample samplers').")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Sampler parameter (repeatable).")
-@click.option("--repeat", "repeats", default=10, show_default=True, type=click.IntRange(min=1), help="Plans per workload, with seeds 0..R-1.")
+@click.option("--repeat", "repeats", default=10, show_default=True, type=click.IntRange(min=1), help="Plans per workload, with seeds 0..R-1 (at most 100,000).")
 @click.option("--sweep", "sweeps", multiple=True, metavar="NAME=V1,V2,...", help="Evaluate each value of a parameter (repeatable: all combinations).")
 @click.option("--against", "against", type=click.Path(path_type=Path), default=None, help="Score the plans against this profile of the same run (cross-hardware).")
 @click.option("--truth", "truths", multiple=True, type=click.Path(path_type=Path), metavar="OUTPUT|VALUES.csv",
