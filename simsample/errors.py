@@ -79,20 +79,42 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
+#: the interrupt a signal raised in this process, if any: a library can swallow it (pyarrow's
+#: lazy import of pandas, cut short by the signal, leaves a half-initialised ``pandas`` and no
+#: exception), and the error that follows is then the signal's doing, not a bug
+_RECEIVED: list[KeyboardInterrupt] = []
+
+
+def received_interrupt() -> KeyboardInterrupt | None:
+    """The interrupt (Ctrl-C, SIGTERM, SIGHUP) a signal raised in this process, if one did."""
+    return _RECEIVED[0] if _RECEIVED else None
+
+
 def raise_terminated(signum: int, frame: object = None) -> None:
-    """A signal handler: turn the signal into :class:`Terminated`."""
-    raise Terminated(signum)
+    """A signal handler: turn the signal into :class:`Terminated` (recorded first)."""
+    exc = Terminated(signum)
+    _RECEIVED.append(exc)
+    raise exc
+
+
+def raise_interrupted(signum: int, frame: object = None) -> None:
+    """The SIGINT handler: Python's own ``KeyboardInterrupt``, recorded first."""
+    exc = KeyboardInterrupt()
+    _RECEIVED.append(exc)
+    raise exc
 
 
 def install_termination_handlers() -> None:
-    """Handle SIGTERM and SIGHUP like Ctrl-C (see :class:`Terminated`); a signal the parent set
-    to be ignored (``nohup``) stays ignored."""
+    """Handle SIGTERM and SIGHUP like Ctrl-C (see :class:`Terminated`), and record Ctrl-C itself;
+    a signal the parent set to be ignored (``nohup``) stays ignored."""
     import signal
 
     for name in ("SIGTERM", "SIGHUP"):
         sig = getattr(signal, name, None)
         if sig is not None and signal.getsignal(sig) is not signal.SIG_IGN:
             signal.signal(sig, raise_terminated)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, raise_interrupted)
 
 
 #: longest error message shown, in characters (a message quoting a hostile file is cut with ``…``)

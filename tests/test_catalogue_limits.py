@@ -480,6 +480,22 @@ def test_signals_while_unpacking_remove_the_temporaries(sig: int, code: int, wor
     assert ended, "every run finished before the signal: nothing was tested"
 
 
+def test_an_error_after_a_swallowed_signal_ends_as_the_signal(monkeypatch, capsys) -> None:
+    """A library can swallow the interrupt a signal raised (pyarrow's lazy import of pandas, cut
+    short, leaves a pandas without ``__version__`` and no exception: seen as exit 2 in the
+    pure-Python leg); the error that follows ends as the recorded signal, not as a bug."""
+    from simsample import errors
+    from simsample.cli import _bug
+
+    bug = AttributeError("module 'pandas' has no attribute '__version__'")
+    monkeypatch.setattr(errors, "_RECEIVED", [])
+    assert _bug(bug) == 2 and "internal error" in capsys.readouterr().err
+    monkeypatch.setattr(errors, "_RECEIVED", [errors.Terminated(signal.SIGTERM)])
+    assert _bug(bug) == 143 and capsys.readouterr().err.strip() == "terminated"
+    monkeypatch.setattr(errors, "_RECEIVED", [KeyboardInterrupt()])
+    assert _bug(bug) == 130 and capsys.readouterr().err.strip() == "interrupted"
+
+
 WRAPPER = """\
 #!/usr/bin/env bash
 # a site's launcher: starts the simulator as a child and waits (a SIGTERM ends this shell only)

@@ -20,6 +20,7 @@ from simsample.errors import (
     UserError,
     install_termination_handlers,
     one_line,
+    received_interrupt,
 )
 
 EXIT_OK, EXIT_USER, EXIT_BUG = 0, 1, 2
@@ -174,7 +175,7 @@ def _interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
 
 def _bug(exc: BaseException) -> int:
     """An unexpected exception: one line naming it, exit code 2 (the traceback with SIMSAMPLE_DEBUG=1)."""
-    interrupt = _interrupt_behind(exc)
+    interrupt = _interrupt_behind(exc) or received_interrupt()
     if interrupt is not None:
         return _interrupted(interrupt)
     if os.environ.get("SIMSAMPLE_DEBUG"):
