@@ -55,7 +55,7 @@ def test_plan_records_what_the_schema_requires(tmp_path):
     doc = plan.to_json()
     assert doc["simsample_plan"] == PLAN_FORMAT_VERSION
     assert doc["workload"]["fingerprint"] == wl.fingerprint
-    assert doc["sampler"] == {"name": "random", "version": "1", "params": {"rate": 0.1, "count": None, "speedup": None, "replace": False, "metric": "auto"}, "seed": 0}
+    assert doc["sampler"] == {"name": "random", "version": "2", "params": {"rate": 0.1, "count": None, "speedup": None, "replace": False, "metric": "auto"}, "seed": 0}
     assert set(doc["samples"][0]) == {"kernel_id", "launch", "weight", "cluster", "x"}
     assert doc["simsample_plan_minor"] == PLAN_FORMAT_MINOR
     design = wl.values(doc["workload"]["metric"])

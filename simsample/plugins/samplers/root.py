@@ -52,7 +52,7 @@ SPLITS = ("exact", "kmeans")
 
 class RootSampler(Sampler):
     name = "root"
-    version = "1"
+    version = "2"  # 2: clusters drawn once record stats.tail (how far one draw lands)
     description = "ROOT: STEM with per-kernel clusters split hierarchically at the peaks of their times"
     params = COMMON_PARAMS + (
         Param("split", str, "exact", "exact: exact 1-D 2-means; kmeans: scikit-learn KMeans on normalised times (the artifact; slow)", choices=SPLITS),
