@@ -248,6 +248,21 @@ def test_footprint_counts_a_line_once_per_load_and_every_line_an_access_spans(tm
     assert same_footprint(fp, scan_numpy.scan_footprint(p))
 
 
+def test_a_negative_stride_below_address_zero_touches_the_lines_it_wraps_to(tmp_path):
+    """Mode 1 from base 0xe with stride -16 over 32 lanes: lanes 1-31 wrap below 0 to the top of
+    the address space, so the load reads line 0 and the four top lines, once each (the numpy
+    scanner once took the wrapped range as one span and kept only its first line)."""
+    spec = KernelSpec(grid=(1, 1, 1), block=(32, 1, 1))
+    body = "#BEGIN_TB\nwarp = 0\ninsts = 1\n00b0 ffffffff 0 LDG.E.128 0 16 1 0xe -16\n#END_TB\n"
+    p = tmp_path / "kernel-1.traceg"
+    p.write_text(header_text(spec, 1) + body)
+    top = (1 << 57) - 1
+    fp = scan_numpy.scan_footprint(p)
+    assert fp.reads.tolist() == [0, top - 3, top - 2, top - 1, top] and fp.read_counts.tolist() == [1] * 5
+    if scan_native.available():
+        assert same_footprint(scan_native.scan_footprint(p), fp)
+
+
 @native
 def test_gapped_mask_under_base_and_stride_reads_zero_after_the_gap(tmp_path):
     """Mode 1 with lanes 0-1 and 4-5 active: lanes after the gap read address 0 (the simulator's

@@ -405,7 +405,10 @@ class _Scanner:
             run = popcount(shifted & ~(shifted + U(1)))  # length of the first run of ones
             first[r1] = base
             w = width[r1]
-            closed = (run == lanes[r1]) & (np.abs(stride) <= w) & (base < U(1 << 62))
+            # one span [lo, hi] stands for the lanes only when it does not wrap below address 0
+            # (a negative stride from a low base): those lanes go one by one, wrapping as in C++
+            below_zero = base.astype(np.int64) + (run.astype(np.int64) - 1) * stride < 0
+            closed = (run == lanes[r1]) & (np.abs(stride) <= w) & (base < U(1 << 62)) & ~below_zero
             if closed.any():
                 c = np.flatnonzero(closed)
                 b = base[c].astype(np.int64)
