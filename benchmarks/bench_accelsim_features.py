@@ -49,14 +49,52 @@ from simsample_accelsim.scan_python import scan_file as scan_reference
 from simsample_accelsim.synth import KernelSpec, header_text, write_kernel
 
 KINDS = {
-    "compute": KernelSpec("_Z4gemmPKfS0_Pf", grid=(64, 8, 1), block=(128, 1, 1), shmem=16384, nregs=96,
-                          body=("LDG.E.128", "STS.128", "BAR.SYNC", "LDS.U.128", "FFMA", "FFMA", "FFMA", "FFMA",
-                                "FFMA", "FFMA", "FFMA", "FFMA", "IMAD", "IADD3"), iters=(6, 8)),
-    "memory": KernelSpec("_Z6gatherPKfPKiPf", grid=(512, 1, 1), block=(256, 1, 1), nregs=32,
-                         body=("LDG.E", "LDG.E", "FMUL", "STG.E"), iters=(2, 4), pattern="random", address_mode=0),
-    "divergent": KernelSpec("_Z6reducePKfPf", grid=(512, 1, 1), block=(128, 1, 1), shmem=512, nregs=32,
-                            body=("LDG.E", "FSETP.GT.AND", "FADD", "STS", "BAR.SYNC", "LDS", "FADD", "STG.E"),
-                            iters=(2, 6), pattern="strided", stride=12, divergence=0.6),
+    "compute": KernelSpec(
+        "_Z4gemmPKfS0_Pf",
+        grid=(64, 8, 1),
+        block=(128, 1, 1),
+        shmem=16384,
+        nregs=96,
+        body=(
+            "LDG.E.128",
+            "STS.128",
+            "BAR.SYNC",
+            "LDS.U.128",
+            "FFMA",
+            "FFMA",
+            "FFMA",
+            "FFMA",
+            "FFMA",
+            "FFMA",
+            "FFMA",
+            "FFMA",
+            "IMAD",
+            "IADD3",
+        ),
+        iters=(6, 8),
+    ),
+    "memory": KernelSpec(
+        "_Z6gatherPKfPKiPf",
+        grid=(512, 1, 1),
+        block=(256, 1, 1),
+        nregs=32,
+        body=("LDG.E", "LDG.E", "FMUL", "STG.E"),
+        iters=(2, 4),
+        pattern="random",
+        address_mode=0,
+    ),
+    "divergent": KernelSpec(
+        "_Z6reducePKfPf",
+        grid=(512, 1, 1),
+        block=(128, 1, 1),
+        shmem=512,
+        nregs=32,
+        body=("LDG.E", "FSETP.GT.AND", "FADD", "STS", "BAR.SYNC", "LDS", "FADD", "STG.E"),
+        iters=(2, 6),
+        pattern="strided",
+        stride=12,
+        divergence=0.6,
+    ),
 }
 
 
@@ -102,7 +140,11 @@ def build(root: Path, size_gb: float, seed: int) -> tuple[Path, Path, dict[str, 
         total += len(header) + body_len
     (plain / "kernelslist.g").write_text("\n".join(lines_plain) + "\n")
     (xz / "kernelslist.g").write_text("\n".join(lines_xz) + "\n")
-    return plain, xz, {"generate_s": t_gen, "replicate_s": time.perf_counter() - t0, "bytes": float(total), "files": float(n)}
+    return (
+        plain,
+        xz,
+        {"generate_s": t_gen, "replicate_s": time.perf_counter() - t0, "bytes": float(total), "files": float(n)},
+    )
 
 
 def decompress_all(folder: Path) -> int:
@@ -168,11 +210,15 @@ def real_workloads(root: Path, names: list[str], jobs: int) -> None:
 
     here = Path(__file__).parent
     print()
-    print(f"{'workload (every default column)':36} {'MB':>6} | {'previous cpu s':>14} {'MB/s/core':>9} | {'current cpu s':>13} "
-          f"{'MB/s/core':>9} {f'--jobs {jobs} wall s':>16}")
+    print(
+        f"{'workload (every default column)':36} {'MB':>6} | {'previous cpu s':>14} {'MB/s/core':>9} | {'current cpu s':>13} "
+        f"{'MB/s/core':>9} {f'--jobs {jobs} wall s':>16}"
+    )
     for name in names:
         folder = root / name
-        subprocess.run([sys.executable, str(here / f"{name}_workload.py"), str(folder)], check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, str(here / f"{name}_workload.py"), str(folder)], check=True, capture_output=True
+        )
         mb = sum(f.stat().st_size for f in folder.glob("*.traceg")) / 1e6
         compute_features(folder, quiet=True, store_footprints=False)  # warm the page cache and the imports
         before, _, c0 = timed(lambda f=folder: previous_features(f))
@@ -180,8 +226,10 @@ def real_workloads(root: Path, names: list[str], jobs: int) -> None:
         _, w2, _ = timed(lambda f=folder: compute_features(f, quiet=True, jobs=jobs, store_footprints=False))
         cols = [c for c in before.kernels.columns if c in now.kernels.columns]
         same = before.kernels[cols].equals(now.kernels[cols])
-        print(f"{name:36} {mb:6.0f} | {c0:14.2f} {mb / c0:9.0f} | {c1:13.2f} {mb / c1:9.0f} {w2:16.2f}"
-              + ("" if same else "   TABLES DIFFER"))
+        print(
+            f"{name:36} {mb:6.0f} | {c0:14.2f} {mb / c0:9.0f} | {c1:13.2f} {mb / c1:9.0f} {w2:16.2f}"
+            + ("" if same else "   TABLES DIFFER")
+        )
     if "decoder" in names:
         apply_times(root / "decoder")
 
@@ -209,17 +257,60 @@ def apply_times(folder: Path) -> None:
     print(f"{'apply on the decoder (CLI)':36} {'footprints scanned':>22} {'from profile features':>24}")
     for warmup in ("reuse", "targeted"):
         shutil.rmtree(store, ignore_errors=True)
-        cli(["profile", "features", "--sim", "accelsim", str(folder), "-o", str(features), "--no-context", "--no-cache"], env)
+        cli(
+            [
+                "profile",
+                "features",
+                "--sim",
+                "accelsim",
+                str(folder),
+                "-o",
+                str(features),
+                "--no-context",
+                "--no-cache",
+            ],
+            env,
+        )
         cli(["plan", str(features), "-o", str(plan), "--seed", "0"], env)
-        cold = cli(["apply", "--sim", "accelsim", "--plan", str(plan), "--traces", str(folder), "--out", str(folder.parent / "a1"),
-                    "--warmup", warmup], env)
+        cold = cli(
+            [
+                "apply",
+                "--sim",
+                "accelsim",
+                "--plan",
+                str(plan),
+                "--traces",
+                str(folder),
+                "--out",
+                str(folder.parent / "a1"),
+                "--warmup",
+                warmup,
+            ],
+            env,
+        )
         shutil.rmtree(store, ignore_errors=True)
         cli(["profile", "features", "--sim", "accelsim", str(folder), "-o", str(features), "--no-cache"], env)
-        warm = cli(["apply", "--sim", "accelsim", "--plan", str(plan), "--traces", str(folder), "--out", str(folder.parent / "a2"),
-                    "--warmup", warmup], env)
+        warm = cli(
+            [
+                "apply",
+                "--sim",
+                "accelsim",
+                "--plan",
+                str(plan),
+                "--traces",
+                str(folder),
+                "--out",
+                str(folder.parent / "a2"),
+                "--warmup",
+                warmup,
+            ],
+            env,
+        )
         for out in ("a1", "a2"):
             shutil.rmtree(folder.parent / out)
-        print(f"{f'--warmup {warmup}: wall / cpu s':36} {cold[0]:10.2f} / {cold[1]:9.2f} {warm[0]:12.2f} / {warm[1]:9.2f}")
+        print(
+            f"{f'--warmup {warmup}: wall / cpu s':36} {cold[0]:10.2f} / {cold[1]:9.2f} {warm[0]:12.2f} / {warm[1]:9.2f}"
+        )
 
 
 def main() -> None:
@@ -227,7 +318,9 @@ def main() -> None:
     ap.add_argument("--size", type=float, default=1.0, help="GB of uncompressed trace per folder (default 1)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="workers for the parallel rows")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--engines", default="native,numpy", help="comma-separated scanners to compare (default native,numpy)")
+    ap.add_argument(
+        "--engines", default="native,numpy", help="comma-separated scanners to compare (default native,numpy)"
+    )
     ap.add_argument("--tmp", default=None, help="where to create the temporary folder")
     ap.add_argument("--workloads", default="decoder,training", help="real-scale workloads to measure ('' for none)")
     args = ap.parse_args()
@@ -245,8 +338,10 @@ def synthetic(root: Path, args: argparse.Namespace) -> None:
     plain, xz, info = build(root, args.size, args.seed)
     mb = info["bytes"] / 1e6
     disk_xz = sum(f.stat().st_size for f in xz.glob("*.xz")) / 1e6
-    print(f"generated {info['files']:.0f} traces, {mb:,.0f} MB of text ({disk_xz:,.1f} MB as xz) "
-          f"in {info['generate_s']:.1f} s + {info['replicate_s']:.1f} s replication")
+    print(
+        f"generated {info['files']:.0f} traces, {mb:,.0f} MB of text ({disk_xz:,.1f} MB as xz) "
+        f"in {info['generate_s']:.1f} s + {info['replicate_s']:.1f} s replication"
+    )
     engines = [e for e in args.engines.split(",") if e]
     if "native" in engines and not scan_native.available():
         print(f"native scanner skipped: {scan_native.unavailable_reason()}")
@@ -265,7 +360,11 @@ def synthetic(root: Path, args: argparse.Namespace) -> None:
                 for context in (False, True):  # --no-context, then the default (lines recorded for warm_reads)
                     name = engine if not context else f"{engine} + context"
                     label = f"{name}, {kind}, " + ("1 process" if jobs == 1 else f"--jobs {jobs}")
-                    _, w, c = timed(lambda: compute_features(folder, jobs=jobs, engine=engine, quiet=True, context=context))
+                    _, w, c = timed(
+                        lambda folder=folder, jobs=jobs, engine=engine, context=context: compute_features(
+                            folder, jobs=jobs, engine=engine, quiet=True, context=context
+                        )
+                    )
                     rows.append((label, f"{mb:,.0f} MB", w, c if jobs == 1 else None, mb))
                     if jobs == 1:
                         per_core[name, kind] = mb / c

@@ -57,7 +57,9 @@ def synthetic(n: int, seed: int = 0):
     share0 = np.where(kind == 0, 0.7, np.where(kind == 1, 0.5 + 0.1 * shape_ix, g.uniform(0.05, 0.95, n)))
     # per-warp instructions in each of the kernel's blocks, for its two types
     per_block = g.integers(4, 400, (N_KERNELS, TYPES_PER_LAUNCH, BLOCKS_PER_KERNEL)).astype(np.float64)
-    scale = np.where(kind == 0, 1 + 0.01 * g.standard_normal(n), np.where(kind == 1, 1 + shape_ix, g.uniform(0.5, 2.0, n)))
+    scale = np.where(
+        kind == 0, 1 + 0.01 * g.standard_normal(n), np.where(kind == 1, 1 + shape_ix, g.uniform(0.5, 2.0, n))
+    )
     count0 = np.maximum(1, np.rint(share0 * warps)).astype(np.int64)
     count1 = np.maximum(0, warps - count0)
     # warp types: rows (launch, type) × columns (kernel block)
@@ -102,7 +104,10 @@ def synthetic(n: int, seed: int = 0):
         "warp_types": types,
         "warp_type_launch": rows_launch,
         "warp_type_count": type_count,
-        "bbv_blocks": {"start_pc": np.arange(N_KERNELS * BLOCKS_PER_KERNEL) * 256 % 8192, "length": np.full(N_KERNELS * BLOCKS_PER_KERNEL, 8)},
+        "bbv_blocks": {
+            "start_pc": np.arange(N_KERNELS * BLOCKS_PER_KERNEL) * 256 % 8192,
+            "length": np.full(N_KERNELS * BLOCKS_PER_KERNEL, 8),
+        },
     }
     return wl
 
@@ -174,7 +179,10 @@ def main(argv: list[str] | None = None) -> int:
                         p = max(1.0, math.log(t1 / t0_) / math.log(n1 / n0))
                 projected = t1 * (n / n1) ** p
                 if projected > args.budget:
-                    print(f"{name:8} {n:>10,} {'skipped':>10}  projected {projected:,.0f} s (growth ∝ N^{p:.2f})", flush=True)
+                    print(
+                        f"{name:8} {n:>10,} {'skipped':>10}  projected {projected:,.0f} s (growth ∝ N^{p:.2f})",
+                        flush=True,
+                    )
                     hist.append((n, projected))
                     continue
             params = s.resolve_params({})

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from simsample.sampling.evaluate import discover_profiles, evaluate_workload, harmonic_mean
 from simsample.io.loading import load_workload
 from simsample.manager import get_host
+from simsample.sampling.evaluate import discover_profiles, evaluate_workload, harmonic_mean
 
 #: name shown -> (sampler, parameters)
 SAMPLERS = {
@@ -67,7 +67,11 @@ def load_suite(folders: list[str], min_launches: int, cache: Path | None) -> lis
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("folders", nargs="+")
-    ap.add_argument("--samplers", default="stem,root,root-joint-fpc,allegro,margin", help=f"comma-separated, of: {', '.join(SAMPLERS)}")
+    ap.add_argument(
+        "--samplers",
+        default="stem,root,root-joint-fpc,allegro,margin",
+        help=f"comma-separated, of: {', '.join(SAMPLERS)}",
+    )
     ap.add_argument("--eps", default="0.05", help="comma-separated error bounds")
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--min-launches", type=int, default=100)
@@ -77,7 +81,10 @@ def main(argv: list[str] | None = None) -> int:
 
     t0 = time.perf_counter()
     suite = load_suite(args.folders, args.min_launches, args.cache)
-    print(f"{len(suite)} workloads with >= {args.min_launches} launches (read in {time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+    print(
+        f"{len(suite)} workloads with >= {args.min_launches} launches (read in {time.perf_counter() - t0:.0f} s)",
+        file=sys.stderr,
+    )
     host = get_host()
     rows, detail = [], []
     for label in args.samplers.split(","):
@@ -98,7 +105,9 @@ def main(argv: list[str] | None = None) -> int:
                 covs.append(cov if cov is not None else math.nan)
                 detail.append({**r.to_json(), "sampler": label, "eps": eps, "within_eps": inside})
                 if inside < 0.95 or cov is None or cov < 0.93:
-                    short.append(f"{Path(wname).name} (within {inside:.2f}, coverage {cov if cov is None else round(cov, 2)})")
+                    short.append(
+                        f"{Path(wname).name} (within {inside:.2f}, coverage {cov if cov is None else round(cov, 2)})"
+                    )
             row = {
                 "sampler": label,
                 "eps": eps,

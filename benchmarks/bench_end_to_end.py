@@ -43,7 +43,12 @@ SINGLE_THREAD = {k: "1" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MK
 def _kernels(rng: np.random.Generator) -> dict[str, np.ndarray]:
     """300 kernels: names of several lengths, launch frequencies from a Zipf law, one to three
     duration modes each, one to four launch shapes each."""
-    names = np.array([f"void kernel_{i:03d}<float, {i % 7}>(float*, const float*, int)" if i % 3 else f"k{i}" for i in range(KERNELS)])
+    names = np.array(
+        [
+            f"void kernel_{i:03d}<float, {i % 7}>(float*, const float*, int)" if i % 3 else f"k{i}"
+            for i in range(KERNELS)
+        ]
+    )
     freq = 1.0 / np.arange(1, KERNELS + 1) ** 1.1
     return {
         "name": names,
@@ -84,7 +89,12 @@ def write_kern_exec_csv(path: Path, n: int, seed: int = 0) -> None:
             rows = (
                 f"{a},5210,,,{s},{d},{d + 20_000},4242,4242,0,cudaLaunchKernel,{g:4d}    1    1,{b:4d}    1    1,{nm}\n"
                 for a, s, d, g, b, nm in zip(
-                    api.tolist(), c["start"].tolist(), c["dur"].tolist(), c["grid"].tolist(), c["block"].tolist(), quoted[c["k"]].tolist()
+                    api.tolist(),
+                    c["start"].tolist(),
+                    c["dur"].tolist(),
+                    c["grid"].tolist(),
+                    c["block"].tolist(),
+                    quoted[c["k"]].tolist(),
                 )
             )
             fh.writelines(rows)
@@ -115,9 +125,33 @@ def write_nsys_sqlite(path: Path, n: int, seed: int = 0) -> None:
         t0 = int(c["start"][-1] + c["dur"][-1])
         ids = (c["k"] + 1).tolist()
         rows = zip(
-            c["start"].tolist(), (c["start"] + c["dur"]).tolist(), [0] * m, [1] * m, [7] * m, range(corr, corr + m), [1] * m,
-            ids, ids, ids, [0] * m, [0] * m, [32] * m, c["grid"].tolist(), [1] * m, [1] * m, c["block"].tolist(), [1] * m, [1] * m,
-            [0] * m, [0] * m, [0] * m, [0] * m, range(corr, corr + m), [0] * m, [None] * m, [0] * m,
+            c["start"].tolist(),
+            (c["start"] + c["dur"]).tolist(),
+            [0] * m,
+            [1] * m,
+            [7] * m,
+            range(corr, corr + m),
+            [1] * m,
+            ids,
+            ids,
+            ids,
+            [0] * m,
+            [0] * m,
+            [32] * m,
+            c["grid"].tolist(),
+            [1] * m,
+            [1] * m,
+            c["block"].tolist(),
+            [1] * m,
+            [1] * m,
+            [0] * m,
+            [0] * m,
+            [0] * m,
+            [0] * m,
+            range(corr, corr + m),
+            [0] * m,
+            [None] * m,
+            [0] * m,
         )
         con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({','.join('?' * 27)})", rows)
         corr += m
@@ -134,13 +168,17 @@ def write_kineto(path: Path, n: int, seed: int = 0) -> None:
     tmp = path.with_suffix(".partial")
     t0, corr = 1_000_000, 1
     with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write('{"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}], "traceEvents": [\n')
+        fh.write(
+            '{"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}], "traceEvents": [\n'
+        )
         first = True
         for lo in range(0, n, CHUNK):
             c = _chunk(rng, kern, min(CHUNK, n - lo), t0)
             t0 = int(c["start"][-1] + c["dur"][-1])
             parts = []
-            for k, s, d, g, b in zip(c["k"].tolist(), c["start"].tolist(), c["dur"].tolist(), c["grid"].tolist(), c["block"].tolist()):
+            for k, s, d, g, b in zip(
+                c["k"].tolist(), c["start"].tolist(), c["dur"].tolist(), c["grid"].tolist(), c["block"].tolist()
+            ):
                 parts.append(
                     f'{"" if first else ","}{{"ph": "X", "cat": "kernel", "name": {names[k]}, "pid": 0, "tid": 7, "ts": {s / 1000:.3f}, "dur": {d / 1000:.3f}, '
                     f'"args": {{"device": 0, "stream": 7, "correlation": {corr}, "registers per thread": 32, "shared memory": 0, '
@@ -153,7 +191,11 @@ def write_kineto(path: Path, n: int, seed: int = 0) -> None:
     tmp.rename(path)
 
 
-WRITERS = {"nsys_csv": (write_kern_exec_csv, ".csv"), "nsys_sqlite": (write_nsys_sqlite, ".sqlite"), "kineto": (write_kineto, ".pt.trace.json")}
+WRITERS = {
+    "nsys_csv": (write_kern_exec_csv, ".csv"),
+    "nsys_sqlite": (write_nsys_sqlite, ".sqlite"),
+    "kineto": (write_kineto, ".pt.trace.json"),
+}
 
 
 # --- measuring ---------------------------------------------------------------------------------
@@ -209,7 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--formats", default="nsys_csv", help=f"profile formats to write and read: {','.join(WRITERS)}")
     ap.add_argument("--samplers", default="stem,root,default", help="samplers to plan with; 'default' = no --sampler")
     ap.add_argument("--evaluate", action="store_true", help="also time 'simsample evaluate --repeat 1' with root")
-    ap.add_argument("--artifact", type=Path, help="the figure7 folder of a STEM-AE checkout, to run its STEM on the same CSV")
+    ap.add_argument(
+        "--artifact", type=Path, help="the figure7 folder of a STEM-AE checkout, to run its STEM on the same CSV"
+    )
     ap.add_argument("--artifact-max", type=float, default=1e6, help="largest size the artifact runs at (default 1e6)")
     ap.add_argument("--workdir", type=Path, help="keep the generated profiles here for the next run")
     args = ap.parse_args(argv)
@@ -223,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     simsample_bin = Path(sys.executable).with_name("simsample")
     cli = [str(simsample_bin)] if simsample_bin.exists() else exe
 
-    print(f"# start-up (best of 5): ", end="")
+    print("# start-up (best of 5): ", end="")
     for cmd in (["--version"], ["samplers"]):
         best = min((timed(cli + cmd) for _ in range(5)), key=lambda r: r["wall_s"])
         print(f"simsample {' '.join(cmd)}: {best['wall_s']:.2f} s, {best['rss_gib'] * 1024:.0f} MiB; ", end="")
@@ -239,7 +283,10 @@ def main(argv: list[str] | None = None) -> int:
             if not path.exists():
                 t = time.perf_counter()
                 writer(path, n)
-                print(f"# wrote {path.name} ({path.stat().st_size / 2**30:.2f} GiB) in {time.perf_counter() - t:.0f} s", flush=True)
+                print(
+                    f"# wrote {path.name} ({path.stat().st_size / 2**30:.2f} GiB) in {time.perf_counter() - t:.0f} s",
+                    flush=True,
+                )
             art = None
             if args.artifact and fmt_name == "nsys_csv" and n <= args.artifact_max:
                 art = run_artifact(args.artifact, path, work)
@@ -257,7 +304,9 @@ def main(argv: list[str] | None = None) -> int:
                     if art and art["ok"] and r["ok"] and label.startswith("plan")
                     else ""
                 )
-                print(f"| {n:,} | {fmt_name} | {label} | {fmt(r)} | {fmt(art) if ratio else ''} | {ratio} |", flush=True)
+                print(
+                    f"| {n:,} | {fmt_name} | {label} | {fmt(r)} | {fmt(art) if ratio else ''} | {ratio} |", flush=True
+                )
     if not args.workdir:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -68,22 +68,37 @@ def end_to_end(folder: Path, previous: bool = False) -> None:
     exe = Path(sys.executable).with_name("simsample")
     if previous:  # the previous training settings, as version 1 ran them (see PREVIOUS), empty graph cache
         w, c, g = timed_plan(folder, PREVIOUS, {**os.environ, "OMP_WAIT_POLICY": "ACTIVE"})
-        print(f"  plan, previous settings: {w:7.1f} s wall {c:7.1f} s CPU   {g['training'].get('epochs_run', 40)} epochs, K = {g['k']}")
+        print(
+            f"  plan, previous settings: {w:7.1f} s wall {c:7.1f} s CPU   {g['training'].get('epochs_run', 40)} epochs, K = {g['k']}"
+        )
         w, c, g = timed_plan(folder, (), {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"})
-        print(f"  plan, current defaults:  {w:7.1f} s wall {c:7.1f} s CPU   {g['training']['epochs_run']} epochs, K = {g['k']}")
+        print(
+            f"  plan, current defaults:  {w:7.1f} s wall {c:7.1f} s CPU   {g['training']['epochs_run']} epochs, K = {g['k']}"
+        )
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "SIMSAMPLE_CACHE": tmp}
         for label in ("empty cache", "cache filled"):
             t = time.perf_counter()
-            proc = subprocess.run([str(exe), "plan", str(folder), "--sampler", "gcl", "-o", f"{tmp}/plan.json"], capture_output=True, text=True, env=env)
+            proc = subprocess.run(
+                [str(exe), "plan", str(folder), "--sampler", "gcl", "-o", f"{tmp}/plan.json"],
+                capture_output=True,
+                text=True,
+                env=env,
+            )
             wall = time.perf_counter() - t
             if proc.returncode:
                 sys.exit(proc.stderr)
-            print(f"  plan, {label:12s}: {wall:7.1f} s wall   peak RSS so far {child_peak_mb():7.0f} MB   {proc.stdout.strip()}")
+            print(
+                f"  plan, {label:12s}: {wall:7.1f} s wall   peak RSS so far {child_peak_mb():7.0f} MB   {proc.stdout.strip()}"
+            )
 
 
 def point(folder: Path, warps: int, launches: int, epochs: int) -> dict:
-    proc = subprocess.run([sys.executable, "-c", POINT, str(folder), str(warps), str(launches), str(epochs)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", POINT, str(folder), str(warps), str(launches), str(epochs)],
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode:
         sys.exit(proc.stderr)
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -96,6 +111,7 @@ def decoder_folder(root: Path, launches: int) -> Path:
     """The first ``launches`` launches of the decoder workload, with as many decode steps as needed."""
     sys.path.insert(0, str(Path(__file__).parent))
     from decoder_workload import decoder_kernels
+
     from simsample_accelsim.synth import write_workload
 
     per_step = 46  # 4 layers: embed, 11 per layer, head
@@ -111,8 +127,13 @@ def timed_plan(folder: Path, extra: tuple[str, ...], env: dict[str, str]) -> tup
     with tempfile.TemporaryDirectory() as tmp:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
-        proc = subprocess.run([str(exe), "plan", str(folder), "--sampler", "gcl", "-o", f"{tmp}/plan.json", "--seed", "0", *extra],
-                              check=False, capture_output=True, text=True, env={**env, "SIMSAMPLE_CACHE": tmp})
+        proc = subprocess.run(
+            [str(exe), "plan", str(folder), "--sampler", "gcl", "-o", f"{tmp}/plan.json", "--seed", "0", *extra],
+            check=False,
+            capture_output=True,
+            text=True,
+            env={**env, "SIMSAMPLE_CACHE": tmp},
+        )
         wall = time.perf_counter() - t
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if proc.returncode:
@@ -124,8 +145,10 @@ def timed_plan(folder: Path, extra: tuple[str, ...], env: dict[str, str]) -> tup
 
 def scaling(points: list[int], previous_max: int) -> None:
     print(f"time against launches (decoder launches; {os.cpu_count()} CPUs; wall and CPU seconds of the plan):")
-    print(f"  {'launches':>8s} | {'previous wall':>13s} {'cpu':>7s} {'epochs':>6s} {'K':>3s} | {'current wall':>12s} {'cpu':>7s} "
-          f"{'epochs':>6s} {'best':>4s} {'K':>3s}")
+    print(
+        f"  {'launches':>8s} | {'previous wall':>13s} {'cpu':>7s} {'epochs':>6s} {'K':>3s} | {'current wall':>12s} {'cpu':>7s} "
+        f"{'epochs':>6s} {'best':>4s} {'K':>3s}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for n in points:
             folder = decoder_folder(Path(tmp), n)
@@ -137,7 +160,10 @@ def scaling(points: list[int], previous_max: int) -> None:
             env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
             w1, c1, g1 = timed_plan(folder, (), env)
             t1 = g1["training"]
-            print(f"  {n:8d} | {before} | {w1:12.1f} {c1:7.1f} {t1.get('epochs_run', 0):6d} {t1['best_epoch']:4d} {g1['k']:3d}", flush=True)
+            print(
+                f"  {n:8d} | {before} | {w1:12.1f} {c1:7.1f} {t1.get('epochs_run', 0):6d} {t1['best_epoch']:4d} {g1['k']:3d}",
+                flush=True,
+            )
             shutil.rmtree(folder)
 
 
@@ -149,8 +175,12 @@ def main() -> None:
     ap.add_argument("--launches", default="14,28,56,112")
     ap.add_argument("--no-end-to-end", action="store_true")
     ap.add_argument("--scaling", default="", help="launch counts of synthetic decoder folders, e.g. 10,100,1000")
-    ap.add_argument("--previous-max", type=int, default=100, help="largest launch count planned with the previous settings too")
-    ap.add_argument("--previous-end-to-end", action="store_true", help="also plan the folder with the previous settings (slow)")
+    ap.add_argument(
+        "--previous-max", type=int, default=100, help="largest launch count planned with the previous settings too"
+    )
+    ap.add_argument(
+        "--previous-end-to-end", action="store_true", help="also plan the folder with the previous settings (slow)"
+    )
     args = ap.parse_args()
     if args.scaling:
         scaling([int(x) for x in args.scaling.split(",")], args.previous_max)
@@ -163,14 +193,18 @@ def main() -> None:
     if not args.no_end_to_end:
         print("end to end (defaults: 16 warps per launch, up to 40 epochs with early stopping):")
         end_to_end(args.folder, args.previous_end_to_end)
-    rows = [(n, int(w)) for w in args.warps.split(",") if w] + [(int(k), 16) for k in args.launches.split(",") if k and int(k) != n]
+    rows = [(n, int(w)) for w in args.warps.split(",") if w] + [
+        (int(k), 16) for k in args.launches.split(",") if k and int(k) != n
+    ]
     if not rows:
         return
     print(f"scaling ({args.epochs} epochs per point; per-epoch time = training / epochs):")
     print(f"  {'launches':>8s} {'warps':>5s} {'nodes':>9s} {'graphs s':>9s} {'s/epoch':>8s} {'peak MB':>8s}")
     for launches, warps in rows:
         r = point(args.folder, warps, launches, args.epochs)
-        print(f"  {launches:8d} {warps:5d} {r['nodes']:9,d} {r['graph_s']:9.2f} {r['train_s'] / max(1, args.epochs):8.2f} {r['rss_mb']:8.0f}")
+        print(
+            f"  {launches:8d} {warps:5d} {r['nodes']:9,d} {r['graph_s']:9.2f} {r['train_s'] / max(1, args.epochs):8.2f} {r['rss_mb']:8.0f}"
+        )
 
 
 if __name__ == "__main__":

@@ -46,8 +46,10 @@ def stats_tail(folder: Path, sizes: list[int]) -> None:
         n = max(mb * (1 << 20) // (len(line) + 1), 2)
         with open(p, "w") as fh:
             fh.write(STATS_HEADER + "\n")
-            fh.writelines(stats_line(k, "_Z6kernelPfS_i", (8, 8, 1), (128, 1, 1), 25344) + "\n" for k in range(1, n + 1))
-        wall, cpu = _timed(lambda: read_stats_tail(p, n // 2))
+            fh.writelines(
+                stats_line(k, "_Z6kernelPfS_i", (8, 8, 1), (128, 1, 1), 25344) + "\n" for k in range(1, n + 1)
+            )
+        wall, cpu = _timed(lambda p=p, n=n: read_stats_tail(p, n // 2))
         print(f"{mb:>6} {n:>10,} {wall:>8.2f} {cpu:>8.2f} {cpu / mb:>9.3f}")
         p.unlink()
 
@@ -60,8 +62,8 @@ def names(sizes: list[int]) -> None:
     for mb in sizes:
         letters = "_Z4" + "a" * (mb << 20) + "Pf"
         blanks = "k" + " " * (mb << 20) + "x(int) const"
-        _, c1 = _timed(lambda: kernel_label(letters))
-        _, c2 = _timed(lambda: kernel_label(blanks))
+        _, c1 = _timed(lambda letters=letters: kernel_label(letters))
+        _, c2 = _timed(lambda blanks=blanks: kernel_label(blanks))
         print(f"{mb:>6} {c1:>10.3f} {c2:>9.3f}")
 
 
@@ -70,16 +72,32 @@ def sparse_merge(folder: Path) -> None:
     from simsample_accelsim.synth import KernelSpec, write_workload
     from simsample_accelsim.synthruns import link_trace, write_tracer_runs
 
-    specs = [KernelSpec(name="_Z4gemmPf", grid=(1 + i % 4, 1, 1), block=(32, 1, 1), iters=1, body=("LDG.E", "STG.E")) for i in range(12)]
+    specs = [
+        KernelSpec(name="_Z4gemmPf", grid=(1 + i % 4, 1, 1), block=(32, 1, 1), iters=1, body=("LDG.E", "STG.E"))
+        for i in range(12)
+    ]
     full = folder / "full"
     write_workload(full, specs)
     runs = folder / "runs"
-    write_tracer_runs(runs, [(2, 4), (7, 9)], launch=lambda n: (specs[n - 1].name, specs[n - 1].grid, specs[n - 1].block),
-                      trace=link_trace(full))
+    write_tracer_runs(
+        runs,
+        [(2, 4), (7, 9)],
+        launch=lambda n: (specs[n - 1].name, specs[n - 1].grid, specs[n - 1].block),
+        trace=link_trace(full),
+    )
     with open(runs / "run-0001" / "stats.csv", "r+b") as fh:
         fh.truncate(2 << 30)
-    cmd = [sys.executable, "-c", "from simsample.console import main; main()", "accelsim", "merge", str(runs / "run-0001"),
-           str(runs / "run-0002"), "--out", str(folder / "merged")]
+    cmd = [
+        sys.executable,
+        "-c",
+        "from simsample.console import main; main()",
+        "accelsim",
+        "merge",
+        str(runs / "run-0001"),
+        str(runs / "run-0002"),
+        "--out",
+        str(folder / "merged"),
+    ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     w = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)

@@ -33,7 +33,9 @@ def bench_cpp(cycles: int, period: int, window: int) -> dict | str:
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode:
             return f"compile failed: {res.stderr.strip()[:200]}"
-        out = subprocess.run([str(exe), str(cycles), str(period), str(window)], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [str(exe), str(cycles), str(period), str(window)], capture_output=True, text=True, check=True
+        )
         return json.loads(out.stdout)
 
 
@@ -47,7 +49,7 @@ def _time_python_loop(monitor, n: int, period: int) -> tuple[float, float]:
         update(c, insns, ctas)
     t1 = time.perf_counter_ns()
     insns = 0
-    for c in range(1, n + 1):
+    for _ in range(1, n + 1):
         insns += 37
     t2 = time.perf_counter_ns()
     return (t1 - t0) / n, (t2 - t1) / n
@@ -86,12 +88,16 @@ def main(argv: list[str] | None = None) -> int:
         rows["pybind11 module (simsample._pkp)"] = f"not built: {exc}"
     from simsample.pkp.monitor import Monitor as PyMonitor
 
-    rows["pure Python (simsample.pkp.monitor)"] = bench_python(PyMonitor, max(args.py_cycles // 4, 10_000), args.period, args.window)
+    rows["pure Python (simsample.pkp.monitor)"] = bench_python(
+        PyMonitor, max(args.py_cycles // 4, 10_000), args.period, args.window
+    )
 
     if args.json:
         print(json.dumps({"period": args.period, "window": args.window, "results": rows}, indent=2))
         return 0
-    print(f"PKP monitor update cost (period {args.period}, window {args.window} = {args.window // args.period} samples)")
+    print(
+        f"PKP monitor update cost (period {args.period}, window {args.window} = {args.window // args.period} samples)"
+    )
     print(f"{'implementation':38} {'ns/cycle':>10} {'ns/sample':>10} {'loop only':>10}")
     for name, r in rows.items():
         if isinstance(r, str):
@@ -99,7 +105,9 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"{name:38} {r['ns_per_cycle']:10.2f} {r['ns_per_sample']:10.2f} {r['ns_loop_only']:10.2f}")
     print("ns/cycle: update() called every cycle (the simulator hook); ns/sample: called only every period;")
-    print("loop only: the driving loop without the monitor (already included in the other columns). Goal: C++ < 20 ns/cycle.")
+    print(
+        "loop only: the driving loop without the monitor (already included in the other columns). Goal: C++ < 20 ns/cycle."
+    )
     cpp = rows["C++ (header, g++ -O2)"]
     if isinstance(cpp, dict):
         print(f"goal met: {cpp['ns_per_cycle'] < 20.0}")

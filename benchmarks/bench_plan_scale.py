@@ -35,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from bench_end_to_end import WRITERS, timed
+from bench_end_to_end import WRITERS, timed  # noqa: E402  (benchmarks/ is put on sys.path above)
 
 EXAMPLE = ROOT / "examples" / "profile" / "train_step.pt.trace.json.gz"
 GOALS = {"plan default": 1.0, "plan stem": 1.5}
@@ -198,9 +198,14 @@ def memory(n: int, work: Path, sampler: str = "margin") -> None:
         print(f"\nmemory at {n:,} launches: failed: {proc.stderr.strip().splitlines()[-1:]}")
         return
     built, peak, cpu, samples = proc.stdout.split()
-    print("\n| launches (in memory) | workload built, peak RSS | after the plan and its file, peak RSS | plan + write CPU | samples | goal |")
+    print(
+        "\n| launches (in memory) | workload built, peak RSS | after the plan and its file, peak RSS | plan + write CPU | samples | goal |"
+    )
     print("|---|---|---|---|---|---|")
-    print(f"| {n:,} ({sampler}) | {built} GiB | {peak} GiB | {cpu} s (whole run {wall:.0f} s wall) | {int(samples):,} | < 6 GB |", flush=True)
+    print(
+        f"| {n:,} ({sampler}) | {built} GiB | {peak} GiB | {cpu} s (whole run {wall:.0f} s wall) | {int(samples):,} | < 6 GB |",
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -208,9 +213,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--launches", default="1e6", help="launches in each synthetic profile (default 1e6)")
     ap.add_argument("--formats", default="nsys_csv,nsys_sqlite,kineto", help=f"profile formats: {','.join(WRITERS)}")
     ap.add_argument("--baseline", type=Path, help="a checkout of an earlier version, run side by side")
-    ap.add_argument("--startup", action="store_true", help="also time start-up (--version, samplers, plan of the example)")
+    ap.add_argument(
+        "--startup", action="store_true", help="also time start-up (--version, samplers, plan of the example)"
+    )
     ap.add_argument("--memory", type=float, help="also plan this many launches built in memory and print the peak RSS")
-    ap.add_argument("--memory-samplers", default="margin", help="samplers for --memory, comma-separated (default: margin, the default)")
+    ap.add_argument(
+        "--memory-samplers",
+        default="margin",
+        help="samplers for --memory, comma-separated (default: margin, the default)",
+    )
     ap.add_argument("--profile", action="store_true", help="print where each current plan's time goes (cProfile)")
     ap.add_argument("--workdir", type=Path, help="keep the generated profiles here for the next run")
     args = ap.parse_args(argv)
@@ -225,7 +236,9 @@ def main(argv: list[str] | None = None) -> int:
         TREES.append(args.baseline)
     versions["now"] = cli_for(None)
 
-    print(f"# load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; {sys.platform}, Python {sys.version.split()[0]}")
+    print(
+        f"# load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; {sys.platform}, Python {sys.version.split()[0]}"
+    )
     if args.startup:
         startup(versions, work)
     print("\n| launches | format | command | " + " | ".join(versions) + " | now ÷ read (CPU) | goal |")
@@ -236,7 +249,10 @@ def main(argv: list[str] | None = None) -> int:
         if not path.exists():
             t = time.perf_counter()
             writer(path, n)
-            print(f"# wrote {path.name} ({path.stat().st_size / 2**20:.0f} MiB) in {time.perf_counter() - t:.0f} s", flush=True)
+            print(
+                f"# wrote {path.name} ({path.stat().st_size / 2**20:.0f} MiB) in {time.perf_counter() - t:.0f} s",
+                flush=True,
+            )
         runs = [
             ("profile info", ["profile", "info", str(path), "--json"]),
             ("plan default", ["plan", str(path), "--seed", "1"]),
@@ -252,21 +268,47 @@ def main(argv: list[str] | None = None) -> int:
             if label == "profile info":
                 read = results
             now = results["now"]
-            ratio = f"{now['cpu_s'] / read['now']['cpu_s']:.2f}" if label != "profile info" and now["ok"] and read["now"]["ok"] else ""
-            goal = f"≤ {GOALS[label]} s wall idle, ≤ 1.5× read" if label == "plan default" else (f"≤ {GOALS[label]} s" if label in GOALS else "")
+            ratio = (
+                f"{now['cpu_s'] / read['now']['cpu_s']:.2f}"
+                if label != "profile info" and now["ok"] and read["now"]["ok"]
+                else ""
+            )
+            goal = (
+                f"≤ {GOALS[label]} s wall idle, ≤ 1.5× read"
+                if label == "plan default"
+                else (f"≤ {GOALS[label]} s" if label in GOALS else "")
+            )
             same = ""
             if label != "profile info" and len(versions) > 1:
                 files = [(work / f"{fmt_name}_{label.replace(' ', '_')}_{v}.json") for v in versions]
                 if all(f.exists() for f in files):
                     same = " (same bytes)" if len({f.read_bytes() for f in files}) == 1 else " (plans differ)"
-            print(f"| {n:,} | {fmt_name} | {label}{same} | " + " | ".join(fmt(results[v]) for v in versions) + f" | {ratio} | {goal} |", flush=True)
+            print(
+                f"| {n:,} | {fmt_name} | {label}{same} | "
+                + " | ".join(fmt(results[v]) for v in versions)
+                + f" | {ratio} | {goal} |",
+                flush=True,
+            )
         for sampler in ("margin", "stem"):
-            proc = subprocess.run([sys.executable, "-c", PHASES_RUN, str(path), sampler, str(work / "phases.json")], capture_output=True, text=True, check=False)
-            print(f"# {fmt_name}, {sampler}, in one process: " + (proc.stdout.strip() or proc.stderr.strip()[-300:]), flush=True)
+            proc = subprocess.run(
+                [sys.executable, "-c", PHASES_RUN, str(path), sampler, str(work / "phases.json")],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            print(
+                f"# {fmt_name}, {sampler}, in one process: " + (proc.stdout.strip() or proc.stderr.strip()[-300:]),
+                flush=True,
+            )
         if args.profile:
             for label, cmd in runs[1:]:
                 print(f"\n# where the time of '{label}' ({fmt_name}) goes, current code:")
-                proc = subprocess.run([sys.executable, "-c", PROFILE_RUN, *cmd, "-o", str(work / "profiled.json")], capture_output=True, text=True, check=False)
+                proc = subprocess.run(
+                    [sys.executable, "-c", PROFILE_RUN, *cmd, "-o", str(work / "profiled.json")],
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                )
                 print("\n".join(line for line in proc.stderr.splitlines() if line.strip())[:4000], flush=True)
     if args.memory:
         for sampler in args.memory_samplers.split(","):

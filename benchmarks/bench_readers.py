@@ -61,14 +61,19 @@ def build_sqlite(work: Path, n: int) -> Path:
     if out.exists():
         return out
     tmp = out.with_suffix(".tmp")
-    with lzma.open(DATA / "nsys-sqlite" / "pipit-cloverleaf" / "perlmutter-cloverleaf-cuda.sqlite.xz") as src, open(tmp, "wb") as dst:
+    with (
+        lzma.open(DATA / "nsys-sqlite" / "pipit-cloverleaf" / "perlmutter-cloverleaf-cuda.sqlite.xz") as src,
+        open(tmp, "wb") as dst,
+    ):
         shutil.copyfileobj(src, dst)
     con = sqlite3.connect(tmp)
     t = "CUPTI_ACTIVITY_KIND_KERNEL"
     cols = [r[1] for r in con.execute(f"PRAGMA table_info({t})")]
     while con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] < n:
         span, corr = con.execute(f"SELECT max(end) - min(start) + 1000, max(correlationId) + 1 FROM {t}").fetchone()
-        sel = ", ".join(f"{c} + :s" if c in ("start", "end") else f"{c} + :c" if c == "correlationId" else c for c in cols)
+        sel = ", ".join(
+            f"{c} + :s" if c in ("start", "end") else f"{c} + :c" if c == "correlationId" else c for c in cols
+        )
         con.execute(f"INSERT INTO {t} SELECT {sel} FROM {t}", {"s": span, "c": corr})
         con.commit()
     con.execute("VACUUM")
@@ -91,15 +96,31 @@ def build_nsys_csv(work: Path, n: int, sqlite_path: Path) -> Path:
         "k.registersPerThread, k.staticSharedMemory, k.dynamicSharedMemory, k.deviceId, k.streamId, s.value "
         "FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName"
     ).fetchall()
-    mem = con.execute("SELECT start, end - start, correlationId, bytes, deviceId, streamId FROM CUPTI_ACTIVITY_KIND_MEMCPY").fetchall()
+    mem = con.execute(
+        "SELECT start, end - start, correlationId, bytes, deviceId, streamId FROM CUPTI_ACTIVITY_KIND_MEMCPY"
+    ).fetchall()
     con.close()
     base.unlink()
     rows = []
     for s, d, c, gx, gy, gz, bx, by, bz, reg, st, dy, dev, strm, name in kern:
         q = '"' + name.replace('"', '""') + '"'
-        rows.append((s, d, c, f"{gx},{gy},{gz},{bx},{by},{bz},{reg},{st / 1e6:.3f},{dy / 1e6:.3f},,,,,NVIDIA A100-SXM4-80GB ({dev}),1,,{strm},{q}"))
+        rows.append(
+            (
+                s,
+                d,
+                c,
+                f"{gx},{gy},{gz},{bx},{by},{bz},{reg},{st / 1e6:.3f},{dy / 1e6:.3f},,,,,NVIDIA A100-SXM4-80GB ({dev}),1,,{strm},{q}",
+            )
+        )
     for s, d, c, b, dev, strm in mem:
-        rows.append((s, d, c, f",,,,,,,,,{b / 1e6:.3f},{b / d * 1e3:.3f},Pageable,Device,NVIDIA A100-SXM4-80GB ({dev}),1,,{strm},[CUDA memcpy Host-to-Device]"))
+        rows.append(
+            (
+                s,
+                d,
+                c,
+                f",,,,,,,,,{b / 1e6:.3f},{b / d * 1e3:.3f},Pageable,Device,NVIDIA A100-SXM4-80GB ({dev}),1,,{strm},[CUDA memcpy Host-to-Device]",
+            )
+        )
     rows.sort()
     span = max(s + d for s, d, *_ in rows) - min(r[0] for r in rows) + 1000
     corr = max(r[2] for r in rows) + 1
@@ -185,7 +206,11 @@ def build_kineto(work: Path, n: int, gz: bool) -> list[Path]:
         tmp = out.with_suffix(".tmp")
         opener = (lambda p: gzip.open(p, "wt", compresslevel=1)) if gz else (lambda p: open(p, "w"))
         with opener(tmp) as fh:
-            head = {"schemaVersion": 1, "deviceProperties": doc.get("deviceProperties", []), "distributedInfo": {"rank": rank, "world_size": len(outs)}}
+            head = {
+                "schemaVersion": 1,
+                "deviceProperties": doc.get("deviceProperties", []),
+                "distributedInfo": {"rank": rank, "world_size": len(outs)},
+            }
             fh.write(json.dumps(head)[:-1] + ',\n  "traceEvents": [\n')
             written, k = 0, 0
             while written < per:
@@ -210,7 +235,7 @@ def build_ncu(work: Path, n: int) -> Path:
         fh.write(header + "\n" + units + "\n")
         for i in range(n):
             row = data[i % len(data)]
-            fh.write(f'"{i}"' + row[row.index(","):] + "\n")
+            fh.write(f'"{i}"' + row[row.index(",") :] + "\n")
     tmp.rename(out)
     return out
 
@@ -290,7 +315,11 @@ def table(rows: list[dict]) -> str:
         rate = r["launches"] / r["seconds"] if r["seconds"] else float("inf")
         cpu_rate = r["launches"] / r["cpu_seconds"] if r["cpu_seconds"] else float("inf")
         goal = GOALS.get(r["format"])
-        mark = "" if goal is None or "real" in r["label"] or "[no C++]" in r["label"] else (" ok" if rate >= goal else (" cpu-ok" if cpu_rate >= goal else " MISS"))
+        mark = (
+            ""
+            if goal is None or "real" in r["label"] or "[no C++]" in r["label"]
+            else (" ok" if rate >= goal else (" cpu-ok" if cpu_rate >= goal else " MISS"))
+        )
         res = r["resident"] / n
         res_mark = " ok" if res <= 120 else (" MISS" if r["columns"] < 30 else "")
         out.append(
@@ -307,7 +336,11 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path, default=None, help="keep (and reuse) the scaled inputs here")
     ap.add_argument("--readers", default="nsys_sqlite,nsys_csv,nvprof,kineto,kineto_real,ncu")
     ap.add_argument("--kineto-gzip", action="store_true", help="write the scaled Kineto traces as .json.gz")
-    ap.add_argument("--compare-fallback", action="store_true", help="also run each reader without its compiled modules (SIMSAMPLE_PURE_PYTHON=1), right after")
+    ap.add_argument(
+        "--compare-fallback",
+        action="store_true",
+        help="also run each reader without its compiled modules (SIMSAMPLE_PURE_PYTHON=1), right after",
+    )
     ap.add_argument("--measure", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.measure:

@@ -67,7 +67,9 @@ def _phases(plan: Path, prof: Path, est: Path, evals: list[Path]) -> dict[str, f
 
     times["matplotlib import"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    report = content.build(p, plan, workload=wl, estimate=read_estimate(est), evaluations=[(e.name, read_evaluation(e)) for e in evals])
+    report = content.build(
+        p, plan, workload=wl, estimate=read_estimate(est), evaluations=[(e.name, read_evaluation(e)) for e in evals]
+    )
     times["figures and tables"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     render.render(report)
@@ -98,13 +100,29 @@ def main() -> None:
         ids = np.unique([s["kernel_id"] for s in doc["samples"]])
         dur = wl.kernels.set_index("kernel_id").loc[ids, "duration_ns"].to_numpy(np.float64)
         values = d / "values.csv"
-        pd.DataFrame({"kernel_id": ids, "cycles": np.rint(dur * 1.4), "instructions": np.rint(dur * 37)}).to_csv(values, index=False)
+        pd.DataFrame({"kernel_id": ids, "cycles": np.rint(dur * 1.4), "instructions": np.rint(dur * 37)}).to_csv(
+            values, index=False
+        )
         est = d / "estimate.json"
         est.write_text(_cli(["estimate", "--plan", str(plan), str(values), "--json"]))
         evals = []
         for sampler in ("stem", "root"):
             ev = d / f"eval-{sampler}.json"
-            ev.write_text(_cli(["evaluate", str(prof), "--sampler", sampler, "--repeat", "2", "--sweep", "eps=0.05,0.1,0.25", "--json"]))
+            ev.write_text(
+                _cli(
+                    [
+                        "evaluate",
+                        str(prof),
+                        "--sampler",
+                        sampler,
+                        "--repeat",
+                        "2",
+                        "--sweep",
+                        "eps=0.05,0.1,0.25",
+                        "--json",
+                    ]
+                )
+            )
             evals.append(ev)
         out = d / "report.html"
         argv = [sys.executable, "-m", "simsample", "report", str(plan), "--profile", str(prof), "--estimate", str(est)]
@@ -118,11 +136,17 @@ def main() -> None:
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
         size = out.stat().st_size
-        print(f"{'launches':>10} {'clusters':>9} {'samples':>8} {'plan MB':>8} {'report s':>9} {'CPU s':>6} {'page MB':>8}")
-        print(f"{n:>10,} {len(doc['clusters']):>9,} {len(doc['samples']):>8,} {plan.stat().st_size / 1e6:>8.2f} {wall:>9.2f} {cpu:>6.2f} {size / 1e6:>8.2f}")
+        print(
+            f"{'launches':>10} {'clusters':>9} {'samples':>8} {'plan MB':>8} {'report s':>9} {'CPU s':>6} {'page MB':>8}"
+        )
+        print(
+            f"{n:>10,} {len(doc['clusters']):>9,} {len(doc['samples']):>8,} {plan.stat().st_size / 1e6:>8.2f} {wall:>9.2f} {cpu:>6.2f} {size / 1e6:>8.2f}"
+        )
         print("in-process breakdown:", ", ".join(f"{k} {v:.2f} s" for k, v in _phases(plan, prof, est, evals).items()))
-        print(f"goal: page under 5 MB {'met' if size < 5e6 else 'NOT met'}; written in under 10 s "
-              f"{'met' if wall < 10 else 'NOT met'} (wall {wall:.2f} s, CPU {cpu:.2f} s)")
+        print(
+            f"goal: page under 5 MB {'met' if size < 5e6 else 'NOT met'}; written in under 10 s "
+            f"{'met' if wall < 10 else 'NOT met'} (wall {wall:.2f} s, CPU {cpu:.2f} s)"
+        )
 
 
 if __name__ == "__main__":

@@ -55,34 +55,78 @@ def fake(n: int, seconds: float, jobs: int, work: Path) -> None:
     traces = make_workload(work / "traces", n)
     exe, configs = write_fake_simulator(work / "sim")
     _sh(["profile", "features", "--sim", "accelsim", str(traces), "-o", str(work / "f.parquet")])
-    _sh(["plan", str(work / "f.parquet"), "--sampler", "random", "--param", f"count={n}", "-o", str(work / "plan.json")])
-    _sh(["apply", "--sim", "accelsim", "--plan", str(work / "plan.json"), "--traces", str(traces), "--out", str(work / "run"), "--split",
-         "--warmup", "none"])
+    _sh(
+        ["plan", str(work / "f.parquet"), "--sampler", "random", "--param", f"count={n}", "-o", str(work / "plan.json")]
+    )
+    _sh(
+        [
+            "apply",
+            "--sim",
+            "accelsim",
+            "--plan",
+            str(work / "plan.json"),
+            "--traces",
+            str(traces),
+            "--out",
+            str(work / "run"),
+            "--split",
+            "--warmup",
+            "none",
+        ]
+    )
     env = {**os.environ, "FAKE_SIM_DELAY": str(seconds), "FAKE_SIM_BUSY": "1"}
     sim = sim_args(exe, configs)
     serial = _timed_run(work / "run", sim, 1, env)
     parallel = _timed_run(work / "run", sim, jobs, env)
-    print(f"fake jobs: {n} jobs x {seconds:g} s busy; serial {serial:.2f} s, --jobs {jobs} {parallel:.2f} s, "
-          f"ratio {parallel / serial:.2f} (usable CPUs {len(os.sched_getaffinity(0))}, load {os.getloadavg()[0]:.2f})")
+    print(
+        f"fake jobs: {n} jobs x {seconds:g} s busy; serial {serial:.2f} s, --jobs {jobs} {parallel:.2f} s, "
+        f"ratio {parallel / serial:.2f} (usable CPUs {len(os.sched_getaffinity(0))}, load {os.getloadavg()[0]:.2f})"
+    )
 
 
 def real(args: argparse.Namespace, work: Path) -> None:
     exe = Path(args.accelsim).resolve()
     if args.env_script:  # the simulator needs its environment (libraries): a wrapper sources it
         wrapper = work / "accel-sim-env.sh"
-        wrapper.write_text(f"#!/usr/bin/env bash\nsource {Path(args.env_script).resolve()}\nexec {exe} \"$@\"\n")
+        wrapper.write_text(f'#!/usr/bin/env bash\nsource {Path(args.env_script).resolve()}\nexec {exe} "$@"\n')
         wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
         exe = wrapper
     sim = ["--accelsim", str(exe), *(x for c in args.config for x in ("--config", str(Path(c).resolve())))]
     _sh(["profile", "features", "--sim", "accelsim", str(args.traces), "-o", str(work / "real.parquet")])
-    _sh(["plan", str(work / "real.parquet"), "--sampler", args.sampler, "--seed", "0", "-o", str(work / "real-plan.json")])
-    _sh(["apply", "--sim", "accelsim", "--plan", str(work / "real-plan.json"), "--traces", str(args.traces), "--out", str(work / "real-run"), "--split"])
+    _sh(
+        [
+            "plan",
+            str(work / "real.parquet"),
+            "--sampler",
+            args.sampler,
+            "--seed",
+            "0",
+            "-o",
+            str(work / "real-plan.json"),
+        ]
+    )
+    _sh(
+        [
+            "apply",
+            "--sim",
+            "accelsim",
+            "--plan",
+            str(work / "real-plan.json"),
+            "--traces",
+            str(args.traces),
+            "--out",
+            str(work / "real-run"),
+            "--split",
+        ]
+    )
     n = len(list((work / "real-run" / "jobs").iterdir()))
     env = dict(os.environ)
     serial = _timed_run(work / "real-run", sim, 1, env)
     parallel = _timed_run(work / "real-run", sim, args.jobs, env)
-    print(f"accel-sim, {args.traces.name} {args.sampler} plan: {n} jobs; serial {serial:.1f} s, --jobs {args.jobs} {parallel:.1f} s, "
-          f"ratio {parallel / serial:.2f} (load {os.getloadavg()[0]:.2f})")
+    print(
+        f"accel-sim, {args.traces.name} {args.sampler} plan: {n} jobs; serial {serial:.1f} s, --jobs {args.jobs} {parallel:.1f} s, "
+        f"ratio {parallel / serial:.2f} (load {os.getloadavg()[0]:.2f})"
+    )
 
 
 def main() -> None:

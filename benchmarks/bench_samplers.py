@@ -132,8 +132,13 @@ def main() -> None:
                 continue
             rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
             r = rows[-1]
-            print(f"  {sampler} {n:>12,}: plan {r['plan_s']:.2f} s, peak RSS {r['rss_peak_gb']:.2f} GB", file=sys.stderr)
-    header = f"{'sampler':<8} {'launches':>12} {'plan s':>8} {'fp s':>6} {'exp':>5} {'peak RSS GB':>12} {'RSS before GB':>14} {'clusters':>9} {'sampled':>8} {'speedup':>10}"
+            print(
+                f"  {sampler} {n:>12,}: plan {r['plan_s']:.2f} s, peak RSS {r['rss_peak_gb']:.2f} GB", file=sys.stderr
+            )
+    header = (
+        f"{'sampler':<8} {'launches':>12} {'plan s':>8} {'fp s':>6} {'exp':>5} {'peak RSS GB':>12} "
+        f"{'RSS before GB':>14} {'clusters':>9} {'sampled':>8} {'speedup':>10}"
+    )
     print(header)
     print("-" * len(header))
     for sampler in samplers:

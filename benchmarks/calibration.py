@@ -53,7 +53,15 @@ TRACES = ROOT / "tests" / "fixtures" / "accelsim_workloads"
 SAMPLERS = ("margin", "root", "stem", "allegro", "pka", "sieve", "photon", "random")
 
 #: gpuperfpredict runs of the dev and the holdout set (one program size each)
-_GPP_DEV = ("backprop-8192-run1", "hotspot-512_1024-run1", "hotspot-1024_1024-run1", "lavaMD-20-run1", "lud-2048-run1", "lud-7936-run1", "lud-8192-run1")
+_GPP_DEV = (
+    "backprop-8192-run1",
+    "hotspot-512_1024-run1",
+    "hotspot-1024_1024-run1",
+    "lavaMD-20-run1",
+    "lud-2048-run1",
+    "lud-7936-run1",
+    "lud-8192-run1",
+)
 _GPP_HOLDOUT = ("backprop-16384-run2", "hotspot-256_512-run2", "lavaMD-50-run2", "lud-4096-run2", "lud-6144-run2")
 
 
@@ -81,10 +89,9 @@ def load_family(family: str, min_launches: int, cache: Path | None) -> list[tupl
             return store[key]
     out: list[tuple[str, object, np.ndarray | None]] = []
     if family == "trace":
-        from simsample_accelsim.collect import collect_logs
-
         from simsample.sampling.evaluate import truth_by_launch
         from simsample.workload import Workload
+        from simsample_accelsim.collect import collect_logs
 
         for features in sorted(TRACES.glob("*-features.parquet")):
             name = features.name.removesuffix("-features.parquet")
@@ -104,7 +111,9 @@ def load_family(family: str, min_launches: int, cache: Path | None) -> list[tupl
                 feats = Path(tmp) / "hetero.parquet"
                 if cli_run(["profile", "features", "--sim", "accelsim", str(hetero), "-o", str(feats)]) == 0:
                     wl = Workload.from_parquet(feats)
-                    out.append(("hetero", wl, truth_by_launch(wl, collect_logs([hetero / "full.out.gz"]), metric="cycles")))
+                    out.append(
+                        ("hetero", wl, truth_by_launch(wl, collect_logs([hetero / "full.out.gz"]), metric="cycles"))
+                    )
     else:
         from simsample.io.loading import load_workload
 
@@ -171,7 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--family", default="dev,trace", help="comma-separated: dev, holdout, trace")
     ap.add_argument("--samplers", default=",".join(SAMPLERS))
-    ap.add_argument("--params", action="append", default=[], metavar="SAMPLER:k=v[,k=v]", help="parameters of one sampler")
+    ap.add_argument(
+        "--params", action="append", default=[], metavar="SAMPLER:k=v[,k=v]", help="parameters of one sampler"
+    )
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--eps", type=float, default=0.05, help="ε of the bounded samplers")
     ap.add_argument("--smaller-eps", type=float, default=0.03, help="second ε for the monotonicity check (0: skip)")
@@ -191,7 +202,9 @@ def main(argv: list[str] | None = None) -> int:
         extra.setdefault(name, {}).update(dict(kv.split("=", 1) for kv in rest.split(",") if kv))
     t0, c0 = time.perf_counter(), time.process_time()
     rows: list[dict] = []
-    print(f"{'family':8} {'workload':44} {'sampler':8} {'cover':>6} {'mean|e|':>8} {'med±':>8} {'sharp':>6} {'±@eps2':>8} {'speedup':>8} {'refused':>7}  misses")
+    print(
+        f"{'family':8} {'workload':44} {'sampler':8} {'cover':>6} {'mean|e|':>8} {'med±':>8} {'sharp':>6} {'±@eps2':>8} {'speedup':>8} {'refused':>7}  misses"
+    )
     for family in args.family.split(","):
         suite = load_family(family, args.min_launches, args.cache)
         if args.limit:
@@ -219,8 +232,11 @@ def main(argv: list[str] | None = None) -> int:
                 med = "-" if row["median_half"] is None else f"{100 * row['median_half']:.2f}%"
                 sh = "-" if row["sharpness"] is None else f"{row['sharpness']:.1f}"
                 h2 = row.get("median_half_smaller_eps")
-                print(f"{family:8} {wname[-44:]:44} {sname:8} {cov:>6} {100 * row['mean_err']:7.3f}% {med:>8} {sh:>6} "
-                      f"{'-' if h2 is None else f'{100 * h2:.2f}%':>8} {row['speedup'] or 0:7.2f}x {row['refused']:7d}  {' '.join(row['misses'])}", flush=True)
+                print(
+                    f"{family:8} {wname[-44:]:44} {sname:8} {cov:>6} {100 * row['mean_err']:7.3f}% {med:>8} {sh:>6} "
+                    f"{'-' if h2 is None else f'{100 * h2:.2f}%':>8} {row['speedup'] or 0:7.2f}x {row['refused']:7d}  {' '.join(row['misses'])}",
+                    flush=True,
+                )
     table = summary(rows)
     print()
     print(table)
@@ -242,7 +258,10 @@ def summary(rows: list[dict]) -> str:
         "| median sharpness | monotone in ε | intervals refused | mean \\|error\\| | h-mean speedup |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    keys = sorted({(r["family"], r["sampler"]) for r in rows}, key=lambda k: (k[0], SAMPLERS.index(k[1]) if k[1] in SAMPLERS else 99))
+    keys = sorted(
+        {(r["family"], r["sampler"]) for r in rows},
+        key=lambda k: (k[0], SAMPLERS.index(k[1]) if k[1] in SAMPLERS else 99),
+    )
     for fam, s in keys:
         rs = [r for r in rows if r["family"] == fam and r["sampler"] == s]
         iv = [r for r in rs if r["coverage"] is not None]

@@ -39,10 +39,15 @@ def chains_kernels() -> list[KernelSpec]:
         consume = ("LDG.E", "FFMA", "FFMA", "FADD")
         filler = ("LDG.E", "FFMA", "STG.E")
         out += [
-            k("_Z7producePf", a, produce), k("_Z4fillPf", fill[0], filler), k("_Z4fillPf", fill[1], filler),
+            k("_Z7producePf", a, produce),
+            k("_Z4fillPf", fill[0], filler),
+            k("_Z4fillPf", fill[1], filler),
             k("_Z8consumeAPKf", a, consume),
-            k("_Z7producePf", b, produce, 48), k("_Z4fillPf", fill[2], filler), k("_Z4fillPf", fill[3], filler),
-            k("_Z4fillPf", fill[4], filler), k("_Z4fillPf", fill[5], filler),
+            k("_Z7producePf", b, produce, 48),
+            k("_Z4fillPf", fill[2], filler),
+            k("_Z4fillPf", fill[3], filler),
+            k("_Z4fillPf", fill[4], filler),
+            k("_Z4fillPf", fill[5], filler),
             k("_Z8consumeBPKf", b, consume, 48),
         ]
     return out

@@ -49,15 +49,26 @@ def score(features: Path, full: Path, sampler_name: str, params: dict[str, str],
         plan = sampler.plan(wl, resolved, seed)
         launches = plan.samples["launch"].to_numpy(np.int64)
         distinct = np.unique(launches)
-        est = estimate_total(plan, dict(zip(ids[distinct].tolist(), truth[distinct].tolist())), metric="cycles",
-                             confidence=float(plan.prediction.get("confidence") or 0.95))
+        est = estimate_total(
+            plan,
+            dict(zip(ids[distinct].tolist(), truth[distinct].tolist())),
+            metric="cycles",
+            confidence=float(plan.prediction.get("confidence") or 0.95),
+        )
         half = (est.ci_high - est.ci_low) / 2 / est.estimate if est.ci_low is not None else float("nan")
-        rows.append({
-            "seed": seed, "estimate": est.estimate, "truth": total, "error": est.estimate / total - 1.0,
-            "covers": None if est.ci_low is None else bool(est.ci_low <= total <= est.ci_high), "half_width": half,
-            "bound": plan.prediction.get("error_bound"), "launches": int(distinct.size),
-            "speedup": total / float(truth[distinct].sum()),
-        })
+        rows.append(
+            {
+                "seed": seed,
+                "estimate": est.estimate,
+                "truth": total,
+                "error": est.estimate / total - 1.0,
+                "covers": None if est.ci_low is None else bool(est.ci_low <= total <= est.ci_high),
+                "half_width": half,
+                "bound": plan.prediction.get("error_bound"),
+                "launches": int(distinct.size),
+                "speedup": total / float(truth[distinct].sum()),
+            }
+        )
     return rows
 
 
@@ -69,7 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     out = []
-    print(f"{'workload':10} {'setting':44} {'mean|err|':>9} {'max|err|':>9} {'covers':>7} {'median ±':>9} {'bound':>7} {'launches':>8} {'speedup':>8}")
+    print(
+        f"{'workload':10} {'setting':44} {'mean|err|':>9} {'max|err|':>9} {'covers':>7} {'median ±':>9} {'bound':>7} {'launches':>8} {'speedup':>8}"
+    )
     for w in args.workload:
         name, _, paths = w.partition("=")
         features, _, full = paths.partition(":")
@@ -79,10 +92,13 @@ def main(argv: list[str] | None = None) -> int:
             cov = [r["covers"] for r in rows if r["covers"] is not None]
             halves = [r["half_width"] for r in rows if r["half_width"] == r["half_width"]]
             bound = rows[0]["bound"]
-            print(f"{name:10} {setting:44} {100 * statistics.mean(abs(r['error']) for r in rows):8.2f}% "
-                  f"{100 * max(abs(r['error']) for r in rows):8.2f}% {(f'{sum(cov)}/{len(cov)}' if cov else '-'):>7} "
-                  f"{(f'{100 * statistics.median(halves):.2f}%' if halves else '-'):>9} {(f'{100 * bound:.1f}%' if bound else '-'):>7} "
-                  f"{statistics.mean(r['launches'] for r in rows):8.1f} {len(rows) / sum(1 / r['speedup'] for r in rows):7.2f}x", flush=True)
+            print(
+                f"{name:10} {setting:44} {100 * statistics.mean(abs(r['error']) for r in rows):8.2f}% "
+                f"{100 * max(abs(r['error']) for r in rows):8.2f}% {(f'{sum(cov)}/{len(cov)}' if cov else '-'):>7} "
+                f"{(f'{100 * statistics.median(halves):.2f}%' if halves else '-'):>9} {(f'{100 * bound:.1f}%' if bound else '-'):>7} "
+                f"{statistics.mean(r['launches'] for r in rows):8.1f} {len(rows) / sum(1 / r['speedup'] for r in rows):7.2f}x",
+                flush=True,
+            )
             out += [{"workload": name, "setting": setting, **r} for r in rows]
     if args.json:
         args.json.write_text(json.dumps(out, indent=1))

@@ -32,7 +32,19 @@ from simsample_accelsim.synth import KernelSpec, write_workload
 KIB = 1 << 10
 MIB = 1 << 20
 ROOT = 0x7F0000000000
-GEMM_BODY = ("LDG.E.128", "LDG.E.128", "STS.128", "BAR.SYNC", "LDS.U.128", "FFMA", "FFMA", "FFMA", "FFMA", "FFMA", "FFMA")
+GEMM_BODY = (
+    "LDG.E.128",
+    "LDG.E.128",
+    "STS.128",
+    "BAR.SYNC",
+    "LDS.U.128",
+    "FFMA",
+    "FFMA",
+    "FFMA",
+    "FFMA",
+    "FFMA",
+    "FFMA",
+)
 BLOCK = (128, 1, 1)  # four warps
 
 
@@ -43,8 +55,18 @@ def _slot(iters: int, width: int = 16) -> int:
 
 def gemm(base: int, ctas: int, iters: int) -> KernelSpec:
     """A tiled GEMM reading ``ctas x 4 warps x iters x 512`` bytes of weights once each."""
-    return KernelSpec("_Z10gemm_tiledPKfS0_Pfiii", grid=(ctas, 1, 1), block=BLOCK, shmem=32 * KIB, nregs=96,
-                      body=GEMM_BODY, iters=iters, stride=16, warp_span=_slot(iters), base_address=base)
+    return KernelSpec(
+        "_Z10gemm_tiledPKfS0_Pfiii",
+        grid=(ctas, 1, 1),
+        block=BLOCK,
+        shmem=32 * KIB,
+        nregs=96,
+        body=GEMM_BODY,
+        iters=iters,
+        stride=16,
+        warp_span=_slot(iters),
+        base_address=base,
+    )
 
 
 def elementwise(name: str, base: int, ctas: int, body: tuple[str, ...], iters: int = 2) -> KernelSpec:
@@ -72,25 +94,77 @@ def decoder_kernels(layers: int = 4, decode: int = 4) -> tuple[list[KernelSpec],
         prefill = step == 0
         wide = 4 if prefill else 1  # the prefill runs on four times the CTAs, a quarter of the loop
         gemm_iters = 4 if prefill else 16
-        out.append(KernelSpec("_Z12embed_gatherPKiPKfPf", grid=(8 * wide, 1, 1), block=BLOCK, nregs=24,
-                              body=("LDG.E", "LDG.E.128", "STG.E.128"), iters=2, pattern="random", base_address=table))
+        out.append(
+            KernelSpec(
+                "_Z12embed_gatherPKiPKfPf",
+                grid=(8 * wide, 1, 1),
+                block=BLOCK,
+                nregs=24,
+                body=("LDG.E", "LDG.E.128", "STG.E.128"),
+                iters=2,
+                pattern="random",
+                base_address=table,
+            )
+        )
         for layer in range(layers):
-            out.append(elementwise("_Z9layernormPKfPfi", hidden, 8 * wide, ("LDG.E.128", "FADD", "FMUL", "MUFU.RSQ", "FMUL", "STG.E.128")))
+            out.append(
+                elementwise(
+                    "_Z9layernormPKfPfi",
+                    hidden,
+                    8 * wide,
+                    ("LDG.E.128", "FADD", "FMUL", "MUFU.RSQ", "FMUL", "STG.E.128"),
+                )
+            )
             out.append(gemm(weights[layer, "qkv"], 8 * wide, gemm_iters))
             slot = kv[layer] + (0 if prefill else (prompt_slots + step - 1) * 64 * KIB)
-            out.append(KernelSpec("_Z14rope_kv_appendPKfPf", grid=(8 * wide, 1, 1), block=BLOCK, nregs=32,
-                                  body=("LDG.E.128", "FMUL", "FFMA", "STG.E.128"), iters=4, stride=16, warp_span=_slot(4), base_address=slot))
+            out.append(
+                KernelSpec(
+                    "_Z14rope_kv_appendPKfPf",
+                    grid=(8 * wide, 1, 1),
+                    block=BLOCK,
+                    nregs=32,
+                    body=("LDG.E.128", "FMUL", "FFMA", "STG.E.128"),
+                    iters=4,
+                    stride=16,
+                    warp_span=_slot(4),
+                    base_address=slot,
+                )
+            )
             context = prompt_slots + (0 if prefill else step)  # KV slots attention reads
-            out.append(KernelSpec("_Z9attentionPKfS0_Pfi", grid=(8 * wide, 1, 1), block=BLOCK, shmem=16 * KIB, nregs=64,
-                                  body=("LDG.E.128", "FFMA", "FFMA", "FMNMX", "MUFU.EX2", "FADD", "FFMA"),
-                                  iters=4 * context // wide, stride=16, warp_span=_slot(4 * context // wide), base_address=kv[layer]))
+            out.append(
+                KernelSpec(
+                    "_Z9attentionPKfS0_Pfi",
+                    grid=(8 * wide, 1, 1),
+                    block=BLOCK,
+                    shmem=16 * KIB,
+                    nregs=64,
+                    body=("LDG.E.128", "FFMA", "FFMA", "FMNMX", "MUFU.EX2", "FADD", "FFMA"),
+                    iters=4 * context // wide,
+                    stride=16,
+                    warp_span=_slot(4 * context // wide),
+                    base_address=kv[layer],
+                )
+            )
             out.append(gemm(weights[layer, "o"], 8 * wide, gemm_iters))
-            out.append(elementwise("_Z12residual_addPfPKf", hidden, 8 * wide, ("LDG.E.128", "LDG.E.128", "FADD", "STG.E.128")))
-            out.append(elementwise("_Z9layernormPKfPfi", hidden, 8 * wide, ("LDG.E.128", "FADD", "FMUL", "MUFU.RSQ", "FMUL", "STG.E.128")))
+            out.append(
+                elementwise("_Z12residual_addPfPKf", hidden, 8 * wide, ("LDG.E.128", "LDG.E.128", "FADD", "STG.E.128"))
+            )
+            out.append(
+                elementwise(
+                    "_Z9layernormPKfPfi",
+                    hidden,
+                    8 * wide,
+                    ("LDG.E.128", "FADD", "FMUL", "MUFU.RSQ", "FMUL", "STG.E.128"),
+                )
+            )
             out.append(gemm(weights[layer, "up"], 16 * wide, gemm_iters))
-            out.append(elementwise("_Z4geluPf", scratch, 16 * wide, ("LDG.E.128", "FMUL", "MUFU.TANH", "FFMA", "STG.E.128")))
+            out.append(
+                elementwise("_Z4geluPf", scratch, 16 * wide, ("LDG.E.128", "FMUL", "MUFU.TANH", "FFMA", "STG.E.128"))
+            )
             out.append(gemm(weights[layer, "down"], 16 * wide, gemm_iters))
-            out.append(elementwise("_Z12residual_addPfPKf", hidden, 8 * wide, ("LDG.E.128", "LDG.E.128", "FADD", "STG.E.128")))
+            out.append(
+                elementwise("_Z12residual_addPfPKf", hidden, 8 * wide, ("LDG.E.128", "LDG.E.128", "FADD", "STG.E.128"))
+            )
         out.append(gemm(weights["head"], 16 * wide, gemm_iters))
     memcpys = [(0, ROOT, weights["head"] + 512 * KIB - ROOT), (0, table, 1 * MIB)]
     return out, memcpys

@@ -58,7 +58,10 @@ def full_run(args: argparse.Namespace) -> tuple[float, dict[int, int]]:
     if not finished(folder / "macsim.out"):
         folder.mkdir(parents=True, exist_ok=True)
         k = load_trace_folder(args.traces, quiet=True).workload.kernels
-        text, _ = patch_params(args.params.read_text(), required_knobs(max_warp_insts=int(k["max_warp_insts"].max()), total_insts=int(k["instructions"].sum())))
+        text, _ = patch_params(
+            args.params.read_text(),
+            required_knobs(max_warp_insts=int(k["max_warp_insts"].max()), total_insts=int(k["instructions"].sum())),
+        )
         (folder / "params.in").write_text(text)
         (folder / "trace_file_list").write_text(f"1\n{find_kernel_config(args.traces).resolve()}\n")
         print("simulating the full run", file=sys.stderr)
@@ -73,14 +76,32 @@ def plans(args: argparse.Namespace) -> list[tuple[str, Plan]]:
         exe = str(Path(sys.executable).parent / "simsample")
         features = args.work / "features.parquet"
         if not features.exists():
-            subprocess.run([exe, "profile", "features", "--sim", "macsim", str(args.traces), "-o", str(features)], check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [exe, "profile", "features", "--sim", "macsim", str(args.traces), "-o", str(features)],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
         lo, _, hi = args.seeds.partition("-")
         for sampler in args.samplers.split(","):
             for seed in range(int(lo), int(hi or lo) + 1):
                 path = args.work / f"plan-{sampler}-{seed}.json"
                 if not path.exists():
-                    subprocess.run([exe, "plan", str(features), "--sampler", sampler, "--seed", str(seed), "-o", str(path),
-                                    *[x for p in args.plan_param for x in ("--param", p)]], check=True, stdout=subprocess.DEVNULL)
+                    subprocess.run(
+                        [
+                            exe,
+                            "plan",
+                            str(features),
+                            "--sampler",
+                            sampler,
+                            "--seed",
+                            str(seed),
+                            "-o",
+                            str(path),
+                            *[x for p in args.plan_param for x in ("--param", p)],
+                        ],
+                        check=True,
+                        stdout=subprocess.DEVNULL,
+                    )
                 out.append((path.stem, Plan.read(path)))
     return out
 
@@ -89,13 +110,19 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--macsim", type=Path, required=True, help="the MacSim executable")
     ap.add_argument("--params", type=Path, required=True, help="params.in of the machine to simulate")
-    ap.add_argument("--traces", type=Path, required=True, help="MacSim trace folder (kernel_config.txt and KernelN folders)")
+    ap.add_argument(
+        "--traces", type=Path, required=True, help="MacSim trace folder (kernel_config.txt and KernelN folders)"
+    )
     ap.add_argument("--work", type=Path, required=True, help="folder for the runs (reused)")
     ap.add_argument("--plan", type=Path, action="append", default=[], help="a plan to apply (repeatable)")
     ap.add_argument("--samplers", default="", help="also make plans with these samplers, e.g. random,stem")
     ap.add_argument("--seeds", default="0-4", help="seeds for --samplers, e.g. 0-4")
     ap.add_argument("--plan-param", action="append", default=[], help="--param for plan, e.g. samples=2")
-    ap.add_argument("--warmup", default="none,1,2,targeted", help="comma-separated --warmup settings ('producers': targeted without the window)")
+    ap.add_argument(
+        "--warmup",
+        default="none,1,2,targeted",
+        help="comma-separated --warmup settings ('producers': targeted without the window)",
+    )
     ap.add_argument("--warmup-horizon", type=int, default=None)
     ap.add_argument("--warmup-coverage", type=float, default=None)
     args = ap.parse_args()
@@ -109,17 +136,26 @@ def main() -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     truth, per_kernel = full_run(args)
     print(f"full run: {truth:,.0f} cycles, per kernel {per_kernel}")
-    runs = args.work / "runs"  # finished logs by kernel_config.txt: a later setting or invocation with the same list reuses them
+    runs = (
+        args.work / "runs"
+    )  # finished logs by kernel_config.txt: a later setting or invocation with the same list reuses them
     runs.mkdir(exist_ok=True)
     rows: list[tuple[str, str, float, float, float, float]] = []
     for name, plan in plans(args):
         on_full, _ = collect([args.work / "full" / "macsim.out"], plan)
         ideal = next(e for e in estimate_results(plan, on_full, metrics=["cycles"]) if e.metric == "cycles").estimate
         for w in args.warmup.split(","):
-            spec = parse_warmup("targeted" if w == "producers" else w, args.warmup_horizon or DEFAULT_HORIZON, args.warmup_coverage or DEFAULT_COVERAGE, None)
+            spec = parse_warmup(
+                "targeted" if w == "producers" else w,
+                args.warmup_horizon or DEFAULT_HORIZON,
+                args.warmup_coverage or DEFAULT_COVERAGE,
+                None,
+            )
             if w == "producers":  # the producers alone, without the launches between them and the sample
                 spec = dataclasses.replace(spec, window=False)
-            folder = args.work / f"{name}-{spec.label()}".replace("(", "_").replace(")", "").replace(",", "_").replace("=", "")
+            folder = args.work / f"{name}-{spec.label()}".replace("(", "_").replace(")", "").replace(",", "_").replace(
+                "=", ""
+            )
             res = apply_plan(plan, folder, traces=args.traces, params=args.params, force=True, warmup=spec)
             listing = (folder / "kernel_config.txt").read_text()
             log = folder / "macsim.out"
@@ -127,7 +163,10 @@ def main() -> int:
             if finished(cached):
                 shutil.copyfile(cached, log)
             else:
-                print(f"simulating {folder.name}: {len(res.kernels) - len(res.warmup)} sampled + {len(res.warmup)} warm-up kernels", file=sys.stderr)
+                print(
+                    f"simulating {folder.name}: {len(res.kernels) - len(res.warmup)} sampled + {len(res.warmup)} warm-up kernels",
+                    file=sys.stderr,
+                )
                 run_macsim(args.macsim, folder)
                 shutil.copyfile(log, cached)
             results, _ = collect([log], plan)
@@ -138,16 +177,25 @@ def main() -> int:
             rows.append((name, spec.label(), err, whole / own, truth / whole, (est.estimate - ideal) / truth))
             order = " ".join(f"K{n}{'w' if n in res.warmup else ''}" for n in res.kernels)
             # the interval at the plan's confidence: its relative half-width and whether it covers the full run
-            low, high = (est.ci_low, est.ci_high) if est.ci_low is not None and est.ci_high is not None else (float("nan"),) * 2
+            low, high = (
+                (est.ci_low, est.ci_high) if est.ci_low is not None and est.ci_high is not None else (float("nan"),) * 2
+            )
             ci = f"CI ±{100 * (high - low) / 2 / est.estimate:.2f}% covers {'yes' if low <= truth <= high else 'no '}"
-            print(f"{name:22} {spec.label():28} [{order}] est {est.estimate:10,.0f} err {100 * err:+7.2f}% (warm-up {100 * rows[-1][5]:+6.2f}%)  "
-                  f"{ci}  cost {whole / own:4.2f}x sampled  {truth / whole:5.2f}x fewer cycles than full", flush=True)
-    print("\nwarm-up                       plans  mean|err|  worst|err|  mean|warm-up err|  worst  cost vs sampled  cycles saved")
+            print(
+                f"{name:22} {spec.label():28} [{order}] est {est.estimate:10,.0f} err {100 * err:+7.2f}% (warm-up {100 * rows[-1][5]:+6.2f}%)  "
+                f"{ci}  cost {whole / own:4.2f}x sampled  {truth / whole:5.2f}x fewer cycles than full",
+                flush=True,
+            )
+    print(
+        "\nwarm-up                       plans  mean|err|  worst|err|  mean|warm-up err|  worst  cost vs sampled  cycles saved"
+    )
     for label in dict.fromkeys(r[1] for r in rows):
         sel = [r for r in rows if r[1] == label]
-        print(f"{label:28} {len(sel):6}  {100 * statistics.mean(abs(r[2]) for r in sel):8.2f}%  {100 * max(abs(r[2]) for r in sel):9.2f}%  "
-              f"{100 * statistics.mean(abs(r[5]) for r in sel):15.2f}%  {100 * max(abs(r[5]) for r in sel):5.2f}%  "
-              f"{statistics.mean(r[3] for r in sel):14.2f}x  {statistics.mean(r[4] for r in sel):11.2f}x")
+        print(
+            f"{label:28} {len(sel):6}  {100 * statistics.mean(abs(r[2]) for r in sel):8.2f}%  {100 * max(abs(r[2]) for r in sel):9.2f}%  "
+            f"{100 * statistics.mean(abs(r[5]) for r in sel):15.2f}%  {100 * max(abs(r[5]) for r in sel):5.2f}%  "
+            f"{statistics.mean(r[3] for r in sel):14.2f}x  {statistics.mean(r[4] for r in sel):11.2f}x"
+        )
     return 0
 
 

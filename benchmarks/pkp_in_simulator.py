@@ -29,7 +29,6 @@ import sys
 import time
 from pathlib import Path
 
-
 #: Long-kernel shapes on SM7_QV100 (80 SMs): CTAs resident per SM (set by shared memory), and
 #: the kernel. ``uniform``: every warp runs the same loop, CTAs finish in synchronised waves;
 #: ``varied``: loop trips drawn per warp from 2-10, so CTAs differ fivefold and waves blur;
@@ -84,8 +83,9 @@ def main() -> int:
     ap.add_argument("--waves", type=int, default=75)
     ap.add_argument("--iters", type=int, default=2, help="uniform long kernel: loop trips per warp (CTA length)")
     ap.add_argument("--shape", choices=sorted(SHAPES), default="uniform", help="long kernel: which kernel (see SHAPES)")
-    ap.add_argument("--no-insn-file", action="store_true",
-                    help="run PKP without -pkp_insn_file (the projection by completed CTAs)")
+    ap.add_argument(
+        "--no-insn-file", action="store_true", help="run PKP without -pkp_insn_file (the projection by completed CTAs)"
+    )
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     if a.long_kernel is not None:
@@ -94,9 +94,8 @@ def main() -> int:
     if a.runner is None or a.workload is None:
         ap.error("RUNNER and WORKLOAD_DIR are required")
 
-    from simsample_accelsim.collect import parse_log
-
     from simsample.pkp.replay import ReplayParams, measured_drains, replay_run
+    from simsample_accelsim.collect import parse_log
 
     out = a.out or a.workload
     out.mkdir(parents=True, exist_ok=True)
@@ -106,9 +105,8 @@ def main() -> int:
     insns = None
     if not a.no_insn_file:
         # each kernel's thread instructions, counted from its trace: the instruction projection
-        from simsample_accelsim.features import compute_features
-
         from simsample.pkp.replay import insn_file_text
+        from simsample_accelsim.features import compute_features
 
         k = compute_features(a.workload, quiet=True).kernels
         insns = dict(zip(k["kernel_id"].astype("int64").tolist(), k["thread_insts"].astype("int64").tolist()))
@@ -116,11 +114,27 @@ def main() -> int:
         flags = ["-pkp_insn_file", str((out / "pkp_insns.txt").resolve()), *flags]
     times = {}
     if not a.reuse:
-        times["full"] = simulate(a.runner, klist, full, ["-visualizer_enabled", "1", "-gpgpu_runtime_stat", "500", "-visualizer_outputfile", str((out / "full_vis").resolve())])
+        times["full"] = simulate(
+            a.runner,
+            klist,
+            full,
+            [
+                "-visualizer_enabled",
+                "1",
+                "-gpgpu_runtime_stat",
+                "500",
+                "-visualizer_outputfile",
+                str((out / "full_vis").resolve()),
+            ],
+        )
         times["pkp"] = simulate(a.runner, klist, pkp, ["-pkp_enable", "1", *flags])
     fs, ps = parse_log(full), parse_log(pkp)
     # the simulator writes the log in its working folder (the workload's), named by the time
-    logs = sorted(glob.glob(str(out / "gpgpusim_visualizer__*.log.gz")) + glob.glob(str(a.workload / "gpgpusim_visualizer__*.log.gz")), key=lambda p: Path(p).stat().st_mtime)
+    logs = sorted(
+        glob.glob(str(out / "gpgpusim_visualizer__*.log.gz"))
+        + glob.glob(str(a.workload / "gpgpusim_visualizer__*.log.gz")),
+        key=lambda p: Path(p).stat().st_mtime,
+    )
     params = ReplayParams(projection="instructions" if insns else "paper")
     replay = replay_run(logs[-1], full, params, insns=insns) if logs and not a.pkp_flag else []
     # the same with the drain the PKP run measured: the final projection must be the simulator's
@@ -157,15 +171,21 @@ def main() -> int:
         print(json.dumps(doc, indent=1))
         return 0
     if times:
-        print(f"wall-clock: full {times['full']:.1f} s, PKP {times['pkp']:.1f} s, saved {1 - times['pkp'] / times['full']:.1%}")
-    print(f"{'uid':>4} {'CTAs':>6} {'actual':>8} {'stop':>8} {'at stop':>8} {'err %':>7} {'projected':>9} {'err %':>7} "
-          f"{'simulated':>9} {'saved':>6} {'wall full':>9} {'wall PKP':>8} {'saved':>6} {'replay=sim':>10}")
+        print(
+            f"wall-clock: full {times['full']:.1f} s, PKP {times['pkp']:.1f} s, saved {1 - times['pkp'] / times['full']:.1%}"
+        )
+    print(
+        f"{'uid':>4} {'CTAs':>6} {'actual':>8} {'stop':>8} {'at stop':>8} {'err %':>7} {'projected':>9} {'err %':>7} "
+        f"{'simulated':>9} {'saved':>6} {'wall full':>9} {'wall PKP':>8} {'saved':>6} {'replay=sim':>10}"
+    )
     for r in rows:
         at, at_err = r["projected_at_stop"], r["error_at_stop_pct"]
-        print(f"{r['uid']:>4} {r['ctas'] or 0:>6} {r['actual_cycles']:>8.0f} {r['stop_cycle'] or 0:>8.0f} "
-              f"{'-' if at is None else f'{at:.0f}':>8} {'-' if at_err is None else f'{at_err:+.2f}':>7} {r['projected_cycles']:>9.0f} "
-              f"{r['error_pct']:>+7.2f} {r['simulated_cycles']:>9.0f} {r['cycles_saved']:>6.1%} "
-              f"{_s(r['wall_full_s']):>9} {_s(r['wall_pkp_s']):>8} {_share(r['wall_full_s'], r['wall_pkp_s']):>6} {str(r['replay_equals_simulator']):>10}")
+        print(
+            f"{r['uid']:>4} {r['ctas'] or 0:>6} {r['actual_cycles']:>8.0f} {r['stop_cycle'] or 0:>8.0f} "
+            f"{'-' if at is None else f'{at:.0f}':>8} {'-' if at_err is None else f'{at_err:+.2f}':>7} {r['projected_cycles']:>9.0f} "
+            f"{r['error_pct']:>+7.2f} {r['simulated_cycles']:>9.0f} {r['cycles_saved']:>6.1%} "
+            f"{_s(r['wall_full_s']):>9} {_s(r['wall_pkp_s']):>8} {_share(r['wall_full_s'], r['wall_pkp_s']):>6} {str(r['replay_equals_simulator']):>10}"
+        )
     return 0
 
 

@@ -44,7 +44,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = 40
 STEP = 200
-COLUMNS = "name=Name,duration_ns=Duration,grid_x=GridX,grid_y=GridY,grid_z=GridZ,block_x=BlockX,block_y=BlockY,block_z=BlockZ"
+COLUMNS = (
+    "name=Name,duration_ns=Duration,grid_x=GridX,grid_y=GridY,grid_z=GridZ,block_x=BlockX,block_y=BlockY,block_z=BlockZ"
+)
 
 
 def _exe(name: str) -> str:
@@ -52,7 +54,14 @@ def _exe(name: str) -> str:
     return str(here) if here.exists() else name
 
 
-def run_measured(label: str, argv: list[str], rows: list[tuple[str, float, float, str]], *, cwd: Path | None = None, out: Path | None = None) -> None:
+def run_measured(
+    label: str,
+    argv: list[str],
+    rows: list[tuple[str, float, float, str]],
+    *,
+    cwd: Path | None = None,
+    out: Path | None = None,
+) -> None:
     """Run ``argv`` in a fresh process (``fork``/``exec``); record wall seconds and its own peak RSS
     (GB, from ``wait4``) and the last line it printed."""
     t0 = time.perf_counter()
@@ -94,7 +103,10 @@ def write_profile(path: Path, n: int, seed: int = 0) -> None:
         fh.write("Name,Duration,GridX,GridY,GridZ,BlockX,BlockY,BlockZ\n")
         for lo in range(0, n, 200_000):
             hi = min(n, lo + 200_000)
-            fh.writelines(f"{names[k]},{d},{g},1,1,{b},1,1\n" for k, d, g, b in zip(kern[lo:hi], dur[lo:hi], grid_x[lo:hi], block_x[lo:hi]))
+            fh.writelines(
+                f"{names[k]},{d},{g},1,1,{b},1,1\n"
+                for k, d, g, b in zip(kern[lo:hi], dur[lo:hi], grid_x[lo:hi], block_x[lo:hi])
+            )
 
 
 def write_runs(profile: Path, script: Path, runs: Path) -> None:
@@ -117,8 +129,19 @@ def write_runs(profile: Path, script: Path, runs: Path) -> None:
     def trace(n: int, folder: Path) -> str:
         name, grid, block = launch(n)
         file = f"kernel-{n}.traceg"
-        write_kernel(folder / file, KernelSpec(name=name, grid=grid, block=block, iters=1, body=("LDG.E", "FFMA", "STG.E"),
-                                               base_address=0x7F5A40000000 + (n // 3 % 64) * 0x10000), n, seed=0)
+        write_kernel(
+            folder / file,
+            KernelSpec(
+                name=name,
+                grid=grid,
+                block=block,
+                iters=1,
+                body=("LDG.E", "FFMA", "STG.E"),
+                base_address=0x7F5A40000000 + (n // 3 % 64) * 0x10000,
+            ),
+            n,
+            seed=0,
+        )
         return file
 
     memcpys = [(1, f"MemcpyHtoD,0x{0x7F5A40000000 + i * 0x100000:016x},1048576") for i in range(4)]
@@ -144,17 +167,58 @@ def main() -> None:
         t0 = time.perf_counter()
         profile = work / "profile.csv"
         write_profile(profile, n)
-        print(f"profile: {n:,} launches written in {time.perf_counter() - t0:.1f} s ({profile.stat().st_size / 1e6:,.0f} MB)", flush=True)
+        print(
+            f"profile: {n:,} launches written in {time.perf_counter() - t0:.1f} s ({profile.stat().st_size / 1e6:,.0f} MB)",
+            flush=True,
+        )
         plan = work / "plan.json"
-        run_measured("plan", [sim, "plan", str(profile), "--format", "csv", "--columns", COLUMNS, "--first-launch", "1", "-o", str(plan)], rows)
+        run_measured(
+            "plan",
+            [
+                sim,
+                "plan",
+                str(profile),
+                "--format",
+                "csv",
+                "--columns",
+                COLUMNS,
+                "--first-launch",
+                "1",
+                "-o",
+                str(plan),
+            ],
+            rows,
+        )
         script = work / "trace.sh"
-        run_measured("select", [sim, "accelsim", "select", "--plan", str(plan), "-o", str(script), "--runs", str(work / "runs")], rows)
-        run_measured("trace (synth)", [sys.executable, __file__, "--write-runs", str(profile), str(script), str(work / "runs")], rows)
+        run_measured(
+            "select",
+            [sim, "accelsim", "select", "--plan", str(plan), "-o", str(script), "--runs", str(work / "runs")],
+            rows,
+        )
+        run_measured(
+            "trace (synth)",
+            [sys.executable, __file__, "--write-runs", str(profile), str(script), str(work / "runs")],
+            rows,
+        )
         runs = sorted(str(p) for p in (work / "runs").iterdir())
         rows[-1] = (*rows[-1][:3], f"{len(runs)} run folders")
         run_measured("merge", [sim, "accelsim", "merge", *runs, "--out", str(work / "traces")], rows)
-        run_measured("apply", [sim, "apply", "--sim", "accelsim", "--plan", str(plan), "--traces", str(work / "traces"), "--out", str(work / "sampled")],
-                     rows)
+        run_measured(
+            "apply",
+            [
+                sim,
+                "apply",
+                "--sim",
+                "accelsim",
+                "--plan",
+                str(plan),
+                "--traces",
+                str(work / "traces"),
+                "--out",
+                str(work / "sampled"),
+            ],
+            rows,
+        )
         sys.path.insert(0, str(ROOT))
         from tests.fake_accelsim import write_fake_simulator
 
@@ -168,7 +232,9 @@ def main() -> None:
         for label, wall, peak, note in rows:
             print(f"{label:<16} {wall:8.2f} {peak:8.3f}  {note[:110]}")
         flow = [r for r in rows if not r[0].startswith("simulate")]
-        print(f"{'total (no sim)':<16} {sum(r[1] for r in flow):8.2f} {max((r[2] for r in flow), default=0):8.3f}  (goal: < 120 s, < 4 GB)")
+        print(
+            f"{'total (no sim)':<16} {sum(r[1] for r in flow):8.2f} {max((r[2] for r in flow), default=0):8.3f}  (goal: < 120 s, < 4 GB)"
+        )
         if not args.keep and args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)
         elif args.keep or args.workdir:

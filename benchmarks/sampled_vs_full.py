@@ -110,8 +110,15 @@ def run_split(args: argparse.Namespace, plan: Plan, spec, run: Path, flags: list
     from simsample_accelsim.split import read_jobs, split_plan
 
     if not run.is_dir() or not (run / "simsample-jobs.json").is_file():
-        split_plan(plan, args.traces, run, force=True, warmup=spec, functional=args.warmup_mode == "functional",
-                   detailed_previous=args.split_detailed)
+        split_plan(
+            plan,
+            args.traces,
+            run,
+            force=True,
+            warmup=spec,
+            functional=args.warmup_mode == "functional",
+            detailed_previous=args.split_detailed,
+        )
     jobs, _ = read_jobs(run)
     logs = []
     for job in jobs:
@@ -130,21 +137,47 @@ def main(argv: list[str] | None = None) -> int:
     sim.add_argument("--binary", type=Path, help="accel-sim.out (with --config files)")
     ap.add_argument("--config", action="append", default=[], help="simulator config file (repeatable, with --binary)")
     ap.add_argument("--traces", type=Path, required=True, help="trace folder with uncompressed traces")
-    ap.add_argument("--work", type=Path, required=True, help="folder for features, plans, sampled folders and outputs (reused)")
-    ap.add_argument("--full-output", type=Path, help="output of the full run of these traces (same build and configs); else it is run")
+    ap.add_argument(
+        "--work", type=Path, required=True, help="folder for features, plans, sampled folders and outputs (reused)"
+    )
+    ap.add_argument(
+        "--full-output",
+        type=Path,
+        help="output of the full run of these traces (same build and configs); else it is run",
+    )
     ap.add_argument("--samplers", default="root,stem")
     ap.add_argument("--seeds", default="0-4", help="e.g. 0-4 or 0,3")
     ap.add_argument("--warmup", default="0,1,targeted", help="comma-separated: K values and/or 'targeted'")
     ap.add_argument("--warmup-horizon", type=int, default=5)
     ap.add_argument("--warmup-coverage", type=float, default=0.8)
     ap.add_argument("--warmup-budget", default="0.25", help="targeted: budget share, or 'none'")
-    ap.add_argument("--warmup-config", action="append", default=[], help="targeted: simulator config for the cost model (repeatable)")
-    ap.add_argument("--plan-param", action="append", default=[], help="extra 'plan --param' for every sampler (repeatable)")
+    ap.add_argument(
+        "--warmup-config",
+        action="append",
+        default=[],
+        help="targeted: simulator config for the cost model (repeatable)",
+    )
+    ap.add_argument(
+        "--plan-param", action="append", default=[], help="extra 'plan --param' for every sampler (repeatable)"
+    )
     ap.add_argument("--warmup-mode", choices=["detailed", "functional"], default="detailed")
-    ap.add_argument("--warmup-reach", type=float, default=1.5, help="reuse: the window's reach in multiples of the L2's lines")
-    ap.add_argument("--split", action="store_true", help="also run each plan as one job per sampled launch (apply --split) and compare")
-    ap.add_argument("--split-detailed", type=int, default=3, help="split: sampled launches run in detail before each job's own (apply --split-detailed)")
-    ap.add_argument("--sim-flags", default="", help="extra simulator flags for the sampled runs (e.g. '-functional_warmup 1')")
+    ap.add_argument(
+        "--warmup-reach", type=float, default=1.5, help="reuse: the window's reach in multiples of the L2's lines"
+    )
+    ap.add_argument(
+        "--split",
+        action="store_true",
+        help="also run each plan as one job per sampled launch (apply --split) and compare",
+    )
+    ap.add_argument(
+        "--split-detailed",
+        type=int,
+        default=3,
+        help="split: sampled launches run in detail before each job's own (apply --split-detailed)",
+    )
+    ap.add_argument(
+        "--sim-flags", default="", help="extra simulator flags for the sampled runs (e.g. '-functional_warmup 1')"
+    )
     ap.add_argument("--json", type=Path, help="also write the rows as JSON")
     args = ap.parse_args(argv)
 
@@ -177,8 +210,18 @@ def main(argv: list[str] | None = None) -> int:
             plan_path = work / f"plan-{sampler}{suffix}-{seed}.json"
             if not plan_path.exists():
                 subprocess.run(
-                    [str(Path(sys.executable).parent / "simsample"), "plan", str(features), "--sampler", sampler, "--seed", str(seed), "-o", str(plan_path),
-                     *[x for p in args.plan_param for x in ("--param", p)]],
+                    [
+                        str(Path(sys.executable).parent / "simsample"),
+                        "plan",
+                        str(features),
+                        "--sampler",
+                        sampler,
+                        "--seed",
+                        str(seed),
+                        "-o",
+                        str(plan_path),
+                        *[x for p in args.plan_param for x in ("--param", p)],
+                    ],
                     check=True,
                     stdout=subprocess.DEVNULL,
                 )
@@ -188,22 +231,43 @@ def main(argv: list[str] | None = None) -> int:
                 cost = CostModel.from_configs(args.warmup_config) if args.warmup_config else None
                 spec = parse_warmup(w, args.warmup_horizon, args.warmup_coverage, budget, cost)
                 if spec.reuse:
-                    spec = replace(spec, reach=args.warmup_reach, l2_lines=l2_lines_of_configs(args.warmup_config) if args.warmup_config else spec.l2_lines)
-                tag = f"{sampler}{suffix}-{seed}-{spec.label()}-{args.warmup_mode}".replace("(", "_").replace(")", "").replace(",", "_").replace("=", "")
+                    spec = replace(
+                        spec,
+                        reach=args.warmup_reach,
+                        l2_lines=l2_lines_of_configs(args.warmup_config) if args.warmup_config else spec.l2_lines,
+                    )
+                tag = (
+                    f"{sampler}{suffix}-{seed}-{spec.label()}-{args.warmup_mode}".replace("(", "_")
+                    .replace(")", "")
+                    .replace(",", "_")
+                    .replace("=", "")
+                )
                 folder = work / tag
                 log = work / f"{tag}.out"
-                res = apply_plan(plan, args.traces, folder, force=True, warmup=spec, functional=args.warmup_mode == "functional")
+                res = apply_plan(
+                    plan, args.traces, folder, force=True, warmup=spec, functional=args.warmup_mode == "functional"
+                )
                 wall = float("nan")
                 listing = (folder / "kernelslist.g").read_text() + " ".join(flags)
                 recorded = log.with_suffix(".list")
                 if finished(log) and (not recorded.is_file() or recorded.read_text() != listing):
                     log.unlink()  # an output of another command list under this tag (the warm-up choice changed): not reusable
-                same = next((q.with_suffix(".out") for q in sorted(work.glob("*.list")) if q.read_text() == listing and finished(q.with_suffix(".out"))), None)
+                same = next(
+                    (
+                        q.with_suffix(".out")
+                        for q in sorted(work.glob("*.list"))
+                        if q.read_text() == listing and finished(q.with_suffix(".out"))
+                    ),
+                    None,
+                )
                 if not finished(log) and same is not None and same != log:
                     print(f"{tag}: same command list as {same.name}; reusing its output", file=sys.stderr)
                     shutil.copyfile(same, log)
                 if not finished(log):
-                    print(f"simulating {tag}: {len(res.rows)} sampled + {len(res.warmup)} warm-up launches", file=sys.stderr)
+                    print(
+                        f"simulating {tag}: {len(res.rows)} sampled + {len(res.warmup)} warm-up launches",
+                        file=sys.stderr,
+                    )
                     wall = simulate(args, folder / "kernelslist.g", log, flags)
                 log.with_suffix(".list").write_text(listing)  # lets a later setting with the same list reuse this run
                 every = collect_logs([log])
@@ -217,30 +281,51 @@ def main(argv: list[str] | None = None) -> int:
                 low = est.ci_low if est.ci_low is not None else float("nan")
                 high = est.ci_high if est.ci_high is not None else float("nan")
                 rows.append(
-                    Row(sampler, seed, spec.label(), len(res.rows), len(res.warmup), est.estimate, low, high,
-                        est.estimate / truth - 1.0, bool(low <= truth <= high), float(every["cycles"].sum()) / sampled_cycles,
-                        truth / float(every["cycles"].sum()), full_seconds / max(float(every["sim_seconds"].sum()), 1.0), wall,
-                        (high - low) / 2 / est.estimate, split_est)
+                    Row(
+                        sampler,
+                        seed,
+                        spec.label(),
+                        len(res.rows),
+                        len(res.warmup),
+                        est.estimate,
+                        low,
+                        high,
+                        est.estimate / truth - 1.0,
+                        bool(low <= truth <= high),
+                        float(every["cycles"].sum()) / sampled_cycles,
+                        truth / float(every["cycles"].sum()),
+                        full_seconds / max(float(every["sim_seconds"].sum()), 1.0),
+                        wall,
+                        (high - low) / 2 / est.estimate,
+                        split_est,
+                    )
                 )
                 r = rows[-1]
                 split_text = f"  split {100 * (r.split_estimate / r.estimate - 1):+.2f}% vs list" if args.split else ""
-                print(f"{sampler:5} seed {seed} {r.warmup:22} {r.launches:3}+{r.warm_launches:<3} est {r.estimate:12,.0f} "
-                      f"err {100 * r.error:+6.2f}%  CI ±{100 * r.half_width:.2f}% covers {'yes' if r.covers else 'no '}  "
-                      f"cost {r.cost_ratio:4.2f}x  cycles {r.cycle_speedup:5.2f}x fewer  time {r.speedup:5.2f}x{split_text}", flush=True)
+                print(
+                    f"{sampler:5} seed {seed} {r.warmup:22} {r.launches:3}+{r.warm_launches:<3} est {r.estimate:12,.0f} "
+                    f"err {100 * r.error:+6.2f}%  CI ±{100 * r.half_width:.2f}% covers {'yes' if r.covers else 'no '}  "
+                    f"cost {r.cost_ratio:4.2f}x  cycles {r.cycle_speedup:5.2f}x fewer  time {r.speedup:5.2f}x{split_text}",
+                    flush=True,
+                )
                 shutil.rmtree(folder, ignore_errors=True)
 
-    print("\nsampler  warm-up                          seeds  mean|err|  max|err|  mean err  covers  median ±  cost vs sampled  cycle speedup  "
-          "time speedup  split vs list (max)")
+    print(
+        "\nsampler  warm-up                          seeds  mean|err|  max|err|  mean err  covers  median ±  cost vs sampled  cycle speedup  "
+        "time speedup  split vs list (max)"
+    )
     keys = sorted({(r.sampler, r.warmup) for r in rows}, key=lambda k: (k[0], k[1]))
     for sampler, warm in keys:
         sel = [r for r in rows if r.sampler == sampler and r.warmup == warm]
         gaps = [abs(r.split_estimate / r.estimate - 1) for r in sel if r.split_estimate == r.split_estimate]
-        print(f"{sampler:8} {warm:32} {len(sel):5}  {100 * statistics.mean(abs(r.error) for r in sel):8.2f}%  "
-              f"{100 * max(abs(r.error) for r in sel):7.2f}%  "
-              f"{100 * statistics.mean(r.error for r in sel):+7.2f}%  {sum(r.covers for r in sel)}/{len(sel):<4} "
-              f"{100 * statistics.median(r.half_width for r in sel):7.2f}%  "
-              f"{statistics.mean(r.cost_ratio for r in sel):14.2f}x  {statistics.mean(r.cycle_speedup for r in sel):12.2f}x  "
-              f"{statistics.mean(r.speedup for r in sel):11.2f}x  " + (f"{100 * max(gaps):.2f}%" if gaps else "-"))
+        print(
+            f"{sampler:8} {warm:32} {len(sel):5}  {100 * statistics.mean(abs(r.error) for r in sel):8.2f}%  "
+            f"{100 * max(abs(r.error) for r in sel):7.2f}%  "
+            f"{100 * statistics.mean(r.error for r in sel):+7.2f}%  {sum(r.covers for r in sel)}/{len(sel):<4} "
+            f"{100 * statistics.median(r.half_width for r in sel):7.2f}%  "
+            f"{statistics.mean(r.cost_ratio for r in sel):14.2f}x  {statistics.mean(r.cycle_speedup for r in sel):12.2f}x  "
+            f"{statistics.mean(r.speedup for r in sel):11.2f}x  " + (f"{100 * max(gaps):.2f}%" if gaps else "-")
+        )
     if args.json:
         args.json.write_text(json.dumps([r.__dict__ for r in rows], indent=1))
     return 0

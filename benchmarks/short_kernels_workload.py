@@ -39,38 +39,84 @@ def short_kernels() -> list[KernelSpec]:
         return 0x7F0000000000 + n * 4 * MIB
 
     def embed() -> KernelSpec:
-        return KernelSpec("_Z12embed_gatherPKiPKfPf", **SHORT, body=("LDG.E.CONSTANT", "LDG.E", "STG.E"), iters=1,
-                          pattern="random", base_address=base())
+        return KernelSpec(
+            "_Z12embed_gatherPKiPKfPf",
+            **SHORT,
+            body=("LDG.E.CONSTANT", "LDG.E", "STG.E"),
+            iters=1,
+            pattern="random",
+            base_address=base(),
+        )
 
     def layernorm() -> KernelSpec:
-        return KernelSpec("_Z13layernorm_fwdPKfS0_Pf", **SHORT, body=("LDG.E", "FADD", "FMUL", "FFMA", "MUFU.RSQ", "FMUL", "STG.E"),
-                          iters=1, base_address=base())
+        return KernelSpec(
+            "_Z13layernorm_fwdPKfS0_Pf",
+            **SHORT,
+            body=("LDG.E", "FADD", "FMUL", "FFMA", "MUFU.RSQ", "FMUL", "STG.E"),
+            iters=1,
+            base_address=base(),
+        )
 
     def rope() -> KernelSpec:
-        return KernelSpec("_Z20rope_kv_cache_appendPKfPf", **SHORT, body=("LDG.E", "FMUL", "FMUL", "FFMA", "FFMA", "STG.E"),
-                          iters=1, pattern="strided", stride=512, base_address=base())
+        return KernelSpec(
+            "_Z20rope_kv_cache_appendPKfPf",
+            **SHORT,
+            body=("LDG.E", "FMUL", "FMUL", "FFMA", "FFMA", "STG.E"),
+            iters=1,
+            pattern="strided",
+            stride=512,
+            base_address=base(),
+        )
 
     def softmax() -> KernelSpec:
-        return KernelSpec("_Z11softmax_rowPKfPf", **SHORT, body=("LDG.E", "FMNMX", "FADD", "MUFU.EX2", "FMUL", "FADD", "STG.E"),
-                          iters=1, base_address=base())
+        return KernelSpec(
+            "_Z11softmax_rowPKfPf",
+            **SHORT,
+            body=("LDG.E", "FMNMX", "FADD", "MUFU.EX2", "FMUL", "FADD", "STG.E"),
+            iters=1,
+            base_address=base(),
+        )
 
     def residual() -> KernelSpec:
-        return KernelSpec("_Z12residual_addPfPKf", **SHORT, body=("LDG.E", "LDG.E", "FADD", "STG.E"), iters=1, base_address=base())
+        return KernelSpec(
+            "_Z12residual_addPfPKf", **SHORT, body=("LDG.E", "LDG.E", "FADD", "STG.E"), iters=1, base_address=base()
+        )
 
     def gelu() -> KernelSpec:
-        return KernelSpec("_Z8gelu_fwdPKfPf", **SHORT, body=("LDG.E", "FMUL", "FFMA", "MUFU.TANH", "FFMA", "FMUL", "STG.E"),
-                          iters=1, base_address=base())
+        return KernelSpec(
+            "_Z8gelu_fwdPKfPf",
+            **SHORT,
+            body=("LDG.E", "FMUL", "FFMA", "MUFU.TANH", "FFMA", "FMUL", "STG.E"),
+            iters=1,
+            base_address=base(),
+        )
 
     def gemm(name: str, ctas: int) -> KernelSpec:
-        return KernelSpec(name, grid=(ctas, 1, 1), block=(128, 1, 1), shmem=8192, nregs=64,
-                          body=("LDG.E.128", "STS.128", "BAR.SYNC", "LDS.U.128", "FFMA", "FFMA", "FFMA", "FFMA", "FFMA", "FFMA"),
-                          iters=3, base_address=base())
+        return KernelSpec(
+            name,
+            grid=(ctas, 1, 1),
+            block=(128, 1, 1),
+            shmem=8192,
+            nregs=64,
+            body=("LDG.E.128", "STS.128", "BAR.SYNC", "LDS.U.128", "FFMA", "FFMA", "FFMA", "FFMA", "FFMA", "FFMA"),
+            iters=3,
+            base_address=base(),
+        )
 
     out = [embed()]
     for _ in range(3):
         out += [
-            layernorm(), gemm("_Z8gemm_qkvPKfS0_Pf", 64), rope(), softmax(), gemm("_Z6gemm_oPKfS0_Pf", 64), residual(),
-            layernorm(), gemm("_Z7gemm_upPKfS0_Pf", 128), gelu(), gemm("_Z9gemm_downPKfS0_Pf", 64), residual(),
+            layernorm(),
+            gemm("_Z8gemm_qkvPKfS0_Pf", 64),
+            rope(),
+            softmax(),
+            gemm("_Z6gemm_oPKfS0_Pf", 64),
+            residual(),
+            layernorm(),
+            gemm("_Z7gemm_upPKfS0_Pf", 128),
+            gelu(),
+            gemm("_Z9gemm_downPKfS0_Pf", 64),
+            residual(),
         ]
     out.append(layernorm())
     return out

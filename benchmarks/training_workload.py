@@ -30,7 +30,19 @@ from simsample_accelsim.synth import KernelSpec, write_workload
 
 KIB = 1 << 10
 ROOT = 0x7E0000000000
-GEMM_BODY = ("LDG.E.128", "LDG.E.128", "STS.128", "BAR.SYNC", "LDS.U.128", "FFMA", "FFMA", "FFMA", "FFMA", "FFMA", "FFMA")
+GEMM_BODY = (
+    "LDG.E.128",
+    "LDG.E.128",
+    "STS.128",
+    "BAR.SYNC",
+    "LDS.U.128",
+    "FFMA",
+    "FFMA",
+    "FFMA",
+    "FFMA",
+    "FFMA",
+    "FFMA",
+)
 BLOCK = (128, 1, 1)
 
 
@@ -39,14 +51,33 @@ def _span(iters: int) -> int:
 
 
 def gemm(base: int, ctas: int, iters: int) -> KernelSpec:
-    return KernelSpec("_Z10gemm_tiledPKfS0_Pfiii", grid=(ctas, 1, 1), block=BLOCK, shmem=32 * KIB, nregs=96,
-                      body=GEMM_BODY, iters=iters, stride=16, warp_span=_span(iters), base_address=base)
+    return KernelSpec(
+        "_Z10gemm_tiledPKfS0_Pfiii",
+        grid=(ctas, 1, 1),
+        block=BLOCK,
+        shmem=32 * KIB,
+        nregs=96,
+        body=GEMM_BODY,
+        iters=iters,
+        stride=16,
+        warp_span=_span(iters),
+        base_address=base,
+    )
 
 
 def streaming(name: str, base: int, ctas: int, body: tuple[str, ...], iters: int, nregs: int = 24) -> KernelSpec:
     """A kernel reading (and writing) ``ctas x 4 warps x iters x 512`` bytes from ``base`` once."""
-    return KernelSpec(name, grid=(ctas, 1, 1), block=BLOCK, nregs=nregs, body=body, iters=iters, stride=16,
-                      warp_span=_span(iters), base_address=base)
+    return KernelSpec(
+        name,
+        grid=(ctas, 1, 1),
+        block=BLOCK,
+        nregs=nregs,
+        body=body,
+        iters=iters,
+        stride=16,
+        warp_span=_span(iters),
+        base_address=base,
+    )
 
 
 def training_kernels(layers: int = 6, steps: int = 4) -> tuple[list[KernelSpec], list[tuple[int, int, int]]]:
@@ -65,18 +96,51 @@ def training_kernels(layers: int = 6, steps: int = 4) -> tuple[list[KernelSpec],
     for _ in range(steps):
         for layer in range(layers):
             out.append(gemm(weight[layer], ctas[layer], 4))
-            out.append(streaming("_Z9bias_reluPfPKf", saved[layer], ctas[layer], ("LDG.E.128", "FADD", "FMNMX", "STG.E.128"), 4))
-        out.append(KernelSpec("_Z12softmax_xentPKfPKiPf", grid=(16, 1, 1), block=BLOCK, shmem=4 * KIB, nregs=40,
-                              body=("LDG.E.128", "FMNMX", "MUFU.EX2", "FADD", "STS", "BAR.SYNC", "LDS", "FADD"), iters=4,
-                              base_address=logits))
+            out.append(
+                streaming(
+                    "_Z9bias_reluPfPKf", saved[layer], ctas[layer], ("LDG.E.128", "FADD", "FMNMX", "STG.E.128"), 4
+                )
+            )
+        out.append(
+            KernelSpec(
+                "_Z12softmax_xentPKfPKiPf",
+                grid=(16, 1, 1),
+                block=BLOCK,
+                shmem=4 * KIB,
+                nregs=40,
+                body=("LDG.E.128", "FMNMX", "MUFU.EX2", "FADD", "STS", "BAR.SYNC", "LDS", "FADD"),
+                iters=4,
+                base_address=logits,
+            )
+        )
         for layer in reversed(range(layers)):
-            out.append(streaming("_Z13relu_backwardPfPKf", saved[layer], ctas[layer], ("LDG.E.128", "FSETP.GT.AND", "FSEL", "STG.E.128"), 4))
+            out.append(
+                streaming(
+                    "_Z13relu_backwardPfPKf",
+                    saved[layer],
+                    ctas[layer],
+                    ("LDG.E.128", "FSETP.GT.AND", "FSEL", "STG.E.128"),
+                    4,
+                )
+            )
             out.append(gemm(weight[layer], ctas[layer], 4))  # data gradient: the weights again
             out.append(gemm(saved[layer], ctas[layer] // 4, 16))  # weight gradient, split-K: a quarter of the CTAs
-            out.append(streaming("_Z13splitk_reducePKfPfi", grad[layer], ctas[layer], ("LDG.E.128", "FADD", "FADD", "STG.E.128"), 4))
+            out.append(
+                streaming(
+                    "_Z13splitk_reducePKfPfi", grad[layer], ctas[layer], ("LDG.E.128", "FADD", "FADD", "STG.E.128"), 4
+                )
+            )
         for layer in range(layers):
-            out.append(streaming("_Z11adam_updatePfPKfS_S_f", weight[layer], 2 * ctas[layer],
-                                 ("LDG.E.128", "LDG.E.128", "FFMA", "FMUL", "MUFU.RSQ", "FFMA", "STG.E.128"), 4, nregs=32))
+            out.append(
+                streaming(
+                    "_Z11adam_updatePfPKfS_S_f",
+                    weight[layer],
+                    2 * ctas[layer],
+                    ("LDG.E.128", "LDG.E.128", "FFMA", "FMUL", "MUFU.RSQ", "FFMA", "STG.E.128"),
+                    4,
+                    nregs=32,
+                )
+            )
     memcpys = [(0, ROOT, cursor - ROOT), (0, batch, 512 * KIB)]
     return out, memcpys
 

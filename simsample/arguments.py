@@ -70,7 +70,9 @@ def as_paths(value: Any, what: str) -> list[Path]:
 
     items = [value] if isinstance(value, (str, os.PathLike)) else value
     if not isinstance(items, (list, tuple)) or not items:
-        raise UserTypeError(f"{what}: expected a path or a list of paths, got {type(value).__name__ if items else 'nothing'}")
+        raise UserTypeError(
+            f"{what}: expected a path or a list of paths, got {type(value).__name__ if items else 'nothing'}"
+        )
     return [as_path(v, what) for v in items]
 
 
@@ -78,7 +80,9 @@ def check_confidence(confidence: Any) -> float | None:
     if confidence is None:
         return None
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
-        raise UserTypeError(f"confidence: expected a number between 0 and 1 (such as 0.95), got {type(confidence).__name__} {confidence!r}")
+        raise UserTypeError(
+            f"confidence: expected a number between 0 and 1 (such as 0.95), got {type(confidence).__name__} {confidence!r}"
+        )
     import math
 
     c = float(confidence)
@@ -120,7 +124,14 @@ def numeric_columns(results: pd.DataFrame, source: str) -> pd.DataFrame:
 
 
 def check_evaluate_args(
-    workloads: Any, repeats: Any, sweep: Any, against: Any, truth: Any, truth_metric: Any, min_launches: Any, on_progress: Any
+    workloads: Any,
+    repeats: Any,
+    sweep: Any,
+    against: Any,
+    truth: Any,
+    truth_metric: Any,
+    min_launches: Any,
+    on_progress: Any,
 ) -> None:
     """The checks ``simsample evaluate``'s options get from click, for callers of the function."""
     import os
@@ -141,18 +152,28 @@ def check_evaluate_args(
         if value < 1:
             raise UserValueError(f"{name} {value}: must be at least 1")
     if repeats > MAX_REPEATS:
-        raise UserValueError(f"repeats {repeats}: at most {MAX_REPEATS:,} plans per workload are evaluated; give fewer repeats")
+        raise UserValueError(
+            f"repeats {repeats}: at most {MAX_REPEATS:,} plans per workload are evaluated; give fewer repeats"
+        )
     if sweep is not None:
         if not isinstance(sweep, Mapping):
-            raise UserTypeError(f"sweep: expected a mapping of parameter names to lists of values such as {{'count': [2, 4]}}, got {type(sweep).__name__} {sweep!r}")
+            raise UserTypeError(
+                f"sweep: expected a mapping of parameter names to lists of values such as {{'count': [2, 4]}}, got {type(sweep).__name__} {sweep!r}"
+            )
         for k, vs in sweep.items():
             if isinstance(vs, (str, bytes)) or not isinstance(vs, (list, tuple, range)):
-                raise UserTypeError(f"sweep {k}: expected a list of values such as [2, 4], got {type(vs).__name__} {vs!r}")
+                raise UserTypeError(
+                    f"sweep {k}: expected a list of values such as [2, 4], got {type(vs).__name__} {vs!r}"
+                )
     if against is not None and not isinstance(against, (_Workload, str, os.PathLike)):
         raise UserTypeError(f"against: expected a Workload or the path of a profile, got {type(against).__name__}")
     if truth is not None and not isinstance(truth, pd.DataFrame):
-        raise UserTypeError(f"truth: expected a table (a pandas DataFrame of kernel_id and the true value per launch), got {type(truth).__name__}")
+        raise UserTypeError(
+            f"truth: expected a table (a pandas DataFrame of kernel_id and the true value per launch), got {type(truth).__name__}"
+        )
     if not isinstance(truth_metric, str):
         raise UserTypeError(f"truth_metric: expected a column name, got {type(truth_metric).__name__}")
     if on_progress is not None and not callable(on_progress):
-        raise UserTypeError(f"on_progress: expected a function of the number of plans done, got {type(on_progress).__name__}")
+        raise UserTypeError(
+            f"on_progress: expected a function of the number of plans done, got {type(on_progress).__name__}"
+        )

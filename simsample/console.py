@@ -27,7 +27,9 @@ def main() -> None:
 
     if sys.stdout is None:  # started with standard output closed (>&-): the output goes nowhere, as asked
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (for the life of the process)
-    if hasattr(signal, "SIGXFSZ"):  # a file size limit (ulimit -f) fails the write with EFBIG, a refusal, not a core dump
+    if hasattr(
+        signal, "SIGXFSZ"
+    ):  # a file size limit (ulimit -f) fails the write with EFBIG, a refusal, not a core dump
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     try:
         install_termination_handlers()  # SIGTERM and SIGHUP end like Ctrl-C, from the start

@@ -37,7 +37,9 @@ class IncompleteResults(UserValueError):
     ``what`` says which (one line); ``advice`` what to do, which depends on the step: ``collect``
     can keep the partial table, ``estimate`` cannot use it."""
 
-    def __init__(self, what: str, advice: str = "rerun them, or pass --allow-incomplete to keep the partial table") -> None:
+    def __init__(
+        self, what: str, advice: str = "rerun them, or pass --allow-incomplete to keep the partial table"
+    ) -> None:
         super().__init__(f"{what}; {advice}")
         self.what = what
         self.advice = advice

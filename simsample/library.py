@@ -149,7 +149,9 @@ def read(
     if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int)):
         raise UserTypeError(f"rank: expected a whole number (a Kineto rank), got {type(rank).__name__} {rank!r}")
     if columns is not None and not isinstance(columns, (str, Mapping)):
-        raise UserTypeError(f"columns: expected a mapping such as {{'name': 'Name'}} or 'name=Name,...', got {type(columns).__name__}")
+        raise UserTypeError(
+            f"columns: expected a mapping such as {{'name': 'Name'}} or 'name=Name,...', got {type(columns).__name__}"
+        )
     options: dict[str, Any] = {}
     if rank is not None:
         options["rank"] = rank
@@ -173,7 +175,9 @@ def _one_workload_in(folder: Path, format: str | None) -> Path:
     if len(found) == 1:
         return found[0]
     names = ", ".join(str(f) for f in found[:3]) + (", ..." if len(found) > 3 else "")
-    raise UserError(f"{folder}: holds {len(found)} workloads ({names}); name one of them (simsample evaluate takes the whole folder)")
+    raise UserError(
+        f"{folder}: holds {len(found)} workloads ({names}); name one of them (simsample evaluate takes the whole folder)"
+    )
 
 
 # --- planning --------------------------------------------------------------------------------
@@ -349,7 +353,9 @@ def collect(
         keep = df[df["kernel_id"].isin(p.sampled_ids)] if p is not None else df
         dup = keep["kernel_id"].duplicated()
         if dup.any():
-            raise UserValueError(f"kernel {int(keep.loc[dup, 'kernel_id'].iloc[0])} has results in more than one input; pass each once")
+            raise UserValueError(
+                f"kernel {int(keep.loc[dup, 'kernel_id'].iloc[0])} has results in more than one input; pass each once"
+            )
     if p is not None:
         df = against_plan_all(df, p)
     if not allow_incomplete:
@@ -410,7 +416,9 @@ def estimate(
     ids = pd.to_numeric(results["kernel_id"], errors="coerce")
     if ids.isna().any() or not (ids == ids.round()).all():
         bad = int(((ids.isna()) | (ids != ids.round())).to_numpy().nonzero()[0][0])
-        raise UserValueError(f"{source}: kernel_id {results['kernel_id'].iloc[bad]!r} is not a launch id (a whole number)")
+        raise UserValueError(
+            f"{source}: kernel_id {results['kernel_id'].iloc[bad]!r} is not a launch id (a whole number)"
+        )
     if metrics is not None:
         declared = check_declarations(metrics)
     elif results.attrs.get("simsample.metrics"):
@@ -439,8 +447,12 @@ def estimate(
     if not counts and not ratios:
         named = ", ".join(m.name for m in declared if m.kind == "count")
         if not any(m.kind == "count" and m.name in table.columns for m in declared):
-            raise UserValueError(f"{source}: none of the columns {named} is in the results; give the table collect() returns")
-        raise UserValueError(f"{source}: no values for the sampled launches in {named}; give the results of the run made for this plan")
+            raise UserValueError(
+                f"{source}: none of the columns {named} is in the results; give the table collect() returns"
+            )
+        raise UserValueError(
+            f"{source}: no values for the sampled launches in {named}; give the results of the run made for this plan"
+        )
     if check:
         check_results_belong(table, p, counts, source)
     keep = table[["kernel_id", *counts]]
@@ -523,7 +535,11 @@ def evaluate(
             todo.append((item, False))
         else:
             todo.extend(found[i])
-    truth_wl = against if against is None or isinstance(against, _Workload) else read(against, format=format, rank=rank, columns=columns)
+    truth_wl = (
+        against
+        if against is None or isinstance(against, _Workload)
+        else read(against, format=format, rank=rank, columns=columns)
+    )
     if truth is not None and len(todo) != 1:
         raise UserError("a truth scores one workload: give exactly one profile (not a folder of them)")
     results = []
@@ -552,10 +568,14 @@ def evaluate(
             wl = prepare(wl, [item if not isinstance(item, _Workload) else wl.source], flt).workload
         truth_values = None
         if truth is not None:
-            truth_values = truth_by_launch(wl, truth, source=str(truth.attrs.get("source", "the truth")), metric=truth_metric)
+            truth_values = truth_by_launch(
+                wl, truth, source=str(truth.attrs.get("source", "the truth")), metric=truth_metric
+            )
         tick = (lambda: on_progress(1)) if on_progress is not None else None
         for p in resolved:
-            results.append(evaluate_workload(wl, s, p, repeats, name=name, against=truth_wl, truth=truth_values, on_repeat=tick))
+            results.append(
+                evaluate_workload(wl, s, p, repeats, name=name, against=truth_wl, truth=truth_values, on_repeat=tick)
+            )
     if not results:
         raise UserError(f"no workload with at least {min_launches} launches among {len(todo)} profile(s)")
     swept = sorted({k for pt in points for k in pt})
@@ -572,4 +592,3 @@ def _sweep_points(sweep: Mapping[str, Sequence[Any]] | None) -> list[dict[str, A
         if not len(vs):
             raise UserError(f"sweep {k}: no values")
     return [dict(c) for c in itertools.product(*axes)]
-

@@ -43,7 +43,11 @@ def builtin_plugins() -> tuple[str, ...]:
     found = []
     for folder in sorted(m.name for m in pkgutil.iter_modules(plugins.__path__) if m.ispkg):
         pkg = importlib.import_module(f"{plugins.__name__}.{folder}")
-        found += [(m.name, f"{pkg.__name__}.{m.name}") for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_")]
+        found += [
+            (m.name, f"{pkg.__name__}.{m.name}")
+            for m in pkgutil.iter_modules(pkg.__path__)
+            if not m.name.startswith("_")
+        ]
     return tuple(path for _, path in sorted(found))
 
 
@@ -112,7 +116,15 @@ class PluginHost:
         self._commands_added = False
 
     # --- loading -----------------------------------------------------------------------------
-    def add_plugin(self, plugin: object, name: str, *, origin: str = "object", distribution: str | None = None, version: str | None = None) -> PluginInfo:
+    def add_plugin(
+        self,
+        plugin: object,
+        name: str,
+        *,
+        origin: str = "object",
+        distribution: str | None = None,
+        version: str | None = None,
+    ) -> PluginInfo:
         """Register a plugin object (a module or any object with hook functions)."""
         info = PluginInfo(name=name, origin=origin, distribution=distribution, version=version)
         self.infos[name] = info

@@ -44,7 +44,18 @@ class Estimate:
         import pandas as pd
 
         rows = [{**e.to_json(), "half_width_pct": half_width_pct(e)} for e in self.estimates]
-        cols = ["metric", "estimate", "std_error", "ci_low", "ci_high", "half_width_pct", "confidence", "samples", "kind", "dof"]
+        cols = [
+            "metric",
+            "estimate",
+            "std_error",
+            "ci_low",
+            "ci_high",
+            "half_width_pct",
+            "confidence",
+            "samples",
+            "kind",
+            "dof",
+        ]
         return pd.DataFrame(rows, columns=cols).set_index("metric")
 
     def to_json(self) -> dict[str, Any]:
@@ -92,7 +103,11 @@ class Evaluation:
     skipped: list[str] = field(default_factory=list)
 
     def __repr__(self) -> str:
-        swept = f" x {len(self.results) // max(1, len({r.name for r in self.results}))} parameter sets" if self.swept else ""
+        swept = (
+            f" x {len(self.results) // max(1, len({r.name for r in self.results}))} parameter sets"
+            if self.swept
+            else ""
+        )
         return (
             f"<Evaluation of {self.sampler}: {len({r.name for r in self.results})} workload(s){swept}, {self.repeats} repeats each"
             + (f", {len(self.skipped)} input(s) skipped" if self.skipped else "")

@@ -24,7 +24,17 @@ from simsample.errors import UserError
 from simsample.io.numbers import INT64_MAX, INT64_MIN
 
 #: A ``process.samples`` entry: [kernel_id, launch number, base name, grid x y z, block x y z].
-_ENTRY_FIELDS = ("kernel_id", "launch number", "base kernel name", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
+_ENTRY_FIELDS = (
+    "kernel_id",
+    "launch number",
+    "base kernel name",
+    "grid_x",
+    "grid_y",
+    "grid_z",
+    "block_x",
+    "block_y",
+    "block_z",
+)
 #: Formats whose kernel ids are the tracer's launch numbers (as :mod:`simsample.sampling.filters` says).
 _TRACE_ID_FORMATS = ("accelsim",)
 
@@ -34,7 +44,9 @@ def _is_int(v: Any) -> bool:
 
 
 def _entry_error(source: str, i: int, what: str) -> UserError:
-    return UserError(f"{source}: invalid plan at process/samples/{i}: {what}; make the plan again with 'simsample plan'")
+    return UserError(
+        f"{source}: invalid plan at process/samples/{i}: {what}; make the plan again with 'simsample plan'"
+    )
 
 
 def check_process_entries(entries: Any, source: str) -> list[tuple[int, int | None]]:
@@ -112,7 +124,9 @@ def check_plan(plan: Any, source: str = "plan") -> None:
         raise UserError(f"{source}: invalid plan at process: not an object")
     first = proc.get("first_launch")
     if first is not None and (not _is_int(first) or not 1 <= first <= INT64_MAX):
-        raise UserError(f"{source}: invalid plan at process/first_launch: {first!r} is not an integer from 1 to {INT64_MAX} (or null)")
+        raise UserError(
+            f"{source}: invalid plan at process/first_launch: {first!r} is not an integer from 1 to {INT64_MAX} (or null)"
+        )
     span = proc.get("profile_launches", launches_total)
     if isinstance(span, float) and span.is_integer():
         span = int(span)
@@ -142,7 +156,11 @@ def check_plan(plan: Any, source: str = "plan") -> None:
     if trace_ids:
         if numbers != kids:
             i = next(j for j, (k, num) in enumerate(entries) if k != num)
-            raise _entry_error(source, i, f"launch number {numbers[i]} differs from kernel id {kids[i]} (a trace folder's ids are its launch numbers)")
+            raise _entry_error(
+                source,
+                i,
+                f"launch number {numbers[i]} differs from kernel id {kids[i]} (a trace folder's ids are its launch numbers)",
+            )
         return
     # filters remove launches, they never renumber the ones kept: an entry's number lies between
     # first_launch + its launch position and the profile's last launch
@@ -152,7 +170,8 @@ def check_plan(plan: Any, source: str = "plan") -> None:
     lo = launch + np.int64(first)  # no overflow: first_launch + the profile's launches fit int64 (checked above)
     for i in np.flatnonzero((nums < lo) | (nums > np.int64(hi)))[:1].tolist():
         raise _entry_error(
-            source, i,
+            source,
+            i,
             f"launch number {numbers[i]} of kernel {kids[i]} is outside the launches the plan covers ({first + int(launch[i]):,} to {hi:,}: "
             f"first_launch {first}, launch position {int(launch[i])}, {span if span is not None else '?'} launches in the profile)",
         )

@@ -83,28 +83,46 @@ def check_samples(samples: Any, cluster_ids: Sequence[int], item: Mapping[str, A
                 bad = keep & (~np.isfinite(as_float) | (as_float != np.floor(as_float)))
             if bad.any():
                 i = int(np.argmax(bad))
-                raise UserError(f"{source}: invalid plan at samples/{i}/{f}: {_sample_line(samples, i)} has a {f} that is not an integer")
+                raise UserError(
+                    f"{source}: invalid plan at samples/{i}/{f}: {_sample_line(samples, i)} has a {f} that is not an integer"
+                )
         values = col.astype(np.float64)
         with np.errstate(invalid="ignore"):
             checks = [
                 (~np.isfinite(values), "is not a finite number"),
-                (values < rule["minimum"] if "minimum" in rule else None, f"is less than the minimum of {rule.get('minimum')}"),
-                (values <= rule["exclusiveMinimum"] if "exclusiveMinimum" in rule else None, f"is less than or equal to the minimum of {rule.get('exclusiveMinimum')}"),
-                (values > rule["maximum"] if "maximum" in rule else None, f"is greater than the maximum of {rule.get('maximum')}"),
-                (values >= rule["exclusiveMaximum"] if "exclusiveMaximum" in rule else None, f"is greater than or equal to the maximum of {rule.get('exclusiveMaximum')}"),
+                (
+                    values < rule["minimum"] if "minimum" in rule else None,
+                    f"is less than the minimum of {rule.get('minimum')}",
+                ),
+                (
+                    values <= rule["exclusiveMinimum"] if "exclusiveMinimum" in rule else None,
+                    f"is less than or equal to the minimum of {rule.get('exclusiveMinimum')}",
+                ),
+                (
+                    values > rule["maximum"] if "maximum" in rule else None,
+                    f"is greater than the maximum of {rule.get('maximum')}",
+                ),
+                (
+                    values >= rule["exclusiveMaximum"] if "exclusiveMaximum" in rule else None,
+                    f"is greater than or equal to the maximum of {rule.get('exclusiveMaximum')}",
+                ),
             ]
         for bad, what in checks:
             if bad is not None:
                 bad = bad & keep
                 if bad.any():
                     i = int(np.argmax(bad))
-                    raise UserError(f"{source}: invalid plan at samples/{i}/{f}: {_shown(col[i])} {what}; make the plan again")
+                    raise UserError(
+                        f"{source}: invalid plan at samples/{i}/{f}: {_shown(col[i])} {what}; make the plan again"
+                    )
     known = np.asarray(list(cluster_ids), dtype=np.int64)
     cl = samples["cluster"].to_numpy()
     unknown = ~np.isin(cl, known)
     if unknown.any():
         i = int(np.argmax(unknown))
-        raise UserError(f"{source}: sample of kernel {int(samples['kernel_id'].iloc[i])} names unknown cluster {int(cl[i])}")
+        raise UserError(
+            f"{source}: sample of kernel {int(samples['kernel_id'].iloc[i])} names unknown cluster {int(cl[i])}"
+        )
 
 
 def _sample_cells(samples: Any, required: Sequence[str]) -> list[jc.Cell]:
@@ -124,7 +142,7 @@ def _sample_cells(samples: Any, required: Sequence[str]) -> list[jc.Cell]:
         if f in required:
             if not finite.all():
                 null = np.zeros((len(values), max(4, text.shape[1])), dtype=np.uint8)
-                null[:, -text.shape[1]:] = text
+                null[:, -text.shape[1] :] = text
                 null[~finite] = 0
                 null[~finite, :4] = np.frombuffer(b"null", dtype=np.uint8)
                 text = null
@@ -173,7 +191,10 @@ def sample_columns(items: Any) -> dict[str, np.ndarray] | None:
     if type(items) is not list:
         return None
     if not items:
-        return {f: np.zeros(0, dtype=np.int64 if f in ("kernel_id", "launch", "cluster") else np.float64) for f in SAMPLE_FIELDS[:4]}
+        return {
+            f: np.zeros(0, dtype=np.int64 if f in ("kernel_id", "launch", "cluster") else np.float64)
+            for f in SAMPLE_FIELDS[:4]
+        }
     if set(map(type, items)) != {dict}:
         return None
     shapes = set(map(tuple, items))
@@ -279,7 +300,7 @@ def process_text(cols: Sequence[tuple], *, indent: str) -> bytes:
             ints = jc.int_text(np.array([0 if v is None else v for v in col], dtype=np.int64))
             width = max(4, ints.shape[1])
             text = np.zeros((n, width), dtype=np.uint8)
-            text[:, width - ints.shape[1]:] = ints
+            text[:, width - ints.shape[1] :] = ints
             text[~known] = 0
             text[~known, :4] = np.frombuffer(b"null", dtype=np.uint8)
             cells.append(text)

@@ -55,6 +55,7 @@ class SamplerIdentity(Protocol):
     name: str
     version: str
 
+
 #: Version of the plan format this package writes and the newest it reads.
 PLAN_FORMAT_VERSION = 1
 #: Compatible additions within the format version. 1: each sample may carry ``x``, the design
@@ -65,8 +66,18 @@ PLAN_FORMAT_MINOR = 1
 #: workload went through; :mod:`simsample.sampling.filters`). Written only by plans that have it,
 #: so plans without it keep their bytes.
 PLAN_FORMAT_MINOR_PROCESS = 2
-_KEY_ORDER = ("simsample_plan", "simsample_plan_minor", "created_by", "workload", "sampler", "estimator", "prediction", "clusters", "samples",
-              "process")
+_KEY_ORDER = (
+    "simsample_plan",
+    "simsample_plan_minor",
+    "created_by",
+    "workload",
+    "sampler",
+    "estimator",
+    "prediction",
+    "clusters",
+    "samples",
+    "process",
+)
 #: A sample's keys are :data:`simsample.plan_columns.SAMPLE_FIELDS`, in that order; the ones the
 #: schema does not require (``x``) are left out of a sample whose value is missing.
 _REQUIRED_SAMPLE_FIELDS = ("kernel_id", "launch", "weight", "cluster")  # as the schema requires
@@ -193,9 +204,7 @@ class Plan:
             "confidence": confidence,
         }
         prediction.update(extra_prediction or {})
-        samples = pd.DataFrame(
-            {"kernel_id": ids[rows], "launch": rows, "weight": weights, "cluster": cl}
-        )
+        samples = pd.DataFrame({"kernel_id": ids[rows], "launch": rows, "weight": weights, "cluster": cl})
         if x is not None and np.all(np.isfinite(x)):
             samples["x"] = x
         return cls(
@@ -262,10 +271,21 @@ class Plan:
         """The clusters, one row each (indexed by id): key, launches, draws, the design metric's
         statistics over the members, and how many distinct launches represent it."""
         rows = [
-            {"id": c.id, "key": c.key, "size": c.size, "draws": c.draws, **c.stats, "representatives": len(c.representatives)}
+            {
+                "id": c.id,
+                "key": c.key,
+                "size": c.size,
+                "draws": c.draws,
+                **c.stats,
+                "representatives": len(c.representatives),
+            }
             for c in self.clusters
         ]
-        return pd.DataFrame(rows).set_index("id") if rows else pd.DataFrame(columns=["key", "size", "draws", "representatives"])
+        return (
+            pd.DataFrame(rows).set_index("id")
+            if rows
+            else pd.DataFrame(columns=["key", "size", "draws", "representatives"])
+        )
 
     # --- serialisation -----------------------------------------------------------------------
     def _head(self) -> tuple[dict[str, Any], Any]:
@@ -313,7 +333,9 @@ class Plan:
         doc, entries = self._head()
         cols = process_columns(entries, plan_schema()) if entries is not None else None
         if check is not None:
-            if entries is not None and cols is None:  # entries the column check cannot vouch for: the schema reads them all
+            if (
+                entries is not None and cols is None
+            ):  # entries the column check cannot vouch for: the schema reads them all
                 validate_document({**doc, "process": {**doc["process"], "samples": _jsonable(entries)}}, source=check)
             validate_document(doc, source=check)
             _check_samples(self.samples, doc["clusters"], source=check)
@@ -324,7 +346,11 @@ class Plan:
         doc, entries, cols = prepared or self._prepare()
         parts = {"samples": samples_text(self.samples, _REQUIRED_SAMPLE_FIELDS)}
         if entries:
-            parts["process"] = process_text(cols, indent=" " * 6) if cols is not None else _rows([_jsonable(e) for e in entries], " " * 6)
+            parts["process"] = (
+                process_text(cols, indent=" " * 6)
+                if cols is not None
+                else _rows([_jsonable(e) for e in entries], " " * 6)
+            )
         return _render(doc, parts)
 
     def write(self, path: str | Path) -> None:
@@ -358,7 +384,9 @@ class Plan:
             raise
 
     @classmethod
-    def _from_columns(cls, doc: Mapping[str, Any], stub: Mapping[str, Any], cols: Mapping[str, np.ndarray], source: str) -> Plan:
+    def _from_columns(
+        cls, doc: Mapping[str, Any], stub: Mapping[str, Any], cols: Mapping[str, np.ndarray], source: str
+    ) -> Plan:
         """Build from a document whose long lists passed the column checks' type rules: ``stub``
         (the document without them) through the schema, the sample columns through its item rule."""
         validate_document(stub, source=source)
@@ -407,11 +435,16 @@ class Plan:
         except json.JSONDecodeError as exc:
             raise FormatError(p, f"not valid JSON: {exc.msg}", line=exc.lineno) from exc
         except RecursionError:
-            raise FormatError(p, "JSON nested too deeply to be a plan; give a plan written by 'simsample plan'") from None
+            raise FormatError(
+                p, "JSON nested too deeply to be a plan; give a plan written by 'simsample plan'"
+            ) from None
         bad = _first_non_finite(doc)
         if bad is not None:
-            raise FormatError(p, f"invalid plan at {bad[0]}: {bad[1]} is not a finite number (simsample never writes NaN or infinity: "
-                                 "edited by hand?); make the plan again with 'simsample plan'")
+            raise FormatError(
+                p,
+                f"invalid plan at {bad[0]}: {bad[1]} is not a finite number (simsample never writes NaN or infinity: "
+                "edited by hand?); make the plan again with 'simsample plan'",
+            )
         plan = cls.from_json(doc, source=str(p))
         if plan.samples.empty:  # nothing to apply, run or estimate: every later step would say less
             raise FormatError(p, "the plan has no samples ('samples': []); make a new plan with 'simsample plan'")
@@ -479,7 +512,13 @@ def _sample_list_type() -> Any:
 
     sample = msgspec.defstruct(
         "Sample",
-        [("kernel_id", int), ("launch", int), ("weight", float), ("cluster", int), ("x", float | msgspec.UnsetType, msgspec.UNSET)],
+        [
+            ("kernel_id", int),
+            ("launch", int),
+            ("weight", float),
+            ("cluster", int),
+            ("x", float | msgspec.UnsetType, msgspec.UNSET),
+        ],
         forbid_unknown_fields=True,
     )
     return list[sample]  # type: ignore[valid-type]
@@ -501,8 +540,10 @@ def _decode_typed(data: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray]] |
         items = msgspec.json.decode(top["samples"], type=_sample_list_type())
         doc = {k: msgspec.json.decode(v) for k, v in top.items() if k != "samples"}
         n = len(items)
-        cols = {f: np.fromiter(map(attrgetter(f), items), dtype=np.int64 if f != "weight" else np.float64, count=n)
-                for f in ("kernel_id", "launch", "weight", "cluster")}
+        cols = {
+            f: np.fromiter(map(attrgetter(f), items), dtype=np.int64 if f != "weight" else np.float64, count=n)
+            for f in ("kernel_id", "launch", "weight", "cluster")
+        }
         xs = list(map(attrgetter("x"), items))
     except Exception:  # noqa: BLE001 - any refusal: the full path decides, and names the problem
         return None
@@ -543,7 +584,9 @@ def _samples_frame(items: Sequence[Mapping[str, Any]], estimator: Mapping[str, A
     bad = ~np.isfinite(w) | (w < 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise FormatError(source, f"weight {w[i]} is not a finite number ≥ 0; make the plan again", record=f"sample {i}")
+        raise FormatError(
+            source, f"weight {w[i]} is not a finite number ≥ 0; make the plan again", record=f"sample {i}"
+        )
     if items and all(s.get("x") is not None for s in items):  # format 1.1: the design values
         cols["x"] = np.array([s["x"] for s in items], dtype=np.float64)
     return pd.DataFrame(cols)
@@ -600,7 +643,9 @@ def _render(doc: Mapping[str, Any], parts: Mapping[str, bytes]) -> bytes:
             out += [f'  "{key}": ['.encode(), rows, f"  ]{comma}".encode()]
         elif key == "process" and isinstance(value, Mapping) and (value.get("samples") or "process" in parts):
             # one line per sampled launch, as for the samples
-            head = json.dumps({k: v for k, v in value.items() if k != "samples"}, indent=2, ensure_ascii=False, allow_nan=False)
+            head = json.dumps(
+                {k: v for k, v in value.items() if k != "samples"}, indent=2, ensure_ascii=False, allow_nan=False
+            )
             body = head[:-2] + (',\n  "samples": [' if len(value) > 1 else '\n  "samples": [')
             rows = parts["process"] if "process" in parts else _rows(value["samples"], " " * 6)
             out += [f'  "{key}": {body}'.replace("\n", "\n  ").encode(), rows, f"    ]\n  }}{comma}".encode()]
@@ -670,7 +715,9 @@ def validate_document(doc: Any, *, source: str = "plan") -> None:
             raise UserError(f"{source}: sample of kernel {s['kernel_id']} names unknown cluster {s['cluster']}")
 
 
-def check_sample_columns(samples: pd.DataFrame, clusters: Sequence[Mapping[str, Any]], *, source: str = "plan") -> list[str]:
+def check_sample_columns(
+    samples: pd.DataFrame, clusters: Sequence[Mapping[str, Any]], *, source: str = "plan"
+) -> list[str]:
     """Check a plan's samples, held as columns, against the schema's rules for one sample, and
     return them written as JSON objects (one string each, as ``json.dumps`` writes them).
 
@@ -687,7 +734,16 @@ def _stub_head() -> dict[str, Any]:
     z = "0" * 32
     return {
         "created_by": "check",
-        "workload": {"fingerprint": z, "shape_fingerprint": z, "source": "", "format": "", "launches": 0, "distinct_kernels": 0, "metric": "", "metric_total": 0},
+        "workload": {
+            "fingerprint": z,
+            "shape_fingerprint": z,
+            "source": "",
+            "format": "",
+            "launches": 0,
+            "distinct_kernels": 0,
+            "metric": "",
+            "metric_total": 0,
+        },
         "sampler": {"name": "check", "version": "0", "params": {}, "seed": 0},
         "estimator": {"kind": "stratified", "replace": False},
         "prediction": {"sampled_launches": 0, "speedup": None, "error_bound": None, "confidence": None},

@@ -62,12 +62,16 @@ class Param:
             try:
                 items = list(items)
             except TypeError:
-                raise UserTypeError(f"parameter {self.name}: expected a list of {self.type.__name__}, got {type(value).__name__}") from None
+                raise UserTypeError(
+                    f"parameter {self.name}: expected a list of {self.type.__name__}, got {type(value).__name__}"
+                ) from None
             return tuple(self._convert_one(v) for v in items)
         return self._convert_one(value)
 
     def _convert_one(self, value: Any) -> Any:
-        if type(value).__module__ == "numpy" and hasattr(value, "item"):  # a numpy scalar (from a table) as its Python value
+        if type(value).__module__ == "numpy" and hasattr(
+            value, "item"
+        ):  # a numpy scalar (from a table) as its Python value
             value = value.item()
         if value is None or (isinstance(value, str) and value.lower() in {"none", "null"} and self.nullable):
             if self.nullable:
@@ -237,7 +241,7 @@ class Adapter(ABC):
     def read(self, path: Path) -> Workload:
         """Read a trace folder (headers only: must stay fast on huge folders)."""
 
-    def check_apply(self, **options: Any) -> None:
+    def check_apply(self, **options: Any) -> None:  # noqa: B027  (optional: most adapters need no cross-option check)
         """Refuse options, or combinations of them, that :meth:`apply` cannot take, before any
         input is read (``options`` as :meth:`apply` gets them). Each option's type and range are
         checked already (:attr:`apply_options`)."""
@@ -249,7 +253,9 @@ class Adapter(ABC):
         and the command to run next on standard output, notes on standard error)."""
         raise UserError(f"adapter {self.name} cannot apply a plan")
 
-    def collect(self, outputs: Sequence[Path], plan: Plan | None = None, *, allow_incomplete: bool = False, **options: Any) -> pd.DataFrame:
+    def collect(
+        self, outputs: Sequence[Path], plan: Plan | None = None, *, allow_incomplete: bool = False, **options: Any
+    ) -> pd.DataFrame:
         """Per-launch results of the simulator's output(s).
 
         Columns: ``kernel_id`` (int64, the workload's ids), the columns :attr:`metrics` declares
@@ -275,10 +281,14 @@ class Adapter(ABC):
     def instruction_traces(self, workload: Workload) -> InstructionTraces:
         """The trace file of every launch of ``workload`` and the function that reads chosen warps
         of one (GCL-Sampler's graphs). Adapters whose traces hold instruction streams override this."""
-        raise UserError(f"adapter {self.name} cannot read per-warp instruction streams, which GCL-Sampler needs; plan on an Accel-Sim trace folder")
+        raise UserError(
+            f"adapter {self.name} cannot read per-warp instruction streams, which GCL-Sampler needs; plan on an Accel-Sim trace folder"
+        )
 
     def full_run_results(self, outputs: Sequence[Path]) -> pd.DataFrame:
         """Per-launch results of a run of the whole workload (``simsample evaluate --truth``):
         ``kernel_id`` (the trace folder's ids), optionally ``name``, metric columns and ``status``.
         Adapters that can read their simulator's output override this."""
-        raise UserError(f"adapter {self.name} cannot read a full run's per-launch results; give --truth as a kernel_id,value CSV")
+        raise UserError(
+            f"adapter {self.name} cannot read a full run's per-launch results; give --truth as a kernel_id,value CSV"
+        )

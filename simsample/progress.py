@@ -44,7 +44,15 @@ def task(description: str, total: float | None, *, bytes_: bool = False) -> Iter
         return
     # rich is imported here, not at the top: only a terminal that shows a bar pays for it.
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn, TransferSpeedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
 
     columns = [TextColumn("{task.description}"), BarColumn()]
     if total is None:
@@ -86,10 +94,25 @@ def reading(paths: Sequence[Path], description: str) -> Iterator[None]:
         yield
         return
     from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn, TransferSpeedColumn
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
 
     targets = {str(f.resolve()) for f in files}
-    columns = [TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(), TimeElapsedColumn()]
+    columns = [
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        TimeElapsedColumn(),
+    ]
     stop = threading.Event()
     with _display(), Progress(*columns, console=Console(stderr=True), transient=True) as prog:
         tid = prog.add_task(description, total=None)

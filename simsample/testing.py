@@ -97,10 +97,15 @@ def _expect_user_error(action: Callable[[], Any], what: str) -> UserError:
     try:
         action()
     except UserError as exc:
-        _expect(str(exc).strip() and "\n" not in str(exc).strip(), f"{what}: the refusal must be one non-empty line, got {str(exc)!r}")
+        _expect(
+            str(exc).strip() and "\n" not in str(exc).strip(),
+            f"{what}: the refusal must be one non-empty line, got {str(exc)!r}",
+        )
         return exc
     except Exception as exc:
-        raise AssertionError(f"{what}: expected a UserError (one line for the user), got {type(exc).__name__}: {exc}") from exc
+        raise AssertionError(
+            f"{what}: expected a UserError (one line for the user), got {type(exc).__name__}: {exc}"
+        ) from exc
     raise AssertionError(f"{what}: expected a UserError, but nothing was raised")
 
 
@@ -119,6 +124,7 @@ def parametrize_with_checks(*check_lists: Iterable[Check]) -> Any:
 
 
 # --- a workload to plan on --------------------------------------------------------------------
+
 
 def example_workload(launches: int = 240, *, columns: Sequence[str] = (), seed: int = 0) -> Workload:
     """A small synthetic workload: six kernels of different shapes and costs, interleaved, with
@@ -156,10 +162,13 @@ def _empty_like(workload: Workload) -> Workload:
 
 # --- samplers ---------------------------------------------------------------------------------
 
+
 class _SamplerCase:
     """A sampler, its workload and parameters, and the plans made so far (planned once per seed)."""
 
-    def __init__(self, sampler: Sampler, workload: Workload | None, params: Mapping[str, Any] | None, seed: int) -> None:
+    def __init__(
+        self, sampler: Sampler, workload: Workload | None, params: Mapping[str, Any] | None, seed: int
+    ) -> None:
         self.sampler = sampler
         self.given = dict(params or {})
         self.seed = int(seed)
@@ -191,17 +200,30 @@ class _SamplerCase:
 
 def _sampler_declares_identity(case: _SamplerCase) -> None:
     s = case.sampler
-    _expect(isinstance(getattr(s, "name", None), str) and s.name.strip() == s.name and s.name and " " not in s.name,
-            f"name must be a non-empty word (what --sampler takes), got {getattr(s, 'name', None)!r}")
-    _expect(isinstance(s.version, str) and s.version, f"version must be a non-empty string (plans record it), got {s.version!r}")
+    _expect(
+        isinstance(getattr(s, "name", None), str) and s.name.strip() == s.name and s.name and " " not in s.name,
+        f"name must be a non-empty word (what --sampler takes), got {getattr(s, 'name', None)!r}",
+    )
+    _expect(
+        isinstance(s.version, str) and s.version,
+        f"version must be a non-empty string (plans record it), got {s.version!r}",
+    )
     _expect(isinstance(s.description, str) and s.description, "description must say in one line what the sampler does")
-    _expect(isinstance(s.params, tuple) and all(isinstance(p, Param) for p in s.params), "params must be a tuple of Param")
+    _expect(
+        isinstance(s.params, tuple) and all(isinstance(p, Param) for p in s.params), "params must be a tuple of Param"
+    )
     names = [p.name for p in s.params]
     _expect(len(set(names)) == len(names), f"parameter names must be unique: {names}")
-    _expect(isinstance(s.requires, tuple) and all(isinstance(c, str) for c in s.requires), "requires must be a tuple of column names")
+    _expect(
+        isinstance(s.requires, tuple) and all(isinstance(c, str) for c in s.requires),
+        "requires must be a tuple of column names",
+    )
     _expect(isinstance(s.bounded, bool), "bounded must be a bool")
     note = s.unavailable()
-    _expect(note is None or (isinstance(note, str) and note.strip()), f"unavailable() must return None or a reason, got {note!r}")
+    _expect(
+        note is None or (isinstance(note, str) and note.strip()),
+        f"unavailable() must return None or a reason, got {note!r}",
+    )
 
 
 def _sampler_param_defaults_validate(case: _SamplerCase) -> None:
@@ -215,13 +237,20 @@ def _sampler_param_defaults_validate(case: _SamplerCase) -> None:
         except UserError as exc:
             raise AssertionError(f"parameter {p.name}: its default {p.default!r} does not validate ({exc})") from None
         same_type = type(converted) is type(p.default) or (p.type is float and isinstance(p.default, int))  # 1 for 1.0
-        _expect(converted == p.default and same_type,
-                f"parameter {p.name}: its default {p.default!r} converts to {converted!r} (declare it as a {p.type.__name__})")
+        _expect(
+            converted == p.default and same_type,
+            f"parameter {p.name}: its default {p.default!r} converts to {converted!r} (declare it as a {p.type.__name__})",
+        )
         if p.type in (str, bool):
-            _expect(p.convert(str(p.default).lower() if p.type is bool else str(p.default)) == p.default,
-                    f"parameter {p.name}: the default written on the command line ({p.default}) does not read back")
+            _expect(
+                p.convert(str(p.default).lower() if p.type is bool else str(p.default)) == p.default,
+                f"parameter {p.name}: the default written on the command line ({p.default}) does not read back",
+            )
     resolved = s.resolve_params({})
-    _expect(list(resolved) == [p.name for p in s.params], f"resolve_params({{}}) must give every parameter, got {list(resolved)}")
+    _expect(
+        list(resolved) == [p.name for p in s.params],
+        f"resolve_params({{}}) must give every parameter, got {list(resolved)}",
+    )
 
 
 def _sampler_params_refuse_bad_values(case: _SamplerCase) -> None:
@@ -229,15 +258,23 @@ def _sampler_params_refuse_bad_values(case: _SamplerCase) -> None:
     _expect_user_error(lambda: s.resolve_params({"no_such_parameter_xyz": 1}), "an unknown parameter name")
     for p in s.params:
         if p.type in (int, float):
-            _expect_user_error(lambda p=p: s.resolve_params({p.name: "not-a-number"}), f"parameter {p.name}='not-a-number'")
+            _expect_user_error(
+                lambda p=p: s.resolve_params({p.name: "not-a-number"}), f"parameter {p.name}='not-a-number'"
+            )
             if p.minimum is not None:
-                _expect_user_error(lambda p=p: s.resolve_params({p.name: p.minimum - 1}), f"parameter {p.name} below its minimum")
+                _expect_user_error(
+                    lambda p=p: s.resolve_params({p.name: p.minimum - 1}), f"parameter {p.name} below its minimum"
+                )
             if p.maximum is not None:
-                _expect_user_error(lambda p=p: s.resolve_params({p.name: p.maximum + 1}), f"parameter {p.name} above its maximum")
+                _expect_user_error(
+                    lambda p=p: s.resolve_params({p.name: p.maximum + 1}), f"parameter {p.name} above its maximum"
+                )
         if p.type is int:
             _expect_user_error(lambda p=p: s.resolve_params({p.name: 1.5}), f"parameter {p.name}=1.5 (an int)")
         if p.choices:
-            _expect_user_error(lambda p=p: s.resolve_params({p.name: "no-such-choice"}), f"parameter {p.name}='no-such-choice'")
+            _expect_user_error(
+                lambda p=p: s.resolve_params({p.name: "no-such-choice"}), f"parameter {p.name}='no-such-choice'"
+            )
         if p.type is bool:
             _expect_user_error(lambda p=p: s.resolve_params({p.name: "maybe"}), f"parameter {p.name}='maybe' (a bool)")
 
@@ -246,22 +283,35 @@ def _sampler_plan_is_deterministic(case: _SamplerCase) -> None:
     first = case.plan().dumps()
     again = case.plan(fresh=True).dumps()
     if first != again:
-        diff = next(i for i, (a, b) in enumerate(zip(first.splitlines(), again.splitlines())) if a != b) if len(first.splitlines()) == len(again.splitlines()) else None
+        diff = (
+            next(i for i, (a, b) in enumerate(zip(first.splitlines(), again.splitlines())) if a != b)
+            if len(first.splitlines()) == len(again.splitlines())
+            else None
+        )
         raise AssertionError(
             f"two plans with seed {case.seed} differ (same workload, same parameters)"
-            + (f"; first difference on line {diff + 1}" if diff is not None else f"; {len(first)} vs {len(again)} characters")
+            + (
+                f"; first difference on line {diff + 1}"
+                if diff is not None
+                else f"; {len(first)} vs {len(again)} characters"
+            )
         )
 
 
 def _sampler_plan_records_itself(case: _SamplerCase) -> None:
     plan, s = case.plan(), case.sampler
     _expect(plan.sampler.get("name") == s.name, f"plan records sampler {plan.sampler.get('name')!r}, not {s.name!r}")
-    _expect(plan.sampler.get("version") == str(s.version), f"plan records version {plan.sampler.get('version')!r}, not {s.version!r}")
+    _expect(
+        plan.sampler.get("version") == str(s.version),
+        f"plan records version {plan.sampler.get('version')!r}, not {s.version!r}",
+    )
     _expect(plan.sampler.get("seed") == case.seed, f"plan records seed {plan.sampler.get('seed')!r}, not {case.seed}")
     recorded = json.loads(json.dumps(plan.sampler.get("params"), default=str))
     expected = json.loads(json.dumps(case.params, default=str))
     _expect(recorded == expected, f"plan records parameters {recorded}, not the resolved {expected}")
-    _expect(plan.workload.get("fingerprint") == case.workload.fingerprint, "plan does not carry the workload's fingerprint")
+    _expect(
+        plan.workload.get("fingerprint") == case.workload.fingerprint, "plan does not carry the workload's fingerprint"
+    )
 
 
 def _sampler_plan_is_valid(case: _SamplerCase) -> None:
@@ -289,11 +339,15 @@ def _sampler_weights_sum_to_launches(case: _SamplerCase) -> None:
     if column and case.workload.has(column):
         inst = case.workload.values(column)
         weighted = float((weights * inst[plan.samples["launch"].to_numpy(np.int64)]).sum())
-        _expect(math.isclose(weighted, float(inst.sum()), rel_tol=1e-6),
-                f"the plan weighs by {column}, but its weighted {column} ({weighted:.6g}) is not the workload's ({float(inst.sum()):.6g})")
+        _expect(
+            math.isclose(weighted, float(inst.sum()), rel_tol=1e-6),
+            f"the plan weighs by {column}, but its weighted {column} ({weighted:.6g}) is not the workload's ({float(inst.sum()):.6g})",
+        )
         return
-    raise AssertionError(f"the samples' weights sum to {total:.6g}, not to the workload's {n} launches "
-                         "(each launch must be stood for once)")
+    raise AssertionError(
+        f"the samples' weights sum to {total:.6g}, not to the workload's {n} launches "
+        "(each launch must be stood for once)"
+    )
 
 
 def _sampler_samples_are_launches(case: _SamplerCase) -> None:
@@ -315,23 +369,36 @@ def _sampler_clusters_account_for_samples(case: _SamplerCase) -> None:
     _expect(not unknown, f"samples name clusters the plan does not list: {unknown[:5]}")
     counts = plan.samples.groupby("cluster").size()
     for cid, c in by_id.items():
-        _expect(int(counts.get(cid, 0)) == c.draws, f"cluster {cid} says {c.draws} draws, the plan has {int(counts.get(cid, 0))} samples in it")
+        _expect(
+            int(counts.get(cid, 0)) == c.draws,
+            f"cluster {cid} says {c.draws} draws, the plan has {int(counts.get(cid, 0))} samples in it",
+        )
         _expect(c.size >= 1, f"cluster {cid} has no members (size {c.size})")
     size = sum(c.size for c in plan.clusters)
-    _expect(size == len(case.workload), f"the clusters' sizes sum to {size}, not to the workload's {len(case.workload)} launches")
+    _expect(
+        size == len(case.workload),
+        f"the clusters' sizes sum to {size}, not to the workload's {len(case.workload)} launches",
+    )
 
 
 def _sampler_seed_changes_random_draws(case: _SamplerCase) -> None:
     plan = case.plan()
     if plan.estimator.get("kind") != "stratified":
         return  # representative plans choose, they do not draw: the seed may or may not matter
-    choices = sum(math.lgamma(c.size + 1) - math.lgamma(min(c.draws, c.size) + 1) - math.lgamma(c.size - min(c.draws, c.size) + 1)
-                  for c in plan.clusters)
+    choices = sum(
+        math.lgamma(c.size + 1) - math.lgamma(min(c.draws, c.size) + 1) - math.lgamma(c.size - min(c.draws, c.size) + 1)
+        for c in plan.clusters
+    )
     if choices < math.log(1e6):  # too few ways to draw for different seeds to differ surely
         return
-    samples = {tuple(case.plan(seed).samples["kernel_id"].tolist()) for seed in (case.seed, case.seed + 1, case.seed + 2)}
-    _expect(len(samples) > 1, "the plan draws at random (estimator kind 'stratified') but seeds "
-            f"{case.seed}, {case.seed + 1} and {case.seed + 2} give the same samples: is the seed used?")
+    samples = {
+        tuple(case.plan(seed).samples["kernel_id"].tolist()) for seed in (case.seed, case.seed + 1, case.seed + 2)
+    }
+    _expect(
+        len(samples) > 1,
+        "the plan draws at random (estimator kind 'stratified') but seeds "
+        f"{case.seed}, {case.seed + 1} and {case.seed + 2} give the same samples: is the seed used?",
+    )
 
 
 def _sampler_refuses_empty_workload(case: _SamplerCase) -> None:
@@ -350,8 +417,12 @@ def _sampler_refuses_missing_columns(case: _SamplerCase) -> None:
     for column in case.sampler.required_columns(params):
         if column not in case.workload.kernels.columns or column in REQUIRED_COLUMNS:
             continue
-        lacking = Workload(case.workload.kernels.drop(columns=[column]), source="a workload without " + column, validate=False)
-        exc = _expect_user_error(lambda lacking=lacking: case.sampler.check_workload(lacking, params), f"a workload without column {column}")
+        lacking = Workload(
+            case.workload.kernels.drop(columns=[column]), source="a workload without " + column, validate=False
+        )
+        exc = _expect_user_error(
+            lambda lacking=lacking: case.sampler.check_workload(lacking, params), f"a workload without column {column}"
+        )
         _expect(column in str(exc), f"the refusal of a workload without {column} must name it: {exc}")
 
 
@@ -371,8 +442,9 @@ _SAMPLER_CHECKS: tuple[tuple[str, Callable[[_SamplerCase], None]], ...] = (
 )
 
 
-def sampler_checks(sampler: Sampler, workload: Workload | None = None, *, params: Mapping[str, Any] | None = None,
-                   seed: int = 0) -> list[Check]:
+def sampler_checks(
+    sampler: Sampler, workload: Workload | None = None, *, params: Mapping[str, Any] | None = None, seed: int = 0
+) -> list[Check]:
     """The checks of a sampler, on ``workload`` (default: :func:`example_workload` with the
     columns the sampler requires) with ``params`` overriding its defaults."""
     case = _SamplerCase(sampler, workload, params, seed)
@@ -380,13 +452,15 @@ def sampler_checks(sampler: Sampler, workload: Workload | None = None, *, params
     return [Check(label, name, lambda fn=fn: fn(case)) for name, fn in _SAMPLER_CHECKS]
 
 
-def check_sampler(sampler: Sampler, workload: Workload | None = None, *, params: Mapping[str, Any] | None = None,
-                  seed: int = 0) -> None:
+def check_sampler(
+    sampler: Sampler, workload: Workload | None = None, *, params: Mapping[str, Any] | None = None, seed: int = 0
+) -> None:
     """Run every sampler check; raises :class:`AssertionError` naming the first that fails."""
     _run_all(sampler_checks(sampler, workload, params=params, seed=seed))
 
 
 # --- readers ----------------------------------------------------------------------------------
+
 
 def _digest(path: Path) -> str:
     """Content and metadata of a file or a folder's files: what 'unchanged' means for an input."""
@@ -438,8 +512,10 @@ class _ReaderCase:
 
 def _reader_declares_identity(case: _ReaderCase) -> None:
     r = case.reader
-    _expect(isinstance(getattr(r, "name", None), str) and r.name and " " not in r.name,
-            f"name must be a non-empty word (what --format takes), got {getattr(r, 'name', None)!r}")
+    _expect(
+        isinstance(getattr(r, "name", None), str) and r.name and " " not in r.name,
+        f"name must be a non-empty word (what --format takes), got {getattr(r, 'name', None)!r}",
+    )
     _expect(isinstance(r.description, str) and r.description, "description must say which format and tool")
     _expect(isinstance(r.multi_file, bool), "multi_file must be a bool")
     _expect(isinstance(getattr(r, "reads_directories", False), bool), "reads_directories must be a bool")
@@ -448,7 +524,10 @@ def _reader_declares_identity(case: _ReaderCase) -> None:
 def _reader_detects_its_example(case: _ReaderCase) -> None:
     for p in case.paths:
         if p.is_dir():
-            _expect(getattr(case.reader, "reads_directories", False), f"{p} is a folder, but the reader does not declare reads_directories")
+            _expect(
+                getattr(case.reader, "reads_directories", False),
+                f"{p} is a folder, but the reader does not declare reads_directories",
+            )
         got = case.reader.detect(p, _head(p))
         if case.detects:
             _expect(got is True, f"detect() does not recognise its own example {p.name} (returned {got!r})")
@@ -463,7 +542,11 @@ def _foreign_inputs(folder: Path) -> list[tuple[Path, str]]:
         ("byte.bin", b"\x00", "a single NUL byte"),
         ("noise.bin", bytes(np.random.default_rng(7).integers(0, 256, 4096, dtype=np.uint8)), "binary noise"),
         ("doc.json", b'{"hello": [1, 2, 3]}\n', "an unrelated JSON document"),
-        ("prose.txt", b"It was a bright cold day in April, and the clocks were striking thirteen.\n", "a line of prose"),
+        (
+            "prose.txt",
+            b"It was a bright cold day in April, and the clocks were striking thirteen.\n",
+            "a line of prose",
+        ),
     ):
         p = folder / name
         p.write_bytes(data)
@@ -522,8 +605,13 @@ _READER_CHECKS: tuple[tuple[str, Callable[[_ReaderCase], None]], ...] = (
 )
 
 
-def reader_checks(reader: Reader, example: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
-                  options: Mapping[str, Any] | None = None, detects: bool = True) -> list[Check]:
+def reader_checks(
+    reader: Reader,
+    example: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    *,
+    options: Mapping[str, Any] | None = None,
+    detects: bool = True,
+) -> list[Check]:
     """The checks of a reader on ``example``: a file (or folder, or several files of one run) in
     its format, read with ``options`` (what ``--columns`` and the like give). ``detects=False``
     for a reader that is only ever chosen by name (``--format``): its detect() must then say no."""
@@ -533,13 +621,19 @@ def reader_checks(reader: Reader, example: str | os.PathLike[str] | Sequence[str
     return [Check(label, name, lambda fn=fn: fn(case)) for name, fn in _READER_CHECKS]
 
 
-def check_reader(reader: Reader, example: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
-                 options: Mapping[str, Any] | None = None, detects: bool = True) -> None:
+def check_reader(
+    reader: Reader,
+    example: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    *,
+    options: Mapping[str, Any] | None = None,
+    detects: bool = True,
+) -> None:
     """Run every reader check on ``example``; raises :class:`AssertionError` naming the first that fails."""
     _run_all(reader_checks(reader, example, options=options, detects=detects))
 
 
 # --- adapters ---------------------------------------------------------------------------------
+
 
 @dataclass
 class _AdapterCase:
@@ -562,15 +656,19 @@ class _AdapterCase:
 
 def _adapter_declares_identity(case: _AdapterCase) -> None:
     a = case.adapter
-    _expect(isinstance(getattr(a, "name", None), str) and a.name and " " not in a.name,
-            f"name must be a non-empty word (what --sim takes), got {getattr(a, 'name', None)!r}")
+    _expect(
+        isinstance(getattr(a, "name", None), str) and a.name and " " not in a.name,
+        f"name must be a non-empty word (what --sim takes), got {getattr(a, 'name', None)!r}",
+    )
     _expect(isinstance(a.description, str) and a.description, "description must say which simulator")
     commands = a.commands()
     _expect(isinstance(commands, Mapping), "commands() must return a mapping of verb to click command")
     import click
 
     for verb, cmd in commands.items():
-        _expect(verb in ADAPTER_VERBS, f"commands() offers {verb!r}, which is not one of {', '.join(sorted(ADAPTER_VERBS))}")
+        _expect(
+            verb in ADAPTER_VERBS, f"commands() offers {verb!r}, which is not one of {', '.join(sorted(ADAPTER_VERBS))}"
+        )
         _expect(isinstance(cmd, click.Command), f"commands()[{verb!r}] is not a click command")
 
 
@@ -581,11 +679,16 @@ def _adapter_declares_metrics(case: _AdapterCase) -> None:
     _expect(len(set(names)) == len(names), f"metric names must be unique: {names}")
     counts = {m.name for m in metrics if m.kind == "count"}
     for m in metrics:
-        _expect(m.kind in METRIC_KINDS, f"metric {m.name}: kind {m.kind!r} is not one of {', '.join(sorted(METRIC_KINDS))}")
+        _expect(
+            m.kind in METRIC_KINDS, f"metric {m.name}: kind {m.kind!r} is not one of {', '.join(sorted(METRIC_KINDS))}"
+        )
         _expect(m.name not in RESULT_KEYS, f"metric {m.name}: the name is a result key, not a metric")
         if m.kind == "ratio":
             for part in (m.numerator, m.denominator):
-                _expect(part in counts, f"ratio {m.name}: {part!r} must be a declared count (an estimate is a ratio of two totals)")
+                _expect(
+                    part in counts,
+                    f"ratio {m.name}: {part!r} must be a declared count (an estimate is a ratio of two totals)",
+                )
 
 
 def _adapter_params_declared(case: _AdapterCase) -> None:
@@ -599,7 +702,9 @@ def _adapter_params_declared(case: _AdapterCase) -> None:
                 try:
                     p.convert(p.default)
                 except UserError as exc:
-                    raise AssertionError(f"{attr}: option {p.name}'s default {p.default!r} does not validate ({exc})") from None
+                    raise AssertionError(
+                        f"{attr}: option {p.name}'s default {p.default!r} does not validate ({exc})"
+                    ) from None
 
 
 def _adapter_reads_its_traces(case: _AdapterCase) -> None:
@@ -614,7 +719,9 @@ def _adapter_apply_writes_a_new_folder(case: _AdapterCase) -> None:
     if not hasattr(case.adapter, "apply") or case.plan is None:
         return
     before = _digest(case.traces)
-    options = resolve_options(tuple(getattr(case.adapter, "apply_options", ())), case.apply_options, who=f"apply --sim {case.adapter.name}")
+    options = resolve_options(
+        tuple(getattr(case.adapter, "apply_options", ())), case.apply_options, who=f"apply --sim {case.adapter.name}"
+    )
     with tempfile.TemporaryDirectory(prefix="simsample-check-") as tmp:
         out = Path(tmp) / "sampled"
         got = case.adapter.apply(case.plan, case.traces, out, **options)
@@ -626,7 +733,11 @@ def _adapter_apply_writes_a_new_folder(case: _AdapterCase) -> None:
 
 
 def _collected(case: _AdapterCase, plan: Plan | None) -> pd.DataFrame:
-    options = resolve_options(tuple(getattr(case.adapter, "collect_options", ())), case.collect_options, who=f"collect --sim {case.adapter.name}")
+    options = resolve_options(
+        tuple(getattr(case.adapter, "collect_options", ())),
+        case.collect_options,
+        who=f"collect --sim {case.adapter.name}",
+    )
     return case.adapter.collect(case.outputs, plan, **options)
 
 
@@ -644,10 +755,14 @@ def _adapter_collect_returns_declared_columns(case: _AdapterCase) -> None:
     _expect(pd.api.types.is_integer_dtype(df["kernel_id"]), f"kernel_id must be integers, got {df['kernel_id'].dtype}")
     declared = case.declared()
     undeclared = [c for c in df.columns if c not in declared and c not in RESULT_KEYS]
-    _expect(not undeclared, f"collect() returns column(s) the adapter does not declare: {', '.join(map(str, undeclared))}")
+    _expect(
+        not undeclared, f"collect() returns column(s) the adapter does not declare: {', '.join(map(str, undeclared))}"
+    )
     for name, m in declared.items():
         if name in df.columns and m.kind != "none":
-            _expect(pd.api.types.is_numeric_dtype(df[name]), f"metric {name} ({m.kind}) is not numeric: {df[name].dtype}")
+            _expect(
+                pd.api.types.is_numeric_dtype(df[name]), f"metric {name} ({m.kind}) is not numeric: {df[name].dtype}"
+            )
     _expect([_digest(p) for p in case.outputs] == before, "collect() changed the simulator output")
 
 
@@ -657,7 +772,10 @@ def _adapter_collect_with_plan_covers_samples(case: _AdapterCase) -> None:
     df = _collected(case, case.plan)
     sampled = set(case.plan.sampled_ids)
     got = set(df["kernel_id"].astype(int).tolist())
-    _expect(sampled <= got, f"collect() with the plan must give a row for every sampled kernel id; missing {sorted(sampled - got)[:5]}")
+    _expect(
+        sampled <= got,
+        f"collect() with the plan must give a row for every sampled kernel id; missing {sorted(sampled - got)[:5]}",
+    )
     _expect("status" in df.columns, "collect() with a plan must give each row a status (ok, missing, ...)")
 
 
@@ -672,23 +790,39 @@ _ADAPTER_CHECKS: tuple[tuple[str, Callable[[_AdapterCase], None]], ...] = (
 )
 
 
-def adapter_checks(adapter: Adapter, traces: str | os.PathLike[str], *, outputs: Sequence[str | os.PathLike[str]] = (),
-                   plan: Plan | str | os.PathLike[str] | None = None, apply_options: Mapping[str, Any] | None = None,
-                   collect_options: Mapping[str, Any] | None = None) -> list[Check]:
+def adapter_checks(
+    adapter: Adapter,
+    traces: str | os.PathLike[str],
+    *,
+    outputs: Sequence[str | os.PathLike[str]] = (),
+    plan: Plan | str | os.PathLike[str] | None = None,
+    apply_options: Mapping[str, Any] | None = None,
+    collect_options: Mapping[str, Any] | None = None,
+) -> list[Check]:
     """The checks of an adapter: on its trace folder ``traces``; ``plan`` (a Plan or a plan file
     for these traces) enables the ``apply`` check, ``outputs`` (simulator output of a run of that
     plan, or of the whole workload) the ``collect`` checks."""
     if plan is not None and not isinstance(plan, Plan):
         plan = Plan.read(plan)
-    case = _AdapterCase(adapter, Path(traces), [Path(p) for p in outputs], plan, dict(apply_options or {}),
-                        dict(collect_options or {}))
+    case = _AdapterCase(
+        adapter, Path(traces), [Path(p) for p in outputs], plan, dict(apply_options or {}), dict(collect_options or {})
+    )
     label = getattr(adapter, "name", type(adapter).__name__)
     return [Check(label, name, lambda fn=fn: fn(case)) for name, fn in _ADAPTER_CHECKS]
 
 
-def check_adapter(adapter: Adapter, traces: str | os.PathLike[str], *, outputs: Sequence[str | os.PathLike[str]] = (),
-                  plan: Plan | str | os.PathLike[str] | None = None, apply_options: Mapping[str, Any] | None = None,
-                  collect_options: Mapping[str, Any] | None = None) -> None:
+def check_adapter(
+    adapter: Adapter,
+    traces: str | os.PathLike[str],
+    *,
+    outputs: Sequence[str | os.PathLike[str]] = (),
+    plan: Plan | str | os.PathLike[str] | None = None,
+    apply_options: Mapping[str, Any] | None = None,
+    collect_options: Mapping[str, Any] | None = None,
+) -> None:
     """Run every adapter check; raises :class:`AssertionError` naming the first that fails."""
-    _run_all(adapter_checks(adapter, traces, outputs=outputs, plan=plan, apply_options=apply_options,
-                            collect_options=collect_options))
+    _run_all(
+        adapter_checks(
+            adapter, traces, outputs=outputs, plan=plan, apply_options=apply_options, collect_options=collect_options
+        )
+    )

@@ -78,7 +78,9 @@ def _check_int64_range(arr: np.ndarray, column: str, where: str) -> None:
         bad = ~(np.abs(arr) < 2.0**63) & ~np.isnan(arr)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise UserError(f"{where}: {column} at row {i} is {arr[i]!r}, out of range (at most {2**63 - 1:,}); check the input")
+        raise UserError(
+            f"{where}: {column} at row {i} is {arr[i]!r}, out of range (at most {2**63 - 1:,}); check the input"
+        )
 
 
 def _ids(values: pd.Series) -> pd.Series:
@@ -153,7 +155,9 @@ class Workload:
             named = ", ".join(missing)
             if len(missing) > 3 and all(c in hint for c in missing):
                 # the hint's command names them all: the line keeps room for that command, whole
-                named = f"{missing[0]}, ..., {missing[-1]} ({len(missing)} columns, all named in the command that follows)"
+                named = (
+                    f"{missing[0]}, ..., {missing[-1]} ({len(missing)} columns, all named in the command that follows)"
+                )
             msg = f"{who} needs column(s) {named}, which {self.source or 'the workload'} lacks"
             raise UserError(msg + (f"; {hint}" if hint else ""))
 
@@ -324,8 +328,10 @@ class MissingExtras(dict):
 
     def message(self, table: str | Path | None = None) -> str:
         """One line: which file is missing, what it holds, and what to do."""
-        return (f"{self.file} is missing: it holds {', '.join(self.keys_written)} of the table {table or self.file.name[: -len('.extras.npz')]}; "
-                f"move it with the table (keep the two files side by side), or write both again with 'simsample profile features'")
+        return (
+            f"{self.file} is missing: it holds {', '.join(self.keys_written)} of the table {table or self.file.name[: -len('.extras.npz')]}; "
+            f"move it with the table (keep the two files side by side), or write both again with 'simsample profile features'"
+        )
 
 
 def extras_path(path: str | Path) -> Path:
@@ -351,8 +357,14 @@ def _write_extras(path: str | Path, extras: Mapping[str, Any], fingerprint: str)
             raise ValueError(f"extras key {key!r} must not contain '::'")
         if sp.issparse(value):
             m = sp.csr_matrix(value)
-            arrays.update({f"{key}::csr::data": m.data, f"{key}::csr::indices": m.indices,
-                           f"{key}::csr::indptr": m.indptr, f"{key}::csr::shape": np.array(m.shape, dtype=np.int64)})
+            arrays.update(
+                {
+                    f"{key}::csr::data": m.data,
+                    f"{key}::csr::indices": m.indices,
+                    f"{key}::csr::indptr": m.indptr,
+                    f"{key}::csr::shape": np.array(m.shape, dtype=np.int64),
+                }
+            )
         else:
             arr = np.asarray(value)
             if arr.dtype == object:
@@ -375,12 +387,16 @@ def _read_extras(path: str | Path, fingerprint: str) -> dict[str, Any]:
     except Exception as exc:  # zipfile/ValueError for corrupt files
         raise FormatError(target, f"not a readable extras file ({exc})") from exc
     if str(data.pop(_EXTRAS_FP, "")) != fingerprint:
-        raise FormatError(target, f"belongs to another workload than {Path(path).name}; delete it or rewrite both files")
+        raise FormatError(
+            target, f"belongs to another workload than {Path(path).name}; delete it or rewrite both files"
+        )
     out: dict[str, Any] = {}
     for key in sorted({k.split("::", 1)[0] for k in data}):
         if f"{key}::csr::data" in data:
             parts = {p: data[f"{key}::csr::{p}"] for p in ("data", "indices", "indptr", "shape")}
-            out[key] = sp.csr_matrix((parts["data"], parts["indices"], parts["indptr"]), shape=tuple(int(x) for x in parts["shape"]))
+            out[key] = sp.csr_matrix(
+                (parts["data"], parts["indices"], parts["indptr"]), shape=tuple(int(x) for x in parts["shape"])
+            )
         else:
             out[key] = data[key]
     return out
@@ -492,7 +508,9 @@ def _time_column(values: pd.Series, column: str, where: str, *, allow_negative: 
     if n_na == len(values) and len(values) > 0:
         return pd.Series(pd.array([pd.NA] * len(values), dtype="Int64"), name=column)
     if n_na:
-        raise UserError(f"{where}: {n_na} launches have no {column} (first at row {int(np.flatnonzero(values.isna().to_numpy())[0])})")
+        raise UserError(
+            f"{where}: {n_na} launches have no {column} (first at row {int(np.flatnonzero(values.isna().to_numpy())[0])})"
+        )
     arr = values.to_numpy()
     if arr.dtype.kind == "f":
         _check_int64_range(arr, column, where)

@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 from simsample_accelsim.synth import KernelSpec
 
 
-def kernel_specs(bodies: st.SearchStrategy[tuple[str, ...]], binary_versions: Sequence[int]) -> st.SearchStrategy[KernelSpec]:
+def kernel_specs(
+    bodies: st.SearchStrategy[tuple[str, ...]], binary_versions: Sequence[int]
+) -> st.SearchStrategy[KernelSpec]:
     """One-dimensional blocks of up to 100 threads in grids of up to 3 x 2 blocks, running one of
     ``bodies`` in loops of fixed or varying trip count, for one of ``binary_versions``."""
     return st.builds(

@@ -39,8 +39,16 @@ NEEDS = (
     (r"dask", "Dask", "pip install -e '.[cluster]' (make test does)"),
     (r"simsample_(accelsim|macsim|hyfiss)", "simulator adapter", "pip install -e adapters/<name> (make setup does)"),
     (r"shared/data|development data", "development data", "the folder ../shared/data beside the repository"),
-    (r"SIMSAMPLE_REQUIRE_NATIVE", "compiled-module", "SIMSAMPLE_REQUIRE_NATIVE=1 (as .ci/run sets) to require the compiled modules"),
-    (r"C\+\+ extension|compiled .* unavailable|no C\+\+ compiler", "compiled-module", "a C++ compiler, then pip install -e . again"),
+    (
+        r"SIMSAMPLE_REQUIRE_NATIVE",
+        "compiled-module",
+        "SIMSAMPLE_REQUIRE_NATIVE=1 (as .ci/run sets) to require the compiled modules",
+    ),
+    (
+        r"C\+\+ extension|compiled .* unavailable|no C\+\+ compiler",
+        "compiled-module",
+        "a C++ compiler, then pip install -e . again",
+    ),
     (r"SIMSAMPLE_ACCELSIM_SRC", "Accel-Sim source", "SIMSAMPLE_ACCELSIM_SRC=<an accel-sim-framework checkout>"),
     (r"mkdocs", "docs", "pip install -e '.[docs]' (make test does)"),
     (r"lint-imports|importlinter", "import-contract", "pip install -e '.[test]'"),
@@ -91,15 +99,19 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     an extra, the development data), deselected slow tests, and doc blocks not run."""
     lines = skipped_summary([_reason(r) for r in terminalreporter.stats.get("skipped", [])])
     if _DESELECTED_SLOW:
-        lines.append(f"deselected {len(_DESELECTED_SLOW)} slow tests: 'pytest -m slow' runs them (make test-slow; .ci/run does)")
+        lines.append(
+            f"deselected {len(_DESELECTED_SLOW)} slow tests: 'pytest -m slow' runs them (make test-slow; .ci/run does)"
+        )
     try:
         from tests.test_doc_blocks import SKIPPED_BLOCKS
     except ImportError:  # the doc tests were not collected
         SKIPPED_BLOCKS = []
     if SKIPPED_BLOCKS:
         pages = Counter(page for page, _, _ in SKIPPED_BLOCKS)
-        lines.append(f"doc blocks not run: {len(SKIPPED_BLOCKS)}, each marked '<!-- doc-test: skip REASON -->' "
-                     f"(a simulator, a GPU tracer, a cluster, an installation) in {len(pages)} pages")
+        lines.append(
+            f"doc blocks not run: {len(SKIPPED_BLOCKS)}, each marked '<!-- doc-test: skip REASON -->' "
+            f"(a simulator, a GPU tracer, a cluster, an installation) in {len(pages)} pages"
+        )
     if lines:
         terminalreporter.section("what did not run", sep="-")
         for line in lines:

@@ -25,7 +25,7 @@ import stat
 import sys
 from pathlib import Path
 
-_SCRIPT = r'''
+_SCRIPT = r"""
 import lzma, os, sys, time
 from pathlib import Path
 
@@ -116,7 +116,7 @@ for raw in open(trace_list):
     print("gpgpu_simulation_rate = 5000 (inst/sec)", flush=True)
 print("GPGPU-Sim: *** simulation thread exiting ***")
 print("GPGPU-Sim: *** exit detected ***", flush=True)
-'''
+"""
 
 
 def write_fake_simulator(folder: str | Path) -> tuple[Path, list[Path]]:
@@ -146,8 +146,11 @@ def make_workload(folder: str | Path, n: int = 12) -> Path:
     from simsample_accelsim.synth import KernelSpec, write_workload
 
     traces = Path(folder)
-    write_workload(traces, [KernelSpec(name=f"_Z1kv{i % 3}", grid=(i % 4 + 1, 1, 1)) for i in range(n)],
-                   memcpys=[(0, 0x7F0000000000, 4096), (n // 2, 0x7F0000100000, 1024)])
+    write_workload(
+        traces,
+        [KernelSpec(name=f"_Z1kv{i % 3}", grid=(i % 4 + 1, 1, 1)) for i in range(n)],
+        memcpys=[(0, 0x7F0000000000, 4096), (n // 2, 0x7F0000100000, 1024)],
+    )
     return traces
 
 

@@ -47,7 +47,9 @@ def make_inputs(folder: Path, *, sampler: str = "stem") -> ReportInputs:
     ids = sorted({s["kernel_id"] for s in doc["samples"]})
     dur = wl.kernels.set_index("kernel_id").loc[ids, "duration_ns"].to_numpy()
     values = folder / "values.csv"
-    pd.DataFrame({"kernel_id": ids, "cycles": (dur * 1.4).round(), "instructions": (dur * 37).round()}).to_csv(values, index=False)
+    pd.DataFrame({"kernel_id": ids, "cycles": (dur * 1.4).round(), "instructions": (dur * 37).round()}).to_csv(
+        values, index=False
+    )
     estimate = folder / "estimate.json"
     _capture(["estimate", "--plan", str(plan), str(values), "--json"], estimate)
     evaluations = []

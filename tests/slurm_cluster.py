@@ -23,7 +23,9 @@ DAEMONS = ("munged", "slurmctld", "slurmd")
 
 def available() -> str | None:
     """None when a single-node SLURM can be started here, else why not."""
-    missing = [d for d in (*DAEMONS, "sbatch", "sinfo") if shutil.which(d) is None and not Path("/usr/sbin", d).exists()]
+    missing = [
+        d for d in (*DAEMONS, "sbatch", "sinfo") if shutil.which(d) is None and not Path("/usr/sbin", d).exists()
+    ]
     if missing:
         return f"not installed: {', '.join(missing)} (Debian packages slurm-wlm and munge)"
     if os.geteuid() != 0:
@@ -68,8 +70,20 @@ def single_node_slurm(folder: Path, timeout: float = 30.0) -> Iterator[dict[str,
     env = {**os.environ, "SLURM_CONF": str(conf)}
     started: list[Path] = []
     try:
-        subprocess.run([_exe("munged"), "--force", f"--socket={d / 'munge.sock'}", f"--key-file={key}", f"--pid-file={d / 'run/munged.pid'}",
-                        f"--log-file={d / 'log/munged.log'}", f"--seed-file={d / 'munge.seed'}"], check=True, env=env, capture_output=True)
+        subprocess.run(
+            [
+                _exe("munged"),
+                "--force",
+                f"--socket={d / 'munge.sock'}",
+                f"--key-file={key}",
+                f"--pid-file={d / 'run/munged.pid'}",
+                f"--log-file={d / 'log/munged.log'}",
+                f"--seed-file={d / 'munge.seed'}",
+            ],
+            check=True,
+            env=env,
+            capture_output=True,
+        )
         started.append(d / "run/munged.pid")
         subprocess.run([_exe("slurmctld"), "-f", str(conf)], check=True, env=env, capture_output=True)
         started.append(d / "run/slurmctld.pid")
@@ -77,7 +91,9 @@ def single_node_slurm(folder: Path, timeout: float = 30.0) -> Iterator[dict[str,
         started.append(d / "run/slurmd.pid")
         deadline = time.monotonic() + timeout
         while True:
-            out = subprocess.run([_exe("sinfo"), "-h", "-o", "%t"], env=env, capture_output=True, text=True).stdout.strip()
+            out = subprocess.run(
+                [_exe("sinfo"), "-h", "-o", "%t"], env=env, capture_output=True, text=True
+            ).stdout.strip()
             if out == "idle":
                 break
             if time.monotonic() > deadline:

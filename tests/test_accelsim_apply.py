@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simsample.plugin_base import Sampler
 from simsample.cli import run as cli_run
 from simsample.errors import PlanMismatchError, UserError
 from simsample.planfile import Cluster, Plan
+from simsample.plugin_base import Sampler
 from simsample.workload import from_records
 from simsample_accelsim import read_traces
 from simsample_accelsim.apply import PLAN_FILE, WEIGHTS_FILE, apply_plan
@@ -36,7 +36,18 @@ def make_plan(wl, rows, weights=None, clusters=None) -> Plan:
     weights = weights or [1.0] * len(rows)
     clusters = clusters or list(range(len(rows)))
     cl = [Cluster(c, f"c{c}", 1, 1, {}, [int(wl.kernels["kernel_id"].iloc[r])]) for r, c in zip(rows, clusters)]
-    return Plan.build(wl, _Fixed(), {}, 0, metric="none", rows=rows, weights=weights, cluster_of_row=clusters, clusters=cl, kind="representative")
+    return Plan.build(
+        wl,
+        _Fixed(),
+        {},
+        0,
+        metric="none",
+        rows=rows,
+        weights=weights,
+        cluster_of_row=clusters,
+        clusters=cl,
+        kind="representative",
+    )
 
 
 def tree_digest(folder: Path) -> str:
@@ -51,7 +62,9 @@ def tree_digest(folder: Path) -> str:
 def hetero_plan(tmp_path_factory):
     d = shared_path("simulators", "accelsim", "hetero")
     plan = tmp_path_factory.mktemp("plan") / "plan.json"
-    rc = cli_run(["plan", str(d), "--sampler", "explicit", "--param", f"file={d / 'sampled_ids.json'}", "-o", str(plan)])
+    rc = cli_run(
+        ["plan", str(d), "--sampler", "explicit", "--param", f"file={d / 'sampled_ids.json'}", "-o", str(plan)]
+    )
     assert rc == 0
     return d, plan
 
@@ -60,14 +73,42 @@ def test_hetero_sampled_list_equals_the_reference(hetero_plan, tmp_path):
     d, plan = hetero_plan
     before = tree_digest(d)
     out = tmp_path / "sampled"
-    assert cli_run(["apply", "--sim", "accelsim", "--plan", str(plan), "--traces", str(d), "--out", str(out), "--warmup", "none"]) == 0
+    assert (
+        cli_run(
+            [
+                "apply",
+                "--sim",
+                "accelsim",
+                "--plan",
+                str(plan),
+                "--traces",
+                str(d),
+                "--out",
+                str(out),
+                "--warmup",
+                "none",
+            ]
+        )
+        == 0
+    )
     # only .xz traces are stored: the list names the files that exist (the reference's .xz variant)
     assert (out / "kernelslist.g").read_text() == (d / "kernelslist.sampled.xz.g").read_text()
-    assert sorted(p.name for p in out.glob("kernel-*")) == sorted(f"kernel-{i}.traceg.xz" for i in (29, 30, 31, 32, 38, 39, 47, 54))
+    assert sorted(p.name for p in out.glob("kernel-*")) == sorted(
+        f"kernel-{i}.traceg.xz" for i in (29, 30, 31, 32, 38, 39, 47, 54)
+    )
     assert all((out / f"kernel-{i}.traceg.xz").is_symlink() for i in (29, 54))
     weights = pd.read_csv(out / WEIGHTS_FILE)
     assert list(weights.columns) == ["kernel_id", "weight", "cluster", "launch", "trace"]
-    assert dict(zip(weights["kernel_id"], weights["weight"])) == {29: 4, 30: 12, 31: 16, 32: 4, 38: 2, 39: 4, 47: 8, 54: 6}
+    assert dict(zip(weights["kernel_id"], weights["weight"])) == {
+        29: 4,
+        30: 12,
+        31: 16,
+        32: 4,
+        38: 2,
+        39: 4,
+        47: 8,
+        54: 6,
+    }
     assert weights["launch"].tolist() == [28, 29, 30, 31, 37, 38, 46, 53]  # 0-based rows of the 1-based ids
     assert weights["trace"].tolist() == [f"kernel-{i}.traceg.xz" for i in (29, 30, 31, 32, 38, 39, 47, 54)]
     assert Plan.read(out / PLAN_FILE).sampled_ids == [29, 30, 31, 32, 38, 39, 47, 54]
@@ -86,7 +127,25 @@ def test_uncompressed_copy_reproduces_kernelslist_sampled_g(hetero_plan, tmp_pat
     for f in d.glob("kernel-*.traceg.xz"):
         (plain / f.name[:-3]).write_bytes(lzma.decompress(f.read_bytes()))
     out = tmp_path / "sampled"
-    assert cli_run(["apply", "--sim", "accelsim", "--plan", str(plan), "--traces", str(plain), "--out", str(out), "--copy", "--warmup", "none"]) == 0
+    assert (
+        cli_run(
+            [
+                "apply",
+                "--sim",
+                "accelsim",
+                "--plan",
+                str(plan),
+                "--traces",
+                str(plain),
+                "--out",
+                str(out),
+                "--copy",
+                "--warmup",
+                "none",
+            ]
+        )
+        == 0
+    )
     assert (out / "kernelslist.g").read_bytes() == (d / "kernelslist.sampled.g").read_bytes()
     assert not (out / "kernel-29.traceg").is_symlink()
     assert (out / "kernel-29.traceg").read_bytes() == (plain / "kernel-29.traceg").read_bytes()
@@ -94,8 +153,10 @@ def test_uncompressed_copy_reproduces_kernelslist_sampled_g(hetero_plan, tmp_pat
 
 def synth_folder(tmp_path: Path) -> Path:
     d = tmp_path / "traces"
-    specs = [KernelSpec(name=n, grid=(g, 1, 1), block=(64, 1, 1)) for n, g in
-             [("_Z4axpyPf", 2), ("_Z4reluPf", 3), ("_Z4axpyPf", 2), ("_Z4gemmPf", 4), ("_Z4reluPf", 3)]]
+    specs = [
+        KernelSpec(name=n, grid=(g, 1, 1), block=(64, 1, 1))
+        for n, g in [("_Z4axpyPf", 2), ("_Z4reluPf", 3), ("_Z4axpyPf", 2), ("_Z4gemmPf", 4), ("_Z4reluPf", 3)]
+    ]
     write_workload(d, specs, seed=0, memcpys=[(0, 0x1000, 64), (1, 0x2000, 32), (3, 0x3000, 16), (5, 0x4000, 8)])
     with open(d / "kernelslist.g", "a") as fh:
         fh.write("# a comment the simulator ignores\n")
@@ -123,10 +184,12 @@ def test_plan_from_a_profile_applies_by_launch_position(tmp_path, capsys):
     prof = from_records(
         {
             "name": ["axpy(float*)", "relu(float*)", "axpy(float*)", "gemm(float*)", "relu(float*)"],
-            "grid_x": k["grid_x"].to_numpy(), "block_x": k["block_x"].to_numpy(),
+            "grid_x": k["grid_x"].to_numpy(),
+            "block_x": k["block_x"].to_numpy(),
             "duration_ns": [5, 6, 5, 9, 6],
         },
-        source="profile.sqlite", format="nsys",
+        source="profile.sqlite",
+        format="nsys",
     )
     assert prof.shape_fingerprint == traces.shape_fingerprint and prof.fingerprint != traces.fingerprint
     plan = make_plan(prof, [3, 4], weights=[2.0, 3.0])
@@ -149,7 +212,20 @@ def test_refusals_are_one_line_and_leave_nothing_behind(tmp_path, capsys):
     make_plan(read_traces(d), [0, 2]).write(plan_path)
 
     def apply(*extra, out=None):
-        rc = cli_run(["apply", "--sim", "accelsim", "--plan", str(plan_path), "--traces", str(d), "--out", str(out or tmp_path / "o"), *extra])
+        rc = cli_run(
+            [
+                "apply",
+                "--sim",
+                "accelsim",
+                "--plan",
+                str(plan_path),
+                "--traces",
+                str(d),
+                "--out",
+                str(out or tmp_path / "o"),
+                *extra,
+            ]
+        )
         err = [ln for ln in capsys.readouterr().err.splitlines() if not ln.startswith("warning:")]
         return rc, err
 

@@ -79,7 +79,9 @@ def plans(tmp_path_factory):
 
 def test_estimate_of_the_sampled_run_with_interval(plans, capsys):
     _, feat_plan = plans
-    rc = cli_run(["estimate", "--sim", "accelsim", "--plan", str(feat_plan), str(acc("hetero", "sampled.out.gz")), "--json"])
+    rc = cli_run(
+        ["estimate", "--sim", "accelsim", "--plan", str(feat_plan), str(acc("hetero", "sampled.out.gz")), "--json"]
+    )
     out = json.loads(capsys.readouterr().out)
     assert rc == 0
     est = {e["metric"]: e for e in out["estimates"]}
@@ -93,7 +95,21 @@ def test_estimate_of_the_sampled_run_with_interval(plans, capsys):
 def test_estimate_from_a_folder_plan_has_no_bound_and_accepts_results_csv(plans, tmp_path, capsys):
     folder_plan, _ = plans
     csv = tmp_path / "results.csv"
-    assert cli_run(["collect", "--sim", "accelsim", "--plan", str(folder_plan), str(acc("hetero", "sampled.out.gz")), "-o", str(csv)]) == 0
+    assert (
+        cli_run(
+            [
+                "collect",
+                "--sim",
+                "accelsim",
+                "--plan",
+                str(folder_plan),
+                str(acc("hetero", "sampled.out.gz")),
+                "-o",
+                str(csv),
+            ]
+        )
+        == 0
+    )
     assert pd.read_csv(csv)["kernel_id"].tolist() == [29, 30, 31, 32, 38, 39, 47, 54]
     capsys.readouterr()
     assert cli_run(["estimate", "--sim", "accelsim", "--plan", str(folder_plan), str(csv), "--json"]) == 0
@@ -133,7 +149,13 @@ def test_pkp_projection_replaces_cycles_and_keeps_simulated_values(tmp_path):
     assert df.loc[7, "status"] == "ok" and not df.loc[7, "projected"]
     row = df.loc[9]
     assert row["projected"] and row["status"] == "projected"
-    assert (row["cycles"], row["instructions"], row["sim_cycles"], row["sim_insn"], row["pkp_stop_cycle"]) == (9000, 3000, 3000, 1000, 3000)
+    assert (row["cycles"], row["instructions"], row["sim_cycles"], row["sim_insn"], row["pkp_stop_cycle"]) == (
+        9000,
+        3000,
+        3000,
+        1000,
+        3000,
+    )
     assert row["ipc"] == pytest.approx(3000 / 9000)
     # cumulative counters: the kernel's difference, scaled by the projection (3000 / 1000 instructions)
     assert row["l2_hits"] == 3 * 10 and row["l2_accesses"] == 3 * 40 and row["dram_reads"] == 3 * 100
@@ -141,11 +163,17 @@ def test_pkp_projection_replaces_cycles_and_keeps_simulated_values(tmp_path):
 
 
 def test_limits_and_missing_traces_are_reported(tmp_path, capsys):
-    log = _log(tmp_path, [_kernel(1, 1, 100, 10, 4), _kernel(2, 2, 50, 5, 5, grid=4)], tail="GPGPU-Sim: ** break due to reaching the maximum cycles (or instructions) **\n")
+    log = _log(
+        tmp_path,
+        [_kernel(1, 1, 100, 10, 4), _kernel(2, 2, 50, 5, 5, grid=4)],
+        tail="GPGPU-Sim: ** break due to reaching the maximum cycles (or instructions) **\n",
+    )
     with pytest.raises(UserError) as exc:
         collect_logs([log])
     assert "did not finish" in str(exc.value) and "2 (incomplete)" in str(exc.value)
-    missing = _log(tmp_path, [_kernel(1, 1, 100, 10, 4), "Processing kernel ./kernel-2.traceg\nunsupported binary version: 0\n"])
+    missing = _log(
+        tmp_path, [_kernel(1, 1, 100, 10, 4), "Processing kernel ./kernel-2.traceg\nunsupported binary version: 0\n"]
+    )
     df = collect_logs([missing], allow_incomplete=True)
     assert df["kernel_id"].tolist() == [1]
     assert "kernel-2.traceg could not be read" in capsys.readouterr().err
@@ -155,7 +183,9 @@ def test_plan_from_another_source_maps_by_order(tmp_path, capsys):
     from simsample.workload import from_records
     from tests.test_accelsim_apply import make_plan
 
-    prof = from_records({"name": ["a(int)", "b(int)", "a(int)"], "grid_x": [4, 4, 4], "block_x": [32] * 3, "duration_ns": [1, 2, 3]})
+    prof = from_records(
+        {"name": ["a(int)", "b(int)", "a(int)"], "grid_x": [4, 4, 4], "block_x": [32] * 3, "duration_ns": [1, 2, 3]}
+    )
     plan = make_plan(prof, [1, 2])
     log = _log(tmp_path, [_kernel(1, 2, 100, 10, 4), _kernel(2, 3, 200, 20, 8)])
     df = collect_logs([log], plan)
@@ -182,23 +212,94 @@ def test_run_builds_the_command_and_refuses_a_missing_binary(tmp_path, capsys):
     fake.write_text("#!/bin/sh\n")
     fake.chmod(0o755)
     cmd, cwd = build_command(sampled, fake, [cfg, cfg2], ["-gpgpu_max_cycle", "100"])
-    assert cmd == [str(fake.resolve()), "-trace", "./kernelslist.g", "-config", str(cfg.resolve()), "-config", str(cfg2.resolve()), "-gpgpu_max_cycle", "100"]
+    assert cmd == [
+        str(fake.resolve()),
+        "-trace",
+        "./kernelslist.g",
+        "-config",
+        str(cfg.resolve()),
+        "-config",
+        str(cfg2.resolve()),
+        "-gpgpu_max_cycle",
+        "100",
+    ]
     assert cwd == sampled.resolve()
-    rc = cli_run(["run", "--sim", "accelsim", "--sampled", str(sampled), "--accelsim", str(tmp_path / "nope" / "accel-sim.out"),
-                  "--config", str(cfg), "-o", str(tmp_path / "log")])
+    rc = cli_run(
+        [
+            "run",
+            "--sim",
+            "accelsim",
+            "--sampled",
+            str(sampled),
+            "--accelsim",
+            str(tmp_path / "nope" / "accel-sim.out"),
+            "--config",
+            str(cfg),
+            "-o",
+            str(tmp_path / "log"),
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 1 and len(err) == 1 and "Accel-Sim binary not found" in err[0]
-    rc = cli_run(["run", "--sim", "accelsim", "--sampled", str(sampled), "--accelsim", str(fake), "--config", str(cfg), "-o", "log.txt", "--dry-run"])
+    rc = cli_run(
+        [
+            "run",
+            "--sim",
+            "accelsim",
+            "--sampled",
+            str(sampled),
+            "--accelsim",
+            str(fake),
+            "--config",
+            str(cfg),
+            "-o",
+            "log.txt",
+            "--dry-run",
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0 and "-trace ./kernelslist.g" in out and f"cd {cwd}" in out
     # simulator flags after "--" reach the simulator (the dispatching command used to eat the "--")
-    rc = cli_run(["run", "--sim", "accelsim", "--sampled", str(sampled), "--accelsim", str(fake), "--config", str(cfg), "-o", "log.txt",
-                  "--dry-run", "--", "-pkp_enable", "1", "-pkp_threshold", "5"])
+    rc = cli_run(
+        [
+            "run",
+            "--sim",
+            "accelsim",
+            "--sampled",
+            str(sampled),
+            "--accelsim",
+            str(fake),
+            "--config",
+            str(cfg),
+            "-o",
+            "log.txt",
+            "--dry-run",
+            "--",
+            "-pkp_enable",
+            "1",
+            "-pkp_threshold",
+            "5",
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0 and out.split(" > ")[0].endswith("-pkp_enable 1 -pkp_threshold 5")
     # a "simulator" that writes an incomplete log: the run is judged from the log, not its exit status
     fake.write_text("#!/bin/sh\necho 'Processing kernel ./kernel-1.traceg'\necho 'unsupported binary version: 0'\n")
-    rc = cli_run(["run", "--sim", "accelsim", "--sampled", str(sampled), "--accelsim", str(fake), "--config", str(cfg), "-o", str(tmp_path / "log.txt")])
+    rc = cli_run(
+        [
+            "run",
+            "--sim",
+            "accelsim",
+            "--sampled",
+            str(sampled),
+            "--accelsim",
+            str(fake),
+            "--config",
+            str(cfg),
+            "-o",
+            str(tmp_path / "log.txt"),
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 1 and "unsupported binary version" in err[-1] and (tmp_path / "log.txt").exists()
     assert Plan  # the plan type is what collect/estimate take
@@ -213,7 +314,21 @@ def test_estimate_leaves_out_counters_a_launch_lacks(tmp_path, capsys):
     log.write_bytes(gzip.decompress((traces / "run_full.out.gz").read_bytes()))
     (tmp_path / "s.csv").write_text("kernel_id,weight\n1,1\n2,1\n3,1\n")
     assert cli_run(["profile", "features", "--sim", "accelsim", str(traces), "-o", str(tmp_path / "f.parquet")]) == 0
-    assert cli_run(["plan", str(tmp_path / "f.parquet"), "--sampler", "explicit", "--param", f"file={tmp_path / 's.csv'}", "-o", str(tmp_path / "p.json")]) == 0
+    assert (
+        cli_run(
+            [
+                "plan",
+                str(tmp_path / "f.parquet"),
+                "--sampler",
+                "explicit",
+                "--param",
+                f"file={tmp_path / 's.csv'}",
+                "-o",
+                str(tmp_path / "p.json"),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert cli_run(["estimate", "--sim", "accelsim", "--plan", str(tmp_path / "p.json"), str(log), "--json"]) == 0
     out = capsys.readouterr()

@@ -11,6 +11,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from simsample.cli import run as cli_run
+from simsample.errors import FormatError
+from simsample.workload import Workload
 from simsample_accelsim import read_traces, scan_numpy, scan_python
 from simsample_accelsim.collect import collect_logs
 from simsample_accelsim.features import compute_features, feature_columns
@@ -20,14 +24,20 @@ from simsample_accelsim.synth import (
     write_kernel,
     write_workload,
 )
-
-from simsample.cli import run as cli_run
-from simsample.errors import FormatError
-from simsample.workload import Workload
 from tests.accelsim_strategies import kernel_specs
 from tests.helpers import shared_path
 
-MEM = ("global_ld", "global_st", "local_ld", "local_st", "shared_ld", "shared_st", "global_atom", "global_red", "shared_atom")
+MEM = (
+    "global_ld",
+    "global_st",
+    "local_ld",
+    "local_st",
+    "shared_ld",
+    "shared_st",
+    "global_atom",
+    "global_red",
+    "shared_atom",
+)
 
 
 def same(a, b) -> bool:
@@ -36,13 +46,21 @@ def same(a, b) -> bool:
         a.counts == b.counts
         and np.array_equal(a.bbv_keys, b.bbv_keys)
         and np.array_equal(a.bbv_values, b.bbv_values)
-        and all(np.array_equal(getattr(a, k), getattr(b, k)) for k in ("types_indptr", "types_indices", "types_data", "type_counts"))
+        and all(
+            np.array_equal(getattr(a, k), getattr(b, k))
+            for k in ("types_indptr", "types_indices", "types_data", "type_counts")
+        )
     )
 
 
 def check_against_manifest(feats, man) -> None:
     c = feats.counts
-    assert (c["ctas"], c["warps"], c["warp_insts"], c["thread_insts"]) == (man.ctas, man.warps, man.warp_insts, man.thread_insts)
+    assert (c["ctas"], c["warps"], c["warp_insts"], c["thread_insts"]) == (
+        man.ctas,
+        man.warps,
+        man.warp_insts,
+        man.thread_insts,
+    )
     for k in MEM:
         assert c[k] == man.mem.get(k, 0), k
     # every instruction lies in exactly one basic block; warp types add up to the launch
@@ -51,13 +69,36 @@ def check_against_manifest(feats, man) -> None:
 
 
 _bodies = st.lists(
-    st.sampled_from(["FFMA", "IMAD", "LDG.E", "LDG.E.128", "LDG.E.64", "STG.E", "STG.E.128", "LDS", "STS.128", "LDL", "STL",
-                     "ATOMG.E.ADD.STRONG.GPU", "RED.E.ADD.F32.FTZ.RN.STRONG.GPU", "LD.E", "ST.E", "BAR.SYNC", "MUFU.EX2", "ATOMS.ADD"]),
-    min_size=1, max_size=6,
+    st.sampled_from(
+        [
+            "FFMA",
+            "IMAD",
+            "LDG.E",
+            "LDG.E.128",
+            "LDG.E.64",
+            "STG.E",
+            "STG.E.128",
+            "LDS",
+            "STS.128",
+            "LDL",
+            "STL",
+            "ATOMG.E.ADD.STRONG.GPU",
+            "RED.E.ADD.F32.FTZ.RN.STRONG.GPU",
+            "LD.E",
+            "ST.E",
+            "BAR.SYNC",
+            "MUFU.EX2",
+            "ATOMS.ADD",
+        ]
+    ),
+    min_size=1,
+    max_size=6,
 ).map(tuple)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(spec=kernel_specs(_bodies, binary_versions=[70, 61, 35]), seed=st.integers(0, 5))
 def test_engines_agree_with_each_other_and_the_manifest(tmp_path, spec, seed):
     path = tmp_path / f"k-{seed}.traceg"
@@ -164,11 +205,19 @@ def test_features_table_keeps_the_folder_fingerprint_and_its_extras(hetero_featu
 def test_plan_from_features_applies_to_the_folder(hetero_features, tmp_path):
     d, out = hetero_features
     plan = tmp_path / "plan.json"
-    assert cli_run(["plan", str(out), "--sampler", "explicit", "--param", f"file={d / 'sampled_ids.json'}", "-o", str(plan)]) == 0
+    assert (
+        cli_run(
+            ["plan", str(out), "--sampler", "explicit", "--param", f"file={d / 'sampled_ids.json'}", "-o", str(plan)]
+        )
+        == 0
+    )
     doc = json.loads(plan.read_text())
     assert doc["workload"]["fingerprint"] == read_traces(d).fingerprint
     assert doc["estimator"]["kind"] == "stratified"  # members known and a metric (warp_insts) to take statistics from
-    assert cli_run(["apply", "--sim", "accelsim", "--plan", str(plan), "--traces", str(d), "--out", str(tmp_path / "s")]) == 0
+    assert (
+        cli_run(["apply", "--sim", "accelsim", "--plan", str(plan), "--traces", str(d), "--out", str(tmp_path / "s")])
+        == 0
+    )
 
 
 def test_cache_reuses_unchanged_files_and_rescans_changed_ones(tmp_path, monkeypatch):
@@ -262,13 +311,23 @@ def test_features_cli_errors_are_one_line(tmp_path, capsys):
 
 def test_whitespace_the_simulator_tolerates(tmp_path):
     """CRLF line ends, tabs and repeated spaces parse like the tracer's single spaces (both engines)."""
-    spec = KernelSpec(grid=(2, 1, 1), block=(64, 1, 1), body=("LDG.E", "STG.E.64", "FFMA"), pattern="strided", stride=12, divergence=0.5)
+    spec = KernelSpec(
+        grid=(2, 1, 1),
+        block=(64, 1, 1),
+        body=("LDG.E", "STG.E.64", "FFMA"),
+        pattern="strided",
+        stride=12,
+        divergence=0.5,
+    )
     clean = tmp_path / "clean.traceg"
     write_kernel(clean, spec, 1, seed=3)
     text = clean.read_text()
     messy = tmp_path / "messy.traceg"
     lines = text.split("\n")
-    lines = [ln.replace(" ", "  ", 2) if i % 3 == 0 else ln.replace(" ", "\t", 1) if i % 3 == 1 else ln for i, ln in enumerate(lines)]
+    lines = [
+        ln.replace(" ", "  ", 2) if i % 3 == 0 else ln.replace(" ", "\t", 1) if i % 3 == 1 else ln
+        for i, ln in enumerate(lines)
+    ]
     messy.write_bytes("\r\n".join(lines).encode())
     ref = scan_python.scan_file(clean)[1]
     for engine in (scan_numpy, scan_python):
@@ -300,8 +359,12 @@ def test_extras_are_saved_beside_the_parquet_and_checked(tmp_path):
 
 # --- the footprint store that apply reads --------------------------------------------------------
 def _same_fp(a, b) -> bool:
-    return (a.warp_insts == b.warp_insts and np.array_equal(a.reads, b.reads) and np.array_equal(a.writes, b.writes)
-            and np.array_equal(a.read_counts, b.read_counts))
+    return (
+        a.warp_insts == b.warp_insts
+        and np.array_equal(a.reads, b.reads)
+        and np.array_equal(a.writes, b.writes)
+        and np.array_equal(a.read_counts, b.read_counts)
+    )
 
 
 def test_features_leave_each_traces_footprint_for_apply(tmp_path, monkeypatch):

@@ -9,7 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simsample.errors import FormatError
-from simsample_accelsim.kernelslist import KernelEntry, Memcpy, looks_like_kernelslist, parse_kernelslist, render, shell_unsafe
+from simsample_accelsim.kernelslist import (
+    KernelEntry,
+    Memcpy,
+    looks_like_kernelslist,
+    parse_kernelslist,
+    render,
+    shell_unsafe,
+)
 from tests.helpers import shared_path
 
 
@@ -20,7 +27,10 @@ def write(tmp_path: Path, text: str | bytes) -> Path:
 
 
 def test_commands_in_order_and_ignored_lines_with_numbers(tmp_path):
-    p = write(tmp_path, "MemcpyHtoD,0x00007f00,64\n\nkernel-1.traceg\n# note\nMemcpyDtoH,0x1,4\n kernel-2.traceg\nkernel-2.traceg.xz")
+    p = write(
+        tmp_path,
+        "MemcpyHtoD,0x00007f00,64\n\nkernel-1.traceg\n# note\nMemcpyDtoH,0x1,4\n kernel-2.traceg\nkernel-2.traceg.xz",
+    )
     lst = parse_kernelslist(p)
     kinds = [type(c).__name__ for c in lst.commands]
     assert kinds == ["Memcpy", "KernelEntry", "KernelEntry"]
@@ -79,11 +89,17 @@ def test_shell_unsafe_and_detection():
 
 _names = st.integers(1, 500).map(lambda i: f"kernel-{i}.traceg" + ("" if i % 3 else ".xz"))
 _memcpys = st.tuples(st.integers(0, 2**48), st.integers(0, 2**32)).map(lambda t: f"MemcpyHtoD,0x{t[0]:016x},{t[1]}")
-_junk = st.sampled_from(["# comment", "MemcpyDtoH,0x1,4", "bogus", " kernel-9.traceg", "\tkernel-9.traceg", "Kernel-1.traceg"])
+_junk = st.sampled_from(
+    ["# comment", "MemcpyDtoH,0x1,4", "bogus", " kernel-9.traceg", "\tkernel-9.traceg", "Kernel-1.traceg"]
+)
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.one_of(_names, _memcpys, _junk, st.just("")), min_size=1, max_size=40).filter(lambda ls: any(x.startswith("kernel") for x in ls)))
+@given(
+    st.lists(st.one_of(_names, _memcpys, _junk, st.just("")), min_size=1, max_size=40).filter(
+        lambda ls: any(x.startswith("kernel") for x in ls)
+    )
+)
 def test_grammar_roundtrip(tmp_path_factory, lines):
     p = tmp_path_factory.mktemp("kl") / "kernelslist.g"
     p.write_text("\n".join(lines) + "\n")

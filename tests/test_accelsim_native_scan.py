@@ -19,6 +19,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from simsample.cli import run as cli_run
+from simsample.errors import FormatError, UserError
+from simsample.workload import Workload
 from simsample_accelsim import opcodes as oc
 from simsample_accelsim import scan_native, scan_numpy, scan_python
 from simsample_accelsim.features import (
@@ -35,15 +39,15 @@ from simsample_accelsim.synth import (
     write_kernel,
     write_workload,
 )
-
-from simsample.cli import run as cli_run
-from simsample.errors import FormatError, UserError
-from simsample.workload import Workload
 from tests.accelsim_strategies import kernel_specs
 
-native = pytest.mark.skipif(not scan_native.available(), reason=f"compiled scanner unavailable: {scan_native.unavailable_reason()}")
+native = pytest.mark.skipif(
+    not scan_native.available(), reason=f"compiled scanner unavailable: {scan_native.unavailable_reason()}"
+)
 ARRAYS = ("bbv_keys", "bbv_values", "types_indptr", "types_indices", "types_data", "type_counts")
-_SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+_SETTINGS = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 
 
 def identical(a, b) -> bool:
@@ -71,16 +75,44 @@ def test_counter_names_match_the_features_layout():
 
 # --- generated kernels ---------------------------------------------------------------------------
 _BODY = st.lists(
-    st.sampled_from(["FFMA", "IMAD", "LDG.E", "LDG.E.128", "LDG.E.64", "LDG.E.U8", "STG.E", "STG.E.128", "LDS", "STS.128", "LDL",
-                     "STL.64", "ATOMG.E.ADD.STRONG.GPU", "RED.E.ADD.F32.FTZ.RN.STRONG.GPU", "LD.E", "ST.E.64", "BAR.SYNC",
-                     "ATOMS.ADD", "BRA", "EXIT", "LDGSTS.E.128"]),
-    min_size=1, max_size=6,
+    st.sampled_from(
+        [
+            "FFMA",
+            "IMAD",
+            "LDG.E",
+            "LDG.E.128",
+            "LDG.E.64",
+            "LDG.E.U8",
+            "STG.E",
+            "STG.E.128",
+            "LDS",
+            "STS.128",
+            "LDL",
+            "STL.64",
+            "ATOMG.E.ADD.STRONG.GPU",
+            "RED.E.ADD.F32.FTZ.RN.STRONG.GPU",
+            "LD.E",
+            "ST.E.64",
+            "BAR.SYNC",
+            "ATOMS.ADD",
+            "BRA",
+            "EXIT",
+            "LDGSTS.E.128",
+        ]
+    ),
+    min_size=1,
+    max_size=6,
 ).map(tuple)
 
 
 @native
 @_SETTINGS
-@given(spec=kernel_specs(_BODY, binary_versions=[70, 61, 35, 0]), xz=st.booleans(), chunk=st.integers(1, 300), seed=st.integers(0, 5))
+@given(
+    spec=kernel_specs(_BODY, binary_versions=[70, 61, 35, 0]),
+    xz=st.booleans(),
+    chunk=st.integers(1, 300),
+    seed=st.integers(0, 5),
+)
 def test_native_equals_reference_on_generated_kernels(tmp_path, spec, xz, chunk, seed):
     path = tmp_path / (f"k-{seed}.traceg" + (".xz" if xz else ""))
     man = write_kernel(path, spec, 1, seed, xz=xz)
@@ -90,14 +122,49 @@ def test_native_equals_reference_on_generated_kernels(tmp_path, spec, xz, chunk,
     assert identical(got, ref)
     assert identical(scan_native.scan_file(path, chunk_size=chunk)[1], ref)  # lines cut anywhere
     assert (got.counts["ctas"], got.counts["warps"], got.counts["warp_insts"], got.counts["thread_insts"]) == (
-        man.ctas, man.warps, man.warp_insts, man.thread_insts)
+        man.ctas,
+        man.warps,
+        man.warp_insts,
+        man.thread_insts,
+    )
 
 
 # --- random bodies -------------------------------------------------------------------------------
 _SH, _LO = 0x00007F5B00000000, 0x00007F5B01000000  # the generator's shared and local windows
-_OPS = ["FFMA", "IADD3", "LDG.E", "LDG.E.64", "LDG.E.128", "LDG.E.U8", "LDG.E.U16.CONSTANT", "STG.E", "STG.E.128", "LDL.64", "STL",
-        "LD.E", "LD.E.128", "ST.E", "ST.E.U8", "LDS.U.128", "STS", "LDSM.16.M88.4", "ATOM.E.ADD", "ATOMG.E.EXCH", "RED.E.ADD",
-        "ATOMS.CAS", "BRA", "BRA.U", "EXIT", "RET.REL", "CALL.ABS", "BSYNC", "WARPSYNC", "SYNC", "BRK", "LDG.E.0"]
+_OPS = [
+    "FFMA",
+    "IADD3",
+    "LDG.E",
+    "LDG.E.64",
+    "LDG.E.128",
+    "LDG.E.U8",
+    "LDG.E.U16.CONSTANT",
+    "STG.E",
+    "STG.E.128",
+    "LDL.64",
+    "STL",
+    "LD.E",
+    "LD.E.128",
+    "ST.E",
+    "ST.E.U8",
+    "LDS.U.128",
+    "STS",
+    "LDSM.16.M88.4",
+    "ATOM.E.ADD",
+    "ATOMG.E.EXCH",
+    "RED.E.ADD",
+    "ATOMS.CAS",
+    "BRA",
+    "BRA.U",
+    "EXIT",
+    "RET.REL",
+    "CALL.ABS",
+    "BSYNC",
+    "WARPSYNC",
+    "SYNC",
+    "BRK",
+    "LDG.E.0",
+]
 
 
 def _mask(rng: np.random.Generator, threads: int) -> int:
@@ -134,8 +201,16 @@ def _instruction(rng: np.random.Generator, pc: int, mask: int, skip: list[str], 
     lanes = bin(mask).count("1")
     ndst = int(rng.integers(0, 3))
     nsrc = int(rng.integers(0, 4))
-    parts = [*skip, f"{pc:x}" if rng.random() < 0.5 else f"{pc:04x}", f"{mask:08x}" if rng.random() < 0.8 or not spellings else f"0x{mask:x}",
-             str(ndst), *[f"R{i}" for i in range(ndst)], op, str(nsrc), *[f"R{i}" for i in range(nsrc)]]
+    parts = [
+        *skip,
+        f"{pc:x}" if rng.random() < 0.5 else f"{pc:04x}",
+        f"{mask:08x}" if rng.random() < 0.8 or not spellings else f"0x{mask:x}",
+        str(ndst),
+        *[f"R{i}" for i in range(ndst)],
+        op,
+        str(nsrc),
+        *[f"R{i}" for i in range(nsrc)],
+    ]
     if info.mem_class == oc.NONE or rng.random() < 0.1:
         parts.append("0")
     elif lanes == 0:
@@ -158,8 +233,16 @@ def _instruction(rng: np.random.Generator, pc: int, mask: int, skip: list[str], 
     return " ".join(parts)
 
 
-def random_trace(path: Path, seed: int, *, bv: int = 70, tracer: int = 4, lineinfo: bool = False, bases: bool = True,
-                 spellings: bool = True) -> None:
+def random_trace(
+    path: Path,
+    seed: int,
+    *,
+    bv: int = 70,
+    tracer: int = 4,
+    lineinfo: bool = False,
+    bases: bool = True,
+    spellings: bool = True,
+) -> None:
     """A valid trace whose body the generator would not write: random PCs, masks and addresses
     (without ``spellings``, masks as the tracer writes them: the numpy scanner reads only those)."""
     rng = np.random.default_rng(seed)
@@ -182,7 +265,9 @@ def random_trace(path: Path, seed: int, *, bv: int = 70, tracer: int = 4, linein
                 if rng.random() < 0.2:  # a jump, often back to a PC seen before
                     pc = int(rng.choice([0, 0x40, 0x80, 0x100, 0x18, 0x38, 0x1000]))
                 skip = (["1", "2", "3", str(int(w))] if tracer < 3 else []) + ([str(i + 1)] if lineinfo else [])
-                lines.append(_instruction(rng, pc, _mask(rng, min(32, threads - 32 * int(w))) & active, skip, spellings))
+                lines.append(
+                    _instruction(rng, pc, _mask(rng, min(32, threads - 32 * int(w))) & active, skip, spellings)
+                )
                 pc = oc.expected_next_pc(pc, bv) if rng.random() < 0.95 else pc + step
             out.append(f"warp = {int(w)}\ninsts = {n}\n" + "".join(ln + "\n" for ln in lines) + "\n")
         out.append("#END_TB\n\n")
@@ -191,8 +276,14 @@ def random_trace(path: Path, seed: int, *, bv: int = 70, tracer: int = 4, linein
 
 @native
 @_SETTINGS
-@given(seed=st.integers(0, 2**32 - 1), bv=st.sampled_from([86, 70, 61, 52, 35, 0]), tracer=st.sampled_from([4, 2]),
-       lineinfo=st.booleans(), bases=st.booleans(), chunk=st.integers(1, 200))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    bv=st.sampled_from([86, 70, 61, 52, 35, 0]),
+    tracer=st.sampled_from([4, 2]),
+    lineinfo=st.booleans(),
+    bases=st.booleans(),
+    chunk=st.integers(1, 200),
+)
 def test_native_equals_reference_on_random_bodies(tmp_path, seed, bv, tracer, lineinfo, bases, chunk):
     path = tmp_path / "kernel-1.traceg"
     random_trace(path, seed, bv=bv, tracer=tracer, lineinfo=lineinfo, bases=bases)
@@ -203,8 +294,13 @@ def test_native_equals_reference_on_random_bodies(tmp_path, seed, bv, tracer, li
 
 def same_footprint(a, b) -> bool:
     """Same lines read (with the same load counts), the same lines written, the same instructions."""
-    return (a.warp_insts == b.warp_insts and a.reads.dtype == b.reads.dtype == np.uint64 and np.array_equal(a.reads, b.reads)
-            and np.array_equal(a.writes, b.writes) and np.array_equal(a.read_counts, b.read_counts))
+    return (
+        a.warp_insts == b.warp_insts
+        and a.reads.dtype == b.reads.dtype == np.uint64
+        and np.array_equal(a.reads, b.reads)
+        and np.array_equal(a.writes, b.writes)
+        and np.array_equal(a.read_counts, b.read_counts)
+    )
 
 
 @native
@@ -236,10 +332,12 @@ def test_footprint_counts_a_line_once_per_load_and_every_line_an_access_spans(tm
     """Two lanes of one load in one line count once; a 16-byte access across a line boundary
     touches both lines; a store's lines are writes."""
     spec = KernelSpec(grid=(1, 1, 1), block=(32, 1, 1))
-    body = ("#BEGIN_TB\nwarp = 0\ninsts = 3\n"
-            "0000 00000003 0 LDG.E 0 4 0 0x1000 0x1004\n"
-            "0010 00000001 0 LDG.E.128 0 16 0 0x1078\n"
-            "0020 00000001 0 STG.E 0 4 0 0x2000\n#END_TB\n")
+    body = (
+        "#BEGIN_TB\nwarp = 0\ninsts = 3\n"
+        "0000 00000003 0 LDG.E 0 4 0 0x1000 0x1004\n"
+        "0010 00000001 0 LDG.E.128 0 16 0 0x1078\n"
+        "0020 00000001 0 STG.E 0 4 0 0x2000\n#END_TB\n"
+    )
     p = tmp_path / "kernel-1.traceg"
     p.write_text(header_text(spec, 1) + body)
     fp = scan_native.scan_footprint(p)
@@ -279,10 +377,18 @@ def test_gapped_mask_under_base_and_stride_reads_zero_after_the_gap(tmp_path):
 @native
 @pytest.mark.parametrize(
     "mask, addresses",
-    [("0000000f", "0x00007F5A4001AB0C 0X00007f5a4001ab10 00007f5a4001ab14 0x7f5a4001ab18"),  # case, prefixes, 16 and 12 digits
-     ("FFFF0000", " ".join(f"0x{0x7F5A40000000 + 64 * i:x}" for i in range(16))),
-     ("00000f00", "0x1 0x20 0x0000000000000000000040 0x3fffffff"),  # 1 digit, over 16 digits with leading zeros, 8 digits
-     ("f0000000", "0xffffffffffffffff 0xfffffffffffffff0 0x0 0x1f")],  # the top of the address space
+    [
+        (
+            "0000000f",
+            "0x00007F5A4001AB0C 0X00007f5a4001ab10 00007f5a4001ab14 0x7f5a4001ab18",
+        ),  # case, prefixes, 16 and 12 digits
+        ("FFFF0000", " ".join(f"0x{0x7F5A40000000 + 64 * i:x}" for i in range(16))),
+        (
+            "00000f00",
+            "0x1 0x20 0x0000000000000000000040 0x3fffffff",
+        ),  # 1 digit, over 16 digits with leading zeros, 8 digits
+        ("f0000000", "0xffffffffffffffff 0xfffffffffffffff0 0x0 0x1f"),
+    ],  # the top of the address space
 )
 def test_address_spellings(tmp_path, mask, addresses):
     spec = KernelSpec(grid=(1, 1, 1), block=(32, 1, 1))
@@ -296,11 +402,21 @@ def test_address_spellings(tmp_path, mask, addresses):
 
 @native
 def test_whitespace_the_simulator_tolerates(tmp_path):
-    spec = KernelSpec(grid=(2, 1, 1), block=(64, 1, 1), body=("LDG.E", "STG.E.64", "FFMA"), pattern="strided", stride=12, divergence=0.5)
+    spec = KernelSpec(
+        grid=(2, 1, 1),
+        block=(64, 1, 1),
+        body=("LDG.E", "STG.E.64", "FFMA"),
+        pattern="strided",
+        stride=12,
+        divergence=0.5,
+    )
     clean = tmp_path / "clean.traceg"
     write_kernel(clean, spec, 1, seed=3)
     lines = clean.read_text().split("\n")
-    lines = [ln.replace(" ", "  ", 2) if i % 3 == 0 else ln.replace(" ", "\t", 1) if i % 3 == 1 else ln for i, ln in enumerate(lines)]
+    lines = [
+        ln.replace(" ", "  ", 2) if i % 3 == 0 else ln.replace(" ", "\t", 1) if i % 3 == 1 else ln
+        for i, ln in enumerate(lines)
+    ]
     messy = tmp_path / "messy.traceg"
     messy.write_bytes("\r\n".join(lines).encode())
     assert identical(scan_native.scan_file(messy)[1], scan_python.scan_file(clean)[1])
@@ -308,8 +424,34 @@ def test_whitespace_the_simulator_tolerates(tmp_path):
 
 @native
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(["LDG", "STG", "LD", "ST", "U", "E", "U8", "U16", "U1", "64", "128", "0", "BRA", "ATOMS", "X", "", "S16", "4"]),
-                min_size=1, max_size=5).map(".".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "LDG",
+                "STG",
+                "LD",
+                "ST",
+                "U",
+                "E",
+                "U8",
+                "U16",
+                "U1",
+                "64",
+                "128",
+                "0",
+                "BRA",
+                "ATOMS",
+                "X",
+                "",
+                "S16",
+                "4",
+            ]
+        ),
+        min_size=1,
+        max_size=5,
+    ).map(".".join)
+)
 def test_opcode_classification_matches_the_python_table(opcode):
     cls, width, cf = scan_native.native_module().classify(opcode.encode(), oc._CLASS, sorted(oc.CONTROL_FLOW))
     info = oc.classify(opcode)
@@ -361,7 +503,12 @@ _MALFORMED = [
     (_first_ldg("2 R2 R3"), "no memory width", "LDG.E 2 R2 R3\n", True),
     (_replace(" FFMA 2 R2 R3 0", " FFMA 9 R2 R3 0"), "too few fields", "FFMA 9", True),
     (_replace("insts = 14\n", "insts = 14\ninsts = 15\n"), "more than one 'insts ='", "insts = 15", False),
-    (_replace("warp = 0\ninsts = 14\n", "warp = 0\n0000 ffffffff 0 NOP 0 0\ninsts = 14\n"), "before its warp's 'insts ='", "0000 ffffffff 0 NOP", False),
+    (
+        _replace("warp = 0\ninsts = 14\n", "warp = 0\n0000 ffffffff 0 NOP 0 0\ninsts = 14\n"),
+        "before its warp's 'insts ='",
+        "0000 ffffffff 0 NOP",
+        False,
+    ),
     (_replace("warp = 0\n", "warp = x\n"), "malformed warp line", "warp = x", False),
     (_replace("thread block = 1,0,0", "#COMMENT"), "unexpected line", "#COMMENT", True),
     (_replace("#END_TB\n", ""), "#BEGIN_TB before the previous", "#BEGIN_TB\n\nthread block = 1,0,0", True),
@@ -390,9 +537,11 @@ def test_malformed_bodies_name_the_line(tmp_path, mutate, fragment, blamed, refe
 @native
 @pytest.mark.parametrize(
     "cut, fragment",
-    [(lambda t: t[: t.rindex("#BEGIN_TB")], "has 2 thread blocks but the grid \\(3, 1, 1\\) needs 3"),
-     (lambda t: t[: t.rindex("#END_TB")], "ends inside a thread block"),
-     (lambda t: t.rstrip("\n"), "does not end with a newline")],
+    [
+        (lambda t: t[: t.rindex("#BEGIN_TB")], "has 2 thread blocks but the grid \\(3, 1, 1\\) needs 3"),
+        (lambda t: t[: t.rindex("#END_TB")], "ends inside a thread block"),
+        (lambda t: t.rstrip("\n"), "does not end with a newline"),
+    ],
 )
 def test_truncated_traces(tmp_path, cut, fragment):
     p, text = _bad_trace(tmp_path)
@@ -447,7 +596,12 @@ def test_cli_engine_option_and_help(tmp_path, capsys):
     outs = {}
     for engine in ("native", "python"):
         out = tmp_path / f"{engine}.parquet"
-        assert cli_run(["profile", "features", "--sim", "accelsim", str(tmp_path / "t"), "-o", str(out), "--engine", engine]) == 0
+        assert (
+            cli_run(
+                ["profile", "features", "--sim", "accelsim", str(tmp_path / "t"), "-o", str(out), "--engine", engine]
+            )
+            == 0
+        )
         outs[engine] = Workload.from_parquet(out).kernels
     assert outs["native"].equals(outs["python"])
 
@@ -463,12 +617,26 @@ def test_fallback_when_the_extension_is_missing(tmp_path, monkeypatch):
     write_workload(tmp_path / "t", example_kernels()[:2], seed=1)
     wl = compute_features(tmp_path / "t", quiet=True)  # numpy, silently
     assert wl.kernels["warp_insts"].sum() > 0
-    rc = cli_run(["profile", "features", "--sim", "accelsim", str(tmp_path / "t"), "-o", str(tmp_path / "f.parquet"), "--engine", "native"])
+    rc = cli_run(
+        [
+            "profile",
+            "features",
+            "--sim",
+            "accelsim",
+            str(tmp_path / "t"),
+            "-o",
+            str(tmp_path / "f.parquet"),
+            "--engine",
+            "native",
+        ]
+    )
     assert rc == 1
 
 
 def test_pure_python_switch_disables_the_extension():
     code = "from simsample_accelsim import features, scan_native; print(scan_native.available(), features.default_engine(), features.engine_note())"
     env = {**os.environ, "SIMSAMPLE_PURE_PYTHON": "1"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stdout.split()
     assert out[:2] == ["False", "numpy"] and "SIMSAMPLE_PURE_PYTHON" in " ".join(out)

@@ -31,7 +31,9 @@ def test_hetero_launches_match_the_generator_manifest(capsys):
     assert k["kernel_id"].tolist() == list(range(1, 57))
     assert k["name"].astype(str).tolist() == [r["name"] for r in ref]
     assert [tuple(x) for x in k[["grid_x", "grid_y", "grid_z"]].to_numpy().tolist()] == [tuple(r["grid"]) for r in ref]
-    assert [tuple(x) for x in k[["block_x", "block_y", "block_z"]].to_numpy().tolist()] == [tuple(r["block"]) for r in ref]
+    assert [tuple(x) for x in k[["block_x", "block_y", "block_z"]].to_numpy().tolist()] == [
+        tuple(r["block"]) for r in ref
+    ]
     assert k["shmem"].tolist() == [r["shmem"] for r in ref]
     assert k["regs"].tolist() == [r["nregs"] for r in ref]
     assert set(k["binary_version"]) == {70} and set(k["tracer_version"]) == {4}
@@ -52,10 +54,19 @@ def test_both_lists_of_hetero_give_the_same_workload():
 
 def test_header_fields_and_pascal_traces():
     h = read_header(hetero() / "kernel-11.traceg.xz")
-    assert (h.name, h.kernel_id, h.grid, h.block, h.shmem, h.nregs) == ("_Z17masked_row_reducePKfPfii", 11, (80, 1, 1), (128, 1, 1), 512, 32)
+    assert (h.name, h.kernel_id, h.grid, h.block, h.shmem, h.nregs) == (
+        "_Z17masked_row_reducePKfPfii",
+        11,
+        (80, 1, 1),
+        (128, 1, 1),
+        512,
+        32,
+    )
     assert (h.binary_version, h.stream, h.tracer_version, h.lineinfo, h.nvbit_version) == (70, 0, 4, 0, "1.5.5")
     assert h.shmem_base == 0x7F5B00000000 and h.local_base == 0x7F5B01000000 and h.compressed
-    mm = shared_path("simulators", "accelsim", "microgpusim", "test-apps", "matrixmul", "traces", "matrixmul-32-32-trace")
+    mm = shared_path(
+        "simulators", "accelsim", "microgpusim", "test-apps", "matrixmul", "traces", "matrixmul-32-32-trace"
+    )
     wl = read_traces(mm)
     assert wl.kernels["binary_version"].tolist() == [61] and wl.memcpy_count == 2
     assert wl.kernels[["block_x", "block_y"]].to_numpy().tolist() == [[32, 32]]
@@ -161,7 +172,9 @@ def test_many_headers_are_read_in_parallel_and_in_order(tmp_path):
     lines = []
     for i in range(1, 201):
         # header-only files are enough for reading (bodies are never touched)
-        (d / f"kernel-{i}.traceg").write_text(header_text(KernelSpec(name=f"_Z1k{i % 7}v", grid=(i, 1, 1)), i) + "#BEGIN_TB\n")
+        (d / f"kernel-{i}.traceg").write_text(
+            header_text(KernelSpec(name=f"_Z1k{i % 7}v", grid=(i, 1, 1)), i) + "#BEGIN_TB\n"
+        )
         lines.append(f"kernel-{i}.traceg")
     (d / "kernelslist.g").write_text("\n".join(lines) + "\n")
     tf = scan_folder(d)

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from simsample.cli import run as cli_run
 from simsample.errors import UserError
 from simsample.planfile import Plan
-from simsample_accelsim import read_traces
 from simsample_accelsim import opcodes as oc
+from simsample_accelsim import read_traces
 from simsample_accelsim.apply import WEIGHTS_FILE, apply_plan
 from simsample_accelsim.collect import collect_logs
 from simsample_accelsim.kernelslist import KernelEntry, Memcpy, parse_kernelslist
@@ -65,9 +65,15 @@ def test_targeted_picks_the_last_writer_within_the_horizon():
     # launch 5 reads lines 0..9: 4 wrote 0..4 (one back), 1 wrote 5..9 (four back); 3 and 2 touch nothing of it
     table = {5: (range(10), (), 10), 4: ((), range(5), 10), 1: ((), range(5, 10), 10), 3: ((), range(100, 110), 10)}
     assert targeted([5], {5: 1.0}, _fp(table), horizon=5, coverage=1.0, budget=None) == {5: [1, 4]}
-    assert targeted([5], {5: 1.0}, _fp(table), horizon=3, coverage=1.0, budget=None) == {5: [4]}  # 1 is beyond the horizon
-    assert targeted([5], {5: 1.0}, _fp(table), horizon=5, coverage=0.5, budget=None) == {5: [4]}  # half suffices; ties go to the nearest
-    assert targeted([5], {5: 1.0}, _fp(table), horizon=5, coverage=1.0, budget=1.0) == {5: [4]}  # room for one launch of 10
+    assert targeted([5], {5: 1.0}, _fp(table), horizon=3, coverage=1.0, budget=None) == {
+        5: [4]
+    }  # 1 is beyond the horizon
+    assert targeted([5], {5: 1.0}, _fp(table), horizon=5, coverage=0.5, budget=None) == {
+        5: [4]
+    }  # half suffices; ties go to the nearest
+    assert targeted([5], {5: 1.0}, _fp(table), horizon=5, coverage=1.0, budget=1.0) == {
+        5: [4]
+    }  # room for one launch of 10
 
 
 def test_targeted_attributes_a_line_to_its_last_toucher_only():
@@ -105,8 +111,11 @@ def test_lines_many_warps_read_outweigh_lines_read_once():
     once, reread = np.arange(10, dtype=np.uint64), np.arange(100, 104, dtype=np.uint64)
     reads = np.concatenate([once, reread])
     counts = np.concatenate([np.ones(10, np.int64), np.full(4, 50, np.int64)])
-    table = {5: Footprint(reads, np.zeros(0, np.uint64), 10, counts), 4: Footprint(np.zeros(0, np.uint64), once, 10),
-             3: Footprint(np.zeros(0, np.uint64), reread, 10)}
+    table = {
+        5: Footprint(reads, np.zeros(0, np.uint64), 10, counts),
+        4: Footprint(np.zeros(0, np.uint64), once, 10),
+        3: Footprint(np.zeros(0, np.uint64), reread, 10),
+    }
     fp = lambda row: table.get(row, Footprint(np.zeros(0, np.uint64), np.zeros(0, np.uint64), 10))  # noqa: E731
     assert targeted([5], {5: 1.0}, fp, coverage=0.5, budget=None, cost=float) == {5: [3]}
     # without the counts every line weighs the same, and the producer of more lines wins
@@ -117,7 +126,12 @@ def test_lines_many_warps_read_outweigh_lines_read_once():
 def test_budget_counts_predicted_cycles_so_small_producers_are_not_free():
     # one heavy sample (100k warp instructions) whose lines three small producers (1k each) wrote;
     # in instructions the three fit in a quarter of the sample, in cycles each pays the launch latency
-    table = {4: (range(30), (), 100_000), 3: ((), range(10), 1000), 2: ((), range(10, 20), 1000), 1: ((), range(20, 30), 1000)}
+    table = {
+        4: (range(30), (), 100_000),
+        3: ((), range(10), 1000),
+        2: ((), range(10, 20), 1000),
+        1: ((), range(20, 30), 1000),
+    }
     assert targeted([4], {4: 1.0}, _fp(table), coverage=1.0, budget=0.25, cost=float) == {4: [1, 2, 3]}
     model = CostModel()  # 5,000-cycle latency, 80 SMs: the sample is 10,000 cycles, each producer 5,050
     assert model.cycles(100_000) == 10_000 and model.cycles(1000) == 5050
@@ -141,7 +155,9 @@ def test_cost_model_reads_the_config_the_run_uses(tmp_path):
     (tmp_path / "other.config").write_text("-gpgpu_n_clusters 28\n-gpgpu_n_cores_per_cluster 2 # two per cluster\n")
     (tmp_path / "bare.config").write_text("-gpgpu_shader_core_pipeline 2048:32\n")
     assert CostModel.from_configs([tmp_path / "gpgpusim.config"]) == CostModel(5000.0, 80)
-    assert CostModel.from_configs([tmp_path / "gpgpusim.config", tmp_path / "other.config"]) == CostModel(5000.0, 56)  # later overrides
+    assert CostModel.from_configs([tmp_path / "gpgpusim.config", tmp_path / "other.config"]) == CostModel(
+        5000.0, 56
+    )  # later overrides
     assert CostModel.from_configs([tmp_path / "bare.config"]) == CostModel(0.0, 30)  # GPGPU-Sim's own defaults
     (tmp_path / "bad.config").write_text("-gpgpu_kernel_launch_latency lots\n")
     with pytest.raises(UserError, match="not an integer"):
@@ -159,13 +175,29 @@ def test_cli_warmup_config_sets_the_cost_model(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 1 and len(err) == 1 and "missing.config" in err[0]
     (tmp_path / "gpgpusim.config").write_text(CONFIG.replace("5000", "123"))
-    rc = cli_run([*base, "--out", str(tmp_path / "o2"), "--warmup-budget", "1", "--warmup-config", str(tmp_path / "gpgpusim.config")])
+    rc = cli_run(
+        [
+            *base,
+            "--out",
+            str(tmp_path / "o2"),
+            "--warmup-budget",
+            "1",
+            "--warmup-config",
+            str(tmp_path / "gpgpusim.config"),
+        ]
+    )
     assert rc == 0 and "1 detailed warm-up launches (targeted(h=5,c=0.8,b=1,lat=123,sms=80))" in capsys.readouterr().out
 
 
 def test_warmup_steps_keep_real_order_with_every_preceding_memcpy():
-    cmds = [Memcpy(1, "MemcpyHtoD,0x10,4", 16, 4), KernelEntry(2, "kernel-1.traceg"), KernelEntry(3, "kernel-2.traceg"),
-            Memcpy(4, "MemcpyHtoD,0x20,4", 32, 4), KernelEntry(5, "kernel-3.traceg"), KernelEntry(6, "kernel-4.traceg")]
+    cmds = [
+        Memcpy(1, "MemcpyHtoD,0x10,4", 16, 4),
+        KernelEntry(2, "kernel-1.traceg"),
+        KernelEntry(3, "kernel-2.traceg"),
+        Memcpy(4, "MemcpyHtoD,0x20,4", 32, 4),
+        KernelEntry(5, "kernel-3.traceg"),
+        KernelEntry(6, "kernel-4.traceg"),
+    ]
     steps = warmup_steps(cmds, [3], {3: [1, 2]})
     assert steps == {3: [cmds[0], 1, cmds[3], 2]}
     assert warmup_steps(cmds, [0], {0: []}) == {0: [cmds[0]]}  # no warm-up launch, but the copy before it
@@ -219,8 +251,16 @@ def _reference_lines(path: Path, counts: dict[int, int] | None = None) -> tuple[
     divergence=st.sampled_from([0.0, 0.5]),
 )
 def test_scan_lines_equals_a_line_by_line_decoding(tmp_path, pattern, mode, stride, body, divergence):
-    spec = KernelSpec(grid=(3, 1, 1), block=(64, 1, 1), body=body, iters=2, pattern=pattern, stride=stride or 4,
-                      address_mode=mode, divergence=divergence)
+    spec = KernelSpec(
+        grid=(3, 1, 1),
+        block=(64, 1, 1),
+        body=body,
+        iters=2,
+        pattern=pattern,
+        stride=stride or 4,
+        address_mode=mode,
+        divergence=divergence,
+    )
     path = tmp_path / f"k-{pattern}-{mode}-{stride}-{len(body)}-{divergence}.traceg"
     man = write_kernel(path, spec, 1, seed=stride & 7)
     reads, writes, insts = scan_lines(path)
@@ -239,8 +279,14 @@ def _chain_folder(tmp_path: Path) -> Path:
     """Six launches: 1 writes buffer A, 2 and 3 touch other buffers, 4 reads A (consumer of 1), 5 and 6 unrelated."""
     a, b, c = 0x7F0000000000, 0x7F1000000000, 0x7F2000000000
     k = lambda base, body: KernelSpec(grid=(2, 1, 1), block=(64, 1, 1), body=body, iters=1, base_address=base)  # noqa: E731
-    specs = [k(a, ("FFMA", "STG.E")), k(b, ("LDG.E", "STG.E")), k(c, ("LDG.E", "STG.E")), k(a, ("LDG.E", "FFMA")),
-             k(b, ("LDG.E", "STG.E")), k(c, ("LDG.E", "FFMA"))]
+    specs = [
+        k(a, ("FFMA", "STG.E")),
+        k(b, ("LDG.E", "STG.E")),
+        k(c, ("LDG.E", "STG.E")),
+        k(a, ("LDG.E", "FFMA")),
+        k(b, ("LDG.E", "STG.E")),
+        k(c, ("LDG.E", "FFMA")),
+    ]
     d = tmp_path / "chain"
     write_workload(d, specs, memcpys=[(0, 0x7E0000000000, 256), (3, 0x7E0000001000, 128)])
     return d
@@ -254,8 +300,13 @@ def test_apply_k_keeps_predecessors_once_in_order_with_weight_zero(tmp_path):
     assert res.warmup == [1, 2]  # 3's predecessors 1, 2; 4's are 2 (shared, once) and 3 (sampled)
     lst = parse_kernelslist(tmp_path / "out" / "kernelslist.g")
     assert [c.text for c in lst.commands] == [
-        "MemcpyHtoD,0x00007e0000000000,256", "kernel-2.traceg", "kernel-3.traceg", "MemcpyHtoD,0x00007e0000001000,128",
-        "kernel-4.traceg", "kernel-5.traceg"]
+        "MemcpyHtoD,0x00007e0000000000,256",
+        "kernel-2.traceg",
+        "kernel-3.traceg",
+        "MemcpyHtoD,0x00007e0000001000,128",
+        "kernel-4.traceg",
+        "kernel-5.traceg",
+    ]
     w = pd.read_csv(tmp_path / "out" / WEIGHTS_FILE)
     assert w["kernel_id"].tolist() == [2, 3, 4, 5]
     assert w["role"].tolist() == ["warmup", "warmup", "sample", "sample"]
@@ -288,8 +339,21 @@ def test_cli_bad_budget_is_one_line_error(tmp_path, capsys):
     plan = make_plan(read_traces(d, quiet=True), [3])
     plan.write(tmp_path / "plan.json")
     for bad in ("lots", "-0.5"):
-        rc = cli_run(["apply", "--sim", "accelsim", "--plan", str(tmp_path / "plan.json"), "--traces", str(d), "--out", str(tmp_path / "o"),
-                      "--warmup-budget", bad])
+        rc = cli_run(
+            [
+                "apply",
+                "--sim",
+                "accelsim",
+                "--plan",
+                str(tmp_path / "plan.json"),
+                "--traces",
+                str(d),
+                "--out",
+                str(tmp_path / "o"),
+                "--warmup-budget",
+                bad,
+            ]
+        )
         err = capsys.readouterr().err.strip().splitlines()
         assert rc == 1 and len(err) == 1 and "--warmup-budget" in err[0]
 
@@ -299,8 +363,13 @@ def test_functional_mode_writes_warmup_lines_an_unpatched_simulator_ignores(tmp_
     plan = make_plan(read_traces(d, quiet=True), [3])
     apply_plan(plan, d, tmp_path / "out", warmup=WarmupSpec(2), functional=True)
     text = (tmp_path / "out" / "kernelslist.g").read_text().splitlines()
-    assert text == ["MemcpyHtoD,0x00007e0000000000,256", "warmup kernel-2.traceg", "warmup kernel-3.traceg",
-                    "MemcpyHtoD,0x00007e0000001000,128", "kernel-4.traceg"]
+    assert text == [
+        "MemcpyHtoD,0x00007e0000000000,256",
+        "warmup kernel-2.traceg",
+        "warmup kernel-3.traceg",
+        "MemcpyHtoD,0x00007e0000001000,128",
+        "kernel-4.traceg",
+    ]
     lst = parse_kernelslist(tmp_path / "out" / "kernelslist.g")  # read as the unpatched simulator reads it
     assert [k.text for k in lst.kernels] == ["kernel-4.traceg"]
     assert [n for n, _ in lst.ignored] == [2, 3]
@@ -311,8 +380,21 @@ def test_cli_negative_warmup_is_one_line_error(tmp_path, capsys):
     d = _chain_folder(tmp_path)
     plan = make_plan(read_traces(d, quiet=True), [3])
     plan.write(tmp_path / "plan.json")
-    rc = cli_run(["apply", "--sim", "accelsim", "--plan", str(tmp_path / "plan.json"), "--traces", str(d), "--out", str(tmp_path / "o"),
-                  "--warmup", "-1"])
+    rc = cli_run(
+        [
+            "apply",
+            "--sim",
+            "accelsim",
+            "--plan",
+            str(tmp_path / "plan.json"),
+            "--traces",
+            str(d),
+            "--out",
+            str(tmp_path / "o"),
+            "--warmup",
+            "-1",
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 1 and len(err) == 1 and "K must be >= 0" in err[0]
     assert not (tmp_path / "o").exists()
@@ -322,8 +404,21 @@ def test_cli_k_larger_than_the_launches_before_says_so_once(tmp_path, capsys):
     d = _chain_folder(tmp_path)
     plan = make_plan(read_traces(d, quiet=True), [0, 1])
     plan.write(tmp_path / "plan.json")
-    rc = cli_run(["apply", "--sim", "accelsim", "--plan", str(tmp_path / "plan.json"), "--traces", str(d), "--out", str(tmp_path / "o"),
-                  "--warmup", "3"])
+    rc = cli_run(
+        [
+            "apply",
+            "--sim",
+            "accelsim",
+            "--plan",
+            str(tmp_path / "plan.json"),
+            "--traces",
+            str(d),
+            "--out",
+            str(tmp_path / "o"),
+            "--warmup",
+            "3",
+        ]
+    )
     err = capsys.readouterr().err
     assert rc == 0
     assert err.count("fewer than 3 launches") == 1 and "2 sampled launch(es)" in err
@@ -334,7 +429,11 @@ def test_cli_k_larger_than_the_launches_before_says_so_once(tmp_path, capsys):
 def warm_run(tmp_path_factory):
     if not (FIXTURES / "sampled-warm.out.gz").exists():
         pytest.skip("fixture missing")
-    return FIXTURES / "plan-root.json", FIXTURES / "sampled-warm.out.gz", json.loads((FIXTURES / "expected.json").read_text())
+    return (
+        FIXTURES / "plan-root.json",
+        FIXTURES / "sampled-warm.out.gz",
+        json.loads((FIXTURES / "expected.json").read_text()),
+    )
 
 
 def test_collect_leaves_warmup_launches_out(warm_run, capsys):
@@ -398,16 +497,30 @@ def test_warmup_of_a_profile_plan_is_numbered_in_the_plan_s_own_ids(tmp_path):
 
     d = synth_folder(tmp_path)
     k = read_traces(d).kernels
-    prof = from_records({"name": ["axpy(float*)", "relu(float*)", "axpy(float*)", "gemm(float*)", "relu(float*)"], "grid_x": k["grid_x"].to_numpy(), "block_x": k["block_x"].to_numpy(),
-                         "duration_ns": [5, 6, 5, 9, 6]}, source="profile.sqlite", format="nsys")
+    prof = from_records(
+        {
+            "name": ["axpy(float*)", "relu(float*)", "axpy(float*)", "gemm(float*)", "relu(float*)"],
+            "grid_x": k["grid_x"].to_numpy(),
+            "block_x": k["block_x"].to_numpy(),
+            "duration_ns": [5, 6, 5, 9, 6],
+        },
+        source="profile.sqlite",
+        format="nsys",
+    )
     plan = make_plan(prof, [3, 4])  # profile ids 3, 4; the traces number the launch before them 3
     res = apply_plan(plan, d, tmp_path / "out", warmup=WarmupSpec(1))
     assert res.warmup == [2]
     w = pd.read_csv(tmp_path / "out" / "simsample-weights.csv")
     assert w[["kernel_id", "launch", "role", "trace"]].values.tolist() == [
-        [2, 2, "warmup", "kernel-3.traceg"], [3, 3, "sample", "kernel-4.traceg"], [4, 4, "sample", "kernel-5.traceg"]]
+        [2, 2, "warmup", "kernel-3.traceg"],
+        [3, 3, "sample", "kernel-4.traceg"],
+        [4, 4, "sample", "kernel-5.traceg"],
+    ]
     assert [ln for ln in (tmp_path / "out" / "kernelslist.g").read_text().splitlines() if ln.startswith("kernel")] == [
-        "kernel-3.traceg", "kernel-4.traceg", "kernel-5.traceg"]
+        "kernel-3.traceg",
+        "kernel-4.traceg",
+        "kernel-5.traceg",
+    ]
 
 
 def test_split_warmup_of_a_profile_plan_is_numbered_in_the_plan_s_own_ids(tmp_path):
@@ -418,7 +531,18 @@ def test_split_warmup_of_a_profile_plan_is_numbered_in_the_plan_s_own_ids(tmp_pa
 
     d = synth_folder(tmp_path)
     k = read_traces(d).kernels
-    prof = from_records({"name": ["axpy(float*)", "relu(float*)", "axpy(float*)", "gemm(float*)", "relu(float*)"], "grid_x": k["grid_x"].to_numpy(), "block_x": k["block_x"].to_numpy(),
-                         "duration_ns": [5, 6, 5, 9, 6]}, source="profile.sqlite", format="nsys")
+    prof = from_records(
+        {
+            "name": ["axpy(float*)", "relu(float*)", "axpy(float*)", "gemm(float*)", "relu(float*)"],
+            "grid_x": k["grid_x"].to_numpy(),
+            "block_x": k["block_x"].to_numpy(),
+            "duration_ns": [5, 6, 5, 9, 6],
+        },
+        source="profile.sqlite",
+        format="nsys",
+    )
     res = split_plan(make_plan(prof, [3, 4]), d, tmp_path / "out", warmup=WarmupSpec(1))
-    assert [(j.kernel_id, j.warmup) for j in res.jobs] == [(3, (2,)), (4, (3,))]  # profile ids; in its own job, sample 3 warms sample 4
+    assert [(j.kernel_id, j.warmup) for j in res.jobs] == [
+        (3, (2,)),
+        (4, (3,)),
+    ]  # profile ids; in its own job, sample 3 warms sample 4

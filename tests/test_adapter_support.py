@@ -29,9 +29,9 @@ from simsample.adapter_support import (
 )
 from simsample.adapter_support import folders as folders_mod
 from simsample.cli.results import emit_results
-from simsample.plugin_base import Sampler
 from simsample.errors import PlanMismatchError, UserError
 from simsample.planfile import Cluster, Plan
+from simsample.plugin_base import Sampler
 from simsample.workload import from_records
 
 
@@ -78,8 +78,18 @@ def make_plan(wl, rows, weights, clusters) -> Plan:
     for r, c in zip(rows, clusters):
         reps.setdefault(c, []).append(int(wl.kernels["kernel_id"].iloc[r]))
     cl = [Cluster(c, f"c{c}", 1, len(ids), {}, sorted(set(ids))) for c, ids in sorted(reps.items())]
-    return Plan.build(wl, _Fixed(), {}, 0, metric="none", rows=rows, weights=weights, cluster_of_row=clusters, clusters=cl,
-                      kind="representative")
+    return Plan.build(
+        wl,
+        _Fixed(),
+        {},
+        0,
+        metric="none",
+        rows=rows,
+        weights=weights,
+        cluster_of_row=clusters,
+        clusters=cl,
+        kind="representative",
+    )
 
 
 # --- plan matching ------------------------------------------------------------------------------
@@ -109,8 +119,14 @@ def test_plan_for_other_launches_is_refused():
     with pytest.raises(PlanMismatchError, match="make a plan for these inputs"):
         match_plan(make_plan(other, [0], [2.0], [0]), traces_workload(), what="traces")
     # a longer run whose first launches have the same shapes is not the same launch sequence
-    longer = from_records({"name": [str(n) for n in traces_workload().kernels["name"]] * 2, "grid_x": [2, 3, 2, 4, 3, 2] * 2,
-                           "block_x": [64] * 12, "duration_ns": [1] * 12})
+    longer = from_records(
+        {
+            "name": [str(n) for n in traces_workload().kernels["name"]] * 2,
+            "grid_x": [2, 3, 2, 4, 3, 2] * 2,
+            "block_x": [64] * 12,
+            "duration_ns": [1] * 12,
+        }
+    )
     with pytest.raises(PlanMismatchError):
         match_plan(make_plan(longer, [10], [12.0], [0]), traces_workload())
 
@@ -220,12 +236,16 @@ def test_output_overlapping_an_input_is_refused(tmp_path, where):
     inp = tmp_path / "traces"
     (inp / "deep").mkdir(parents=True)
     (inp / "kernel-1.traceg").write_text("x")
-    out = {"same": inp, "inside": inp / "deep" / "sampled", "holds": tmp_path, "dotdot": inp / "deep" / ".." / "s"}[where]
+    out = {"same": inp, "inside": inp / "deep" / "sampled", "holds": tmp_path, "dotdot": inp / "deep" / ".." / "s"}[
+        where
+    ]
     with pytest.raises(UserError, match="overlaps the input"):
         with staged_folder(out, force=True, inputs=[inp]):
             raise AssertionError("not reached")  # pragma: no cover
     assert sorted(p.name for p in inp.rglob("*")) == ["deep", "kernel-1.traceg"]
-    check_output_folder(tmp_path / "traces-sampled", force=False, inputs=[inp])  # a sibling whose name starts alike is fine
+    check_output_folder(
+        tmp_path / "traces-sampled", force=False, inputs=[inp]
+    )  # a sibling whose name starts alike is fine
 
 
 def test_link_or_copy(tmp_path):
@@ -233,7 +253,9 @@ def test_link_or_copy(tmp_path):
     (src / "d").mkdir(parents=True)
     (src / "d" / "t.txt").write_text("trace")
     link_or_copy(src / "d", tmp_path / "o" / "a" / "d", copy=False)
-    assert (tmp_path / "o" / "a" / "d").is_symlink() and os.readlink(tmp_path / "o" / "a" / "d") == str((src / "d").resolve())
+    assert (tmp_path / "o" / "a" / "d").is_symlink() and os.readlink(tmp_path / "o" / "a" / "d") == str(
+        (src / "d").resolve()
+    )
     link_or_copy(src / "d", tmp_path / "o" / "copy", copy=True)
     assert not (tmp_path / "o" / "copy").is_symlink() and (tmp_path / "o" / "copy" / "t.txt").read_text() == "trace"
     link_or_copy(src / "d" / "t.txt", tmp_path / "o" / "f.txt", copy=True)
@@ -257,7 +279,11 @@ def test_weights_table_has_one_row_per_distinct_id_in_launch_order(tmp_path):
 
     write_plan_records(tmp_path, plan, {"trace": {6: "kernel-6.traceg"}})
     assert (tmp_path / WEIGHTS_FILE).read_text().splitlines() == [
-        "kernel_id,weight,cluster,launch,trace", "2,2,1,1,", "4,2.5,2,3,", "6,1.5,0,5,kernel-6.traceg"]
+        "kernel_id,weight,cluster,launch,trace",
+        "2,2,1,1,",
+        "4,2.5,2,3,",
+        "6,1.5,0,5,kernel-6.traceg",
+    ]
     assert Plan.read(tmp_path / PLAN_FILE).dumps() == plan.dumps()
     write_plan_records(tmp_path / "plain", plan)
     assert (tmp_path / "plain" / WEIGHTS_FILE).read_text().splitlines()[0] == "kernel_id,weight,cluster,launch"
@@ -272,12 +298,21 @@ def test_format_number_reads_back_exactly(x):
 
 
 def test_format_number_examples():
-    assert [format_number(v) for v in (4.0, 0.1, 1 / 3, -2.0, 1e20, 2.5)] == ["4", "0.1", repr(1 / 3), "-2", "1e+20", "2.5"]
+    assert [format_number(v) for v in (4.0, 0.1, 1 / 3, -2.0, 1e20, 2.5)] == [
+        "4",
+        "0.1",
+        repr(1 / 3),
+        "-2",
+        "1e+20",
+        "2.5",
+    ]
 
 
 # --- results ------------------------------------------------------------------------------------
 def _results(statuses=("ok", "ok")) -> pd.DataFrame:
-    return pd.DataFrame({"kernel_id": [2, 4], "cycles": [1500.0, 0.25], "instructions": [10.0, np.nan], "status": list(statuses)})
+    return pd.DataFrame(
+        {"kernel_id": [2, 4], "cycles": [1500.0, 0.25], "instructions": [10.0, np.nan], "status": list(statuses)}
+    )
 
 
 def test_collect_prints_a_table_by_default(capsys):
@@ -312,9 +347,13 @@ def test_collect_with_unusable_kernels_writes_then_fails_in_one_line(tmp_path, c
     df = _results(("ok", "crashed"))
     out = tmp_path / "r.csv"
     with pytest.raises(UserError) as exc:
-        emit_results(df, output=out, as_json=False, allow_incomplete=False, title="t", details={4: "ASSERT FAILED on line 9"})
-    assert str(exc.value) == ("1 of 2 kernel(s) have no usable result (kernel 4: crashed, ASSERT FAILED on line 9); "
-                              "rerun them, or pass --allow-incomplete to keep the partial table")
+        emit_results(
+            df, output=out, as_json=False, allow_incomplete=False, title="t", details={4: "ASSERT FAILED on line 9"}
+        )
+    assert str(exc.value) == (
+        "1 of 2 kernel(s) have no usable result (kernel 4: crashed, ASSERT FAILED on line 9); "
+        "rerun them, or pass --allow-incomplete to keep the partial table"
+    )
     assert "crashed" in out.read_text()
     emit_results(df, output=out, as_json=False, allow_incomplete=True, title="t")
     projected = _results(("ok", "projected"))
@@ -344,7 +383,9 @@ def test_estimate_from_a_results_table_and_raw_output(tmp_path):
 
     with pytest.raises(UserError, match="kernel 4 has results in more than one input"):
         results_for_estimate([table, raw], plan, twice, ["cycles"])
-    with pytest.raises(UserError, match=r"cannot estimate: 1 sampled kernel\(s\) have no usable result \(kernel 6: missing"):
+    with pytest.raises(
+        UserError, match=r"cannot estimate: 1 sampled kernel\(s\) have no usable result \(kernel 6: missing"
+    ):
         results_for_estimate([table], plan, collect, ["cycles"])
     bad = tmp_path / "bad.csv"
     bad.write_text("kernel_id,cycles\n2,1\n")

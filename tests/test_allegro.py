@@ -20,7 +20,12 @@ def allegro(wl, seed=0, **params):
 def wl_of(names, durations, grid_x=None):
     n = len(names)
     return from_records(
-        {"name": names, "grid_x": np.ones(n, int) if grid_x is None else grid_x, "block_x": np.full(n, 64), "duration_ns": durations},
+        {
+            "name": names,
+            "grid_x": np.ones(n, int) if grid_x is None else grid_x,
+            "block_x": np.full(n, 64),
+            "duration_ns": durations,
+        },
         source="test",
     )
 

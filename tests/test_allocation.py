@@ -10,7 +10,14 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from scipy import optimize
 
-from simsample.sampling.allocation import allocate, design_variance, kkt_unbounded, sampled_time, variance_terms, z_value
+from simsample.sampling.allocation import (
+    allocate,
+    design_variance,
+    kkt_unbounded,
+    sampled_time,
+    variance_terms,
+    z_value,
+)
 
 Z = z_value(0.95)
 
@@ -70,8 +77,12 @@ def test_box_constrained_optimum_meets_the_bound_with_equality_and_beats_scipy(i
     best = None
     for start in (sizes, np.full_like(sizes, 1.0) + 0.5 * (sizes - 1), np.minimum(sizes, m * 1.5)):
         res = optimize.minimize(
-            lambda x: float(np.dot(means, x)), start, method="SLSQP",
-            bounds=[(1.0, n) for n in sizes], constraints=[cons], options={"ftol": 1e-12, "maxiter": 500},
+            lambda x: float(np.dot(means, x)),
+            start,
+            method="SLSQP",
+            bounds=[(1.0, n) for n in sizes],
+            constraints=[cons],
+            options={"ftol": 1e-12, "maxiter": 500},
         )
         if res.success and cons["fun"](res.x) >= -1e-7:
             best = res.fun if best is None else min(best, res.fun)

@@ -104,7 +104,9 @@ def test_evaluate_arguments(wl):
         simsample.evaluate(wl, "random", repeats=2, truth=[1, 2])
     assert "truth" in _one_line(e)
     with pytest.raises(ValueError) as e:
-        simsample.evaluate(wl, "margin", repeats=2, confidence="high")  # names the parameter, not '<' between str and int
+        simsample.evaluate(
+            wl, "margin", repeats=2, confidence="high"
+        )  # names the parameter, not '<' between str and int
     assert "confidence" in _one_line(e)
     with pytest.raises(TypeError, match="workloads"):
         simsample.evaluate([wl, 3], "random", repeats=2)
@@ -188,13 +190,20 @@ def test_reprs_are_one_short_line(wl, plan):
     ids = plan.sampled_ids
     est = simsample.estimate(plan, pd.DataFrame({"kernel_id": ids, "cycles": 1.0}))
     ev = simsample.evaluate(wl, "random", repeats=2)
-    for obj, start in ((wl, "<Workload kineto: 5,320 launches"), (plan, "<Plan random: "), (est, "<Estimate of 1 metric(s) (cycles)"),
-                       (ev, "<Evaluation of random: 1 workload(s)")):
+    for obj, start in (
+        (wl, "<Workload kineto: 5,320 launches"),
+        (plan, "<Plan random: "),
+        (est, "<Estimate of 1 metric(s) (cycles)"),
+        (ev, "<Evaluation of random: 1 workload(s)"),
+    ):
         text = repr(obj)
         assert text.startswith(start) and "\n" not in text and len(text) < 200, text
 
 
-@pytest.mark.parametrize("name", [n for n in simsample._LIBRARY if callable(getattr(simsample, n)) and inspect.isfunction(getattr(simsample, n))])
+@pytest.mark.parametrize(
+    "name",
+    [n for n in simsample._LIBRARY if callable(getattr(simsample, n)) and inspect.isfunction(getattr(simsample, n))],
+)
 def test_help_shows_each_public_function_with_its_parameters(name):
     f = getattr(simsample, name)
     text = pydoc.render_doc(f, renderer=pydoc.plaintext)
@@ -219,13 +228,29 @@ def test_evaluate_reads_a_csv_profile_with_columns(tmp_path, capsys):
 
     path = tmp_path / "kernels.csv"
     pd.DataFrame([{"Name": f"k{i % 4}", "Duration": 1000 + 37 * i} for i in range(60)]).to_csv(path, index=False)
-    args = ["evaluate", str(path), "--format", "csv", "--columns", "name=Name,duration_ns=Duration", "--sampler", "random", "--repeat", "3"]
+    args = [
+        "evaluate",
+        str(path),
+        "--format",
+        "csv",
+        "--columns",
+        "name=Name,duration_ns=Duration",
+        "--sampler",
+        "random",
+        "--repeat",
+        "3",
+    ]
     assert run([*args, "--json"]) == 0
     cli = json.loads(capsys.readouterr().out)
-    api = simsample.evaluate(path, "random", repeats=3, format="csv", columns={"name": "Name", "duration_ns": "Duration"})
+    api = simsample.evaluate(
+        path, "random", repeats=3, format="csv", columns={"name": "Name", "duration_ns": "Duration"}
+    )
     assert cli == json.loads(json.dumps(api.to_json()))
     assert cli["workloads"][0]["launches"] == 60
-    assert simsample.evaluate(path, "random", repeats=3, format="csv", columns="name=Name,duration_ns=Duration").to_json() == api.to_json()
+    assert (
+        simsample.evaluate(path, "random", repeats=3, format="csv", columns="name=Name,duration_ns=Duration").to_json()
+        == api.to_json()
+    )
     with pytest.raises(UserError, match="--columns"):
         simsample.evaluate(path, "random", repeats=3, format="csv")
 

@@ -61,8 +61,24 @@ def C(id: str, cmd: str, code: int, phrase: str, *outputs: str) -> Case:
 
 
 # --- the inputs users really have --------------------------------------------------------------
-NVPROF_FILES = ["vectorAdd", "matrixMul", "scan", "reduction", "transpose", "BlackScholes", "dct8x8", "mergeSort", "SobolQRNG", "FDTD3d"]
-KP_FILES = ["backprop-10240-run1.csv.xz", "hotspot-1024_1024-run1.csv.xz", "lavaMD-10-run1.csv.xz", "lud-1024-run1.csv.xz"]
+NVPROF_FILES = [
+    "vectorAdd",
+    "matrixMul",
+    "scan",
+    "reduction",
+    "transpose",
+    "BlackScholes",
+    "dct8x8",
+    "mergeSort",
+    "SobolQRNG",
+    "FDTD3d",
+]
+KP_FILES = [
+    "backprop-10240-run1.csv.xz",
+    "hotspot-1024_1024-run1.csv.xz",
+    "lavaMD-10-run1.csv.xz",
+    "lud-1024-run1.csv.xz",
+]
 KINETO_FILES = [
     "hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
     "hta/df_index_resolver/df_index_resolver.json.gz",
@@ -84,19 +100,46 @@ for f in NVPROF_FILES:
 for f in KP_FILES:
     CASES.append(C(f"info-k40c-{f}", f"profile info {{D}}/{KP}/{f}", 0, "launches"))
 for f in KINETO_FILES:
-    CASES.append(C(f"info-kineto-{Path(f).name[:28]}", f"profile info --json {{D}}/profiles/kineto/{f}", 0, '"launches"'))
+    CASES.append(
+        C(f"info-kineto-{Path(f).name[:28]}", f"profile info --json {{D}}/profiles/kineto/{f}", 0, '"launches"')
+    )
 CASES += [
-    C("info-nsys-sqlite-xz", "profile info {D}/profiles/nsys-sqlite/pipit-cloverleaf/perlmutter-cloverleaf-cuda.sqlite.xz", 0, "launches"),
+    C(
+        "info-nsys-sqlite-xz",
+        "profile info {D}/profiles/nsys-sqlite/pipit-cloverleaf/perlmutter-cloverleaf-cuda.sqlite.xz",
+        0,
+        "launches",
+    ),
     C("info-ncu", "profile info {D}/profiles/ncu/microgpusim/nsight_vectoradd_100_32_metrics_all.csv", 0, "launches"),
-    C("info-nvprof-new-layout", "profile info {D}/profiles/ncu/microgpusim/nvprof_vectoradd_100_32_commands.txt", 0, "launches"),
-    C("info-nvprof-metrics-summary", "profile info {D}/profiles/nvprof/magus/devid_cudasdk80/metrics/metrics_cudasdk_batchCUBLAS.csv", 1, "--print-gpu-trace"),
+    C(
+        "info-nvprof-new-layout",
+        "profile info {D}/profiles/ncu/microgpusim/nvprof_vectoradd_100_32_commands.txt",
+        0,
+        "launches",
+    ),
+    C(
+        "info-nvprof-metrics-summary",
+        "profile info {D}/profiles/nvprof/magus/devid_cudasdk80/metrics/metrics_cudasdk_batchCUBLAS.csv",
+        1,
+        "--print-gpu-trace",
+    ),
     C("info-accelsim-tiny", "profile info {D}/" + ACC + "/tinytrace", 0, "launches"),
     C("info-accelsim-tiny3", "profile info {D}/" + ACC + "/tinytrace3", 0, "launches"),
     C("info-accelsim-hetero", "profile info {D}/" + ACC + "/hetero", 0, "launches"),
-    C("info-accelsim-microgpusim", "profile info {D}/" + ACC + "/microgpusim/test-apps/vectoradd/traces/vectoradd-100-32-trace", 0, "launches"),
+    C(
+        "info-accelsim-microgpusim",
+        "profile info {D}/" + ACC + "/microgpusim/test-apps/vectoradd/traces/vectoradd-100-32-trace",
+        0,
+        "launches",
+    ),
     C("info-macsim", "profile info {D}/simulators/macsim/sst-unit-test/traces/nvbit/vectormultadd/4096", 0, "launches"),
     C("info-hyfiss", "profile info {D}/simulators/hyfiss/synthetic_app", 0, "launches"),
-    C("info-join", f"profile info {{D}}/profiles/ncu/microgpusim/nvprof_vectoradd_100_32_commands.txt --join {{D}}/profiles/ncu/microgpusim/nsight_vectoradd_100_32_metrics_all.csv", 0, "launches"),
+    C(
+        "info-join",
+        "profile info {D}/profiles/ncu/microgpusim/nvprof_vectoradd_100_32_commands.txt --join {D}/profiles/ncu/microgpusim/nsight_vectoradd_100_32_metrics_all.csv",
+        0,
+        "launches",
+    ),
     # folders and archives of per-rank Kineto traces read every rank
     C("info-kineto-rank-folder", f"profile info --json {{D}}/{HTA}/trace_filter", 0, '"ranks"'),
     C("info-kineto-rank-folder-rank1", f"profile info --rank 1 {{D}}/{HTA}/trace_filter", 0, "launches"),
@@ -109,26 +152,101 @@ CASES += [
     C("info-tar-of-junk", "profile info {W}/junk.tar.gz", 1, "no Kineto trace in this archive"),
     # a generic CSV with its own columns
     C("csv-ok", "profile info --format csv --columns name=Name,duration_ns=Duration {W}/artifact.csv", 0, "launches"),
-    C("csv-us", "plan --format csv --columns name=Name,duration_us=Time,grid_x=Grid {W}/artifact.csv --sampler stem -o {O}/p.json", 0, "launches", "p.json"),
-    C("csv-missing-column", "profile info --format csv --columns name=Kernel,duration_ns=Duration {W}/artifact.csv", 1, "no column 'Kernel'"),
+    C(
+        "csv-us",
+        "plan --format csv --columns name=Name,duration_us=Time,grid_x=Grid {W}/artifact.csv --sampler stem -o {O}/p.json",
+        0,
+        "launches",
+        "p.json",
+    ),
+    C(
+        "csv-missing-column",
+        "profile info --format csv --columns name=Kernel,duration_ns=Duration {W}/artifact.csv",
+        1,
+        "no column 'Kernel'",
+    ),
     C("csv-no-columns", "profile info --format csv {W}/artifact.csv", 1, "needs --columns"),
-    C("csv-bad-key", "profile info --format csv --columns nam=Name,duration_ns=Duration {W}/artifact.csv", 1, "unknown key 'nam'"),
-    C("csv-no-name", "profile info --format csv --columns duration_ns=Duration {W}/artifact.csv", 1, "name=COLUMN is required"),
+    C(
+        "csv-bad-key",
+        "profile info --format csv --columns nam=Name,duration_ns=Duration {W}/artifact.csv",
+        1,
+        "unknown key 'nam'",
+    ),
+    C(
+        "csv-no-name",
+        "profile info --format csv --columns duration_ns=Duration {W}/artifact.csv",
+        1,
+        "name=COLUMN is required",
+    ),
     C("csv-no-duration", "profile info --format csv --columns name=Name {W}/artifact.csv", 1, "duration"),
-    C("csv-twice", "profile info --format csv --columns name=Name,name=Grid,duration_ns=Duration {W}/artifact.csv", 1, "given twice"),
+    C(
+        "csv-twice",
+        "profile info --format csv --columns name=Name,name=Grid,duration_ns=Duration {W}/artifact.csv",
+        1,
+        "given twice",
+    ),
     C("csv-no-equals", "profile info --format csv --columns name {W}/artifact.csv", 1, "KEY=COLUMN"),
-    C("csv-columns-without-format", "profile info --columns name=Name,duration_ns=Duration {D}/" + NV + "/traces_cudasdk_scan.csv", 1, "--format csv only"),
-    C("csv-text-duration", "profile info --format csv --columns name=Name,duration_ns=Grid {W}/artifact-text.csv", 1, "expected a number"),
-    C("csv-inf-duration", "profile info --format csv --columns name=Name,duration_ns=Duration {W}/artifact-inf.csv", 1, "out of range"),
-    C("csv-huge-duration", "profile info --format csv --columns name=Name,duration_s=Duration {W}/artifact-big.csv", 1, "out of range"),
-    C("csv-negative-duration", "profile info --format csv --columns name=Name,duration_ns=Duration {W}/artifact-neg.csv", 1, "negative duration"),
+    C(
+        "csv-columns-without-format",
+        "profile info --columns name=Name,duration_ns=Duration {D}/" + NV + "/traces_cudasdk_scan.csv",
+        1,
+        "--format csv only",
+    ),
+    C(
+        "csv-text-duration",
+        "profile info --format csv --columns name=Name,duration_ns=Grid {W}/artifact-text.csv",
+        1,
+        "expected a number",
+    ),
+    C(
+        "csv-inf-duration",
+        "profile info --format csv --columns name=Name,duration_ns=Duration {W}/artifact-inf.csv",
+        1,
+        "out of range",
+    ),
+    C(
+        "csv-huge-duration",
+        "profile info --format csv --columns name=Name,duration_s=Duration {W}/artifact-big.csv",
+        1,
+        "out of range",
+    ),
+    C(
+        "csv-negative-duration",
+        "profile info --format csv --columns name=Name,duration_ns=Duration {W}/artifact-neg.csv",
+        1,
+        "negative duration",
+    ),
 ]
 # plans with every sampler that takes a plain profile
 for sampler in ("random", "stem", "root", "allegro"):
     for f in ("vectorAdd", "scan", "matrixMul"):
-        CASES.append(C(f"plan-{sampler}-{f}", f"plan {{D}}/{NV}/traces_cudasdk_{f}.csv --sampler {sampler} -o {{O}}/plan.json", 0, "launches", "plan.json"))
-    CASES.append(C(f"plan-{sampler}-kineto", f"plan {{D}}/{HTA}/trace_diff/test/test.json.gz --sampler {sampler} -o {{O}}/plan.json", 0, "launches", "plan.json"))
-    CASES.append(C(f"plan-{sampler}-k40c", f"plan {{D}}/{KP}/lud-1024-run1.csv.xz --sampler {sampler} -o {{O}}/plan.json", 0, "launches", "plan.json"))
+        CASES.append(
+            C(
+                f"plan-{sampler}-{f}",
+                f"plan {{D}}/{NV}/traces_cudasdk_{f}.csv --sampler {sampler} -o {{O}}/plan.json",
+                0,
+                "launches",
+                "plan.json",
+            )
+        )
+    CASES.append(
+        C(
+            f"plan-{sampler}-kineto",
+            f"plan {{D}}/{HTA}/trace_diff/test/test.json.gz --sampler {sampler} -o {{O}}/plan.json",
+            0,
+            "launches",
+            "plan.json",
+        )
+    )
+    CASES.append(
+        C(
+            f"plan-{sampler}-k40c",
+            f"plan {{D}}/{KP}/lud-1024-run1.csv.xz --sampler {sampler} -o {{O}}/plan.json",
+            0,
+            "launches",
+            "plan.json",
+        )
+    )
 
 CASES += [
     # --- inputs overwritten: every command that writes refuses an output that is an input -----
@@ -137,63 +255,214 @@ CASES += [
     C("plan-o-input-dotted", "plan {W}/va.csv --sampler random -o {W}/sub/../va.csv", 1, "is the input"),
     C("plan-o-input-symlink", "plan {W}/va.csv --sampler random -o {W}/va-link.csv", 1, "inputs are never modified"),
     C("plan-o-input-hardlink", "plan {W}/va.csv --sampler random -o {W}/va-hard.csv", 1, "inputs are never modified"),
-    C("plan-o-second-input", f"plan {{D}}/{HTA}/trace_filter/sampled_rank-0.json.gz {{W}}/rank1.json.gz --sampler random -o {{W}}/rank1.json.gz", 1, "is the input"),
-    C("plan-o-inside-folder", f"plan {{W}}/t3 --sampler random -o {{W}}/t3/plan.json", 1, "lies inside the input"),
-    C("plan-o-inside-rank-folder", f"plan {{D}}/{HTA}/trace_filter --sampler random -o {{D}}/{HTA}/trace_filter/p.json", 1, "lies inside the input"),
+    C(
+        "plan-o-second-input",
+        f"plan {{D}}/{HTA}/trace_filter/sampled_rank-0.json.gz {{W}}/rank1.json.gz --sampler random -o {{W}}/rank1.json.gz",
+        1,
+        "is the input",
+    ),
+    C("plan-o-inside-folder", "plan {W}/t3 --sampler random -o {W}/t3/plan.json", 1, "lies inside the input"),
+    C(
+        "plan-o-inside-rank-folder",
+        f"plan {{D}}/{HTA}/trace_filter --sampler random -o {{D}}/{HTA}/trace_filter/p.json",
+        1,
+        "lies inside the input",
+    ),
     C("plan-o-join", "plan {W}/nvp-new.txt --join {W}/ncu.csv --sampler random -o {W}/ncu.csv", 1, "is the input"),
     C("plan-o-folder", "plan {W}/va.csv --sampler random -o {W}/emptydir", 1, "is a directory"),
     C("collect-o-log", "collect --sim accelsim --plan {W}/p3.json {W}/run.out -o {W}/run.out", 1, "is the input"),
     C("collect-o-plan", "collect --sim accelsim --plan {W}/p3.json {W}/run.out -o {W}/p3.json", 1, "is the input"),
     C("collect-macsim-o-log", "collect --sim macsim {W}/macsim.out -o {W}/macsim.out", 1, "is the input"),
-    C("features-o-trace", "profile features --sim accelsim {W}/t3 -o {W}/t3/kernel-1.traceg", 1, "lies inside the input"),
+    C(
+        "features-o-trace",
+        "profile features --sim accelsim {W}/t3 -o {W}/t3/kernel-1.traceg",
+        1,
+        "lies inside the input",
+    ),
     C("features-o-list", "profile features --sim accelsim {W}/t3 -o {W}/t3/kernelslist.g", 1, "lies inside the input"),
     C("features-o-folder", "profile features --sim accelsim {W}/t3 -o {W}/t3", 1, "is a directory"),
-    C("features-macsim-o-inside", "profile features --sim macsim {W}/macsim-traces -o {W}/macsim-traces/f.parquet", 1, "lies inside the input"),
-    C("features-hyfiss-o-inside", "profile features --sim hyfiss {W}/hyfiss-app -o {W}/hyfiss-app/f.parquet", 1, "lies inside the input"),
-    C("run-o-config", "run --sim accelsim --sampled {W}/t3 --accelsim {W}/va.csv --config {W}/gpgpusim.config -o {W}/gpgpusim.config --dry-run", 1, "is the input"),
-    C("run-o-binary", "run --sim accelsim --sampled {W}/t3 --accelsim {W}/va.csv --config {W}/gpgpusim.config -o {W}/va.csv --dry-run", 1, "is the input"),
-    C("run-o-kernelslist", "run --sim accelsim --sampled {W}/t3 --accelsim {W}/va.csv --config {W}/gpgpusim.config -o {W}/t3/kernelslist.g --dry-run", 1, "is the input"),
-    C("run-dry", "run --sim accelsim --sampled {W}/t3 --accelsim {W}/va.csv --config {W}/gpgpusim.config -o {O}/run.out --dry-run", 0, "kernelslist.g"),
-    C("run-macsim-o-params", "run --sim macsim --sampled {W}/macsim-sampled --macsim {W}/va.csv -o {W}/macsim-sampled/params.in --force", 1, "is the input"),
-    C("apply-macsim-ok", "apply --sim macsim --plan {W}/pm.json --traces {W}/macsim-traces --params {D}/simulators/macsim/bin/params.in --out {O}/s", 0, "", "s"),
-    C("apply-out-inside-traces", "apply --sim accelsim --plan {W}/p3.json --traces {W}/t3 --out {W}/t3/sampled", 1, "overlaps the input"),
-    C("apply-out-is-traces", "apply --sim accelsim --plan {W}/p3.json --traces {W}/t3 --out {W}/t3 --force", 1, "overlaps the input"),
-    C("pick-sm-o-app-config", "hyfiss pick-sm {W}/hyfiss-app --device-config {W}/gpgpusim.config -o {W}/hyfiss-app/configs/app.config", 1, "inputs are never modified"),
+    C(
+        "features-macsim-o-inside",
+        "profile features --sim macsim {W}/macsim-traces -o {W}/macsim-traces/f.parquet",
+        1,
+        "lies inside the input",
+    ),
+    C(
+        "features-hyfiss-o-inside",
+        "profile features --sim hyfiss {W}/hyfiss-app -o {W}/hyfiss-app/f.parquet",
+        1,
+        "lies inside the input",
+    ),
+    C(
+        "run-o-config",
+        "run --sim accelsim --sampled {W}/t3 --accelsim {W}/va.csv --config {W}/gpgpusim.config -o {W}/gpgpusim.config --dry-run",
+        1,
+        "is the input",
+    ),
+    C(
+        "run-o-binary",
+        "run --sim accelsim --sampled {W}/t3 --accelsim {W}/va.csv --config {W}/gpgpusim.config -o {W}/va.csv --dry-run",
+        1,
+        "is the input",
+    ),
+    C(
+        "run-o-kernelslist",
+        "run --sim accelsim --sampled {W}/t3 --accelsim {W}/va.csv --config {W}/gpgpusim.config -o {W}/t3/kernelslist.g --dry-run",
+        1,
+        "is the input",
+    ),
+    C(
+        "run-dry",
+        "run --sim accelsim --sampled {W}/t3 --accelsim {W}/va.csv --config {W}/gpgpusim.config -o {O}/run.out --dry-run",
+        0,
+        "kernelslist.g",
+    ),
+    C(
+        "run-macsim-o-params",
+        "run --sim macsim --sampled {W}/macsim-sampled --macsim {W}/va.csv -o {W}/macsim-sampled/params.in --force",
+        1,
+        "is the input",
+    ),
+    C(
+        "apply-macsim-ok",
+        "apply --sim macsim --plan {W}/pm.json --traces {W}/macsim-traces --params {D}/simulators/macsim/bin/params.in --out {O}/s",
+        0,
+        "",
+        "s",
+    ),
+    C(
+        "apply-out-inside-traces",
+        "apply --sim accelsim --plan {W}/p3.json --traces {W}/t3 --out {W}/t3/sampled",
+        1,
+        "overlaps the input",
+    ),
+    C(
+        "apply-out-is-traces",
+        "apply --sim accelsim --plan {W}/p3.json --traces {W}/t3 --out {W}/t3 --force",
+        1,
+        "overlaps the input",
+    ),
+    C(
+        "pick-sm-o-app-config",
+        "hyfiss pick-sm {W}/hyfiss-app --device-config {W}/gpgpusim.config -o {W}/hyfiss-app/configs/app.config",
+        1,
+        "inputs are never modified",
+    ),
     # an output folder that cannot be written
     C("plan-o-unwritable", "plan {W}/va.csv --sampler random -o /proc/plan.json", 1, "choose a writable output path"),
     C("plan-o-under-file", "plan {W}/va.csv --sampler random -o {W}/va.csv.gz/plan.json", 1, "is not a folder"),
     C("plan-o-unwritable-sys", "plan {W}/va.csv --sampler random -o /proc/sys/plan.json", 1, "permission denied"),
-    C("apply-out-unwritable", "apply --sim accelsim --plan {W}/p3.json --traces {W}/t3 --out /proc/sampled", 1, "choose a writable folder"),
-    C("collect-o-unwritable", "collect --sim accelsim --plan {W}/p3.json {W}/run.out -o /proc/results.csv", 1, "choose a writable output path"),
+    C(
+        "apply-out-unwritable",
+        "apply --sim accelsim --plan {W}/p3.json --traces {W}/t3 --out /proc/sampled",
+        1,
+        "choose a writable folder",
+    ),
+    C(
+        "collect-o-unwritable",
+        "collect --sim accelsim --plan {W}/p3.json {W}/run.out -o /proc/results.csv",
+        1,
+        "choose a writable output path",
+    ),
     # --- the commands doing their job ------------------------------------------------------
-    C("features-ok", "profile features --sim accelsim {W}/t3 -o {O}/f.parquet", 0, "launches", "f.parquet", "f.parquet.extras.npz", "f.parquet.cache"),
-    C("features-no-cache", "profile features --sim accelsim {W}/t3 -o {O}/f.parquet --no-cache", 0, "launches", "f.parquet", "f.parquet.extras.npz"),
+    C(
+        "features-ok",
+        "profile features --sim accelsim {W}/t3 -o {O}/f.parquet",
+        0,
+        "launches",
+        "f.parquet",
+        "f.parquet.extras.npz",
+        "f.parquet.cache",
+    ),
+    C(
+        "features-no-cache",
+        "profile features --sim accelsim {W}/t3 -o {O}/f.parquet --no-cache",
+        0,
+        "launches",
+        "f.parquet",
+        "f.parquet.extras.npz",
+    ),
     C("features-damaged-xz", "profile features --sim accelsim {W}/t3-cut -o {O}/f.parquet", 1, "kernel-2.traceg.xz"),
-    C("features-macsim", "profile features --sim macsim {W}/macsim-traces -o {O}/f.parquet", 0, "launches", "f.parquet"),
+    C(
+        "features-macsim",
+        "profile features --sim macsim {W}/macsim-traces -o {O}/f.parquet",
+        0,
+        "launches",
+        "f.parquet",
+    ),
     C("features-hyfiss", "profile features --sim hyfiss {W}/hyfiss-app -o {O}/f.parquet", 0, "kernels", "f.parquet"),
-    C("apply-ok", "apply --sim accelsim --plan {W}/p3.json --traces {W}/t3 --out {O}/sampled", 0, "kernelslist.g", "sampled"),
-    C("apply-copy", "apply --sim accelsim --plan {W}/p3.json --traces {W}/t3 --out {O}/sampled --copy", 0, "copied", "sampled"),
-    C("apply-wrong-workload", "apply --sim accelsim --plan {W}/va.plan.json --traces {W}/t3 --out {O}/sampled", 1, "make a plan for these inputs"),
-    C("apply-dup-samples", "apply --sim accelsim --plan {W}/p3-dup.json --traces {W}/t3 --out {O}/sampled", 1, "samples listed twice"),
-    C("apply-nan-weight", "apply --sim accelsim --plan {W}/p3-nan.json --traces {W}/t3 --out {O}/sampled", 1, "p3-nan.json", "samples/0/weight: nan is not a finite number"),
-    C("collect-ok", "collect --sim accelsim --plan {W}/p3.json {W}/run.out -o {O}/results.csv", 0, "kernel", "results.csv"),
+    C(
+        "apply-ok",
+        "apply --sim accelsim --plan {W}/p3.json --traces {W}/t3 --out {O}/sampled",
+        0,
+        "kernelslist.g",
+        "sampled",
+    ),
+    C(
+        "apply-copy",
+        "apply --sim accelsim --plan {W}/p3.json --traces {W}/t3 --out {O}/sampled --copy",
+        0,
+        "copied",
+        "sampled",
+    ),
+    C(
+        "apply-wrong-workload",
+        "apply --sim accelsim --plan {W}/va.plan.json --traces {W}/t3 --out {O}/sampled",
+        1,
+        "make a plan for these inputs",
+    ),
+    C(
+        "apply-dup-samples",
+        "apply --sim accelsim --plan {W}/p3-dup.json --traces {W}/t3 --out {O}/sampled",
+        1,
+        "samples listed twice",
+    ),
+    C(
+        "apply-nan-weight",
+        "apply --sim accelsim --plan {W}/p3-nan.json --traces {W}/t3 --out {O}/sampled",
+        1,
+        "p3-nan.json",
+        "samples/0/weight: nan is not a finite number",
+    ),
+    C(
+        "collect-ok",
+        "collect --sim accelsim --plan {W}/p3.json {W}/run.out -o {O}/results.csv",
+        0,
+        "kernel",
+        "results.csv",
+    ),
     C("collect-json", "collect --sim accelsim {W}/run.out --json", 0, "kernel_id"),
     C("collect-truncated-gz", "collect --sim accelsim {W}/run-cut.out.gz", 1, "run-cut.out.gz"),
     C("estimate-ok", "estimate --sim accelsim --plan {W}/p3.json {W}/run.out", 0, "cycles"),
     C("estimate-other-run", "estimate --sim accelsim --plan {W}/p3.json {W}/full.out", 1, "from another run"),
-    C("estimate-results-inf", "estimate --sim accelsim --plan {W}/p3.json {W}/results-inf.csv", 1, "not a finite number"),
+    C(
+        "estimate-results-inf",
+        "estimate --sim accelsim --plan {W}/p3.json {W}/results-inf.csv",
+        1,
+        "not a finite number",
+    ),
     C("estimate-values-ok", "estimate --plan {W}/va.plan.json {W}/values.csv", 0, "value"),
     C("report-ok", "report {W}/va.plan.json -o {O}/report.html", 0, "report of", "report.html"),
     C("report-o-plan", "report {W}/va.plan.json -o {W}/va.plan.json", 1, "is the input"),
     C("report-o-profile", "report {W}/va.plan.json --profile {W}/va.csv -o {W}/va.csv", 1, "is the input"),
     C("report-o-folder", "report {W}/va.plan.json -o {O}", 1, "is a directory"),
     C("estimate-values-inf", "estimate --plan {W}/va.plan.json {W}/values-inf.csv", 1, "out of range"),
-    C("estimate-values-1e400", "estimate --plan {W}/va.plan.json {W}/values-1e400.csv", 1, "value: inf is out of range"),
+    C(
+        "estimate-values-1e400",
+        "estimate --plan {W}/va.plan.json {W}/values-1e400.csv",
+        1,
+        "value: inf is out of range",
+    ),
     C("estimate-values-nan", "estimate --plan {W}/va.plan.json {W}/values-nan.csv", 1, "not numeric"),
     C("estimate-values-other-run", "estimate --plan {W}/va.plan.json {W}/values-foreign.csv", 1, "from another run"),
     C("estimate-values-missing", "estimate --plan {W}/va.plan.json {W}/values-missing.csv", 1, "no value"),
     C("estimate-confidence", "estimate --plan {W}/va.plan.json {W}/values.csv --confidence 2", 1, "confidence"),
-    C("estimate-macsim-wrong-plan", "estimate --sim macsim --plan {W}/va.plan.json {W}/macsim.out", 1, "cannot estimate"),
+    C(
+        "estimate-macsim-wrong-plan",
+        "estimate --sim macsim --plan {W}/va.plan.json {W}/macsim.out",
+        1,
+        "cannot estimate",
+    ),
     C("collect-macsim", "collect --sim macsim {W}/macsim.out", 0, "MacSim"),
     C("pkp-replay-truncated", "pkp replay --total-ctas 10 --wave-size 5 {W}/vis-cut.log.gz", 1, "truncated or corrupt"),
     C("pkp-replay-ok", "pkp replay --stdout {W}/vis-stdout.out.gz {W}/vis.log.gz", 0, ""),
@@ -232,13 +501,33 @@ CASES += [
     C("deep-json-kineto", "profile info {W}/deep.json --format kineto", 1, "nested too deeply"),
     C("deep-json-kineto-gz", "profile info {W}/deep-trace.json.gz", 1, "nested too deeply"),
     C("deep-json-plan", "estimate --plan {W}/deep.json {W}/values.csv", 1, "nested too deeply"),
-    C("deep-json-explicit", "plan {W}/va.csv --sampler explicit --param file={W}/deep.json -o {O}/p.json", 1, "nested too deeply"),
+    C(
+        "deep-json-explicit",
+        "plan {W}/va.csv --sampler explicit --param file={W}/deep.json -o {O}/p.json",
+        1,
+        "nested too deeply",
+    ),
     C("truncated-gz", "profile info {W}/cut.json.gz", 1, "cut.json.gz"),
     C("truncated-xz", "profile info {W}/cut.csv.xz", 1, "cut.csv.xz"),
     C("truncated-json", "profile info {W}/cut.json", 1, "truncated"),
-    C("nvprof-grid-1e26", "plan {W}/grid-1e26.csv --sampler random -o {O}/p.json", 1, "column 'Grid X': value 1e+26 is out of range"),
-    C("nvprof-duration-1e308", "plan {W}/dur-1e308.csv --sampler random -o {O}/p.json", 1, "column 'Duration': value 1e+308 is out of range"),
-    C("nvprof-duration-1e400", "plan {W}/dur-1e400.csv --sampler random -o {O}/p.json", 1, "column 'Duration': value inf"),
+    C(
+        "nvprof-grid-1e26",
+        "plan {W}/grid-1e26.csv --sampler random -o {O}/p.json",
+        1,
+        "column 'Grid X': value 1e+26 is out of range",
+    ),
+    C(
+        "nvprof-duration-1e308",
+        "plan {W}/dur-1e308.csv --sampler random -o {O}/p.json",
+        1,
+        "column 'Duration': value 1e+308 is out of range",
+    ),
+    C(
+        "nvprof-duration-1e400",
+        "plan {W}/dur-1e400.csv --sampler random -o {O}/p.json",
+        1,
+        "column 'Duration': value inf",
+    ),
     C("nvprof-start-1e17", "profile info {W}/start-1e17.csv", 1, "column 'Start'"),
     C("nvprof-block-negative", "profile info {W}/block-neg.csv", 1, "Block X"),
     C("nvprof-grid-text", "profile info {W}/grid-text.csv", 1, "expected a number"),
@@ -257,7 +546,12 @@ CASES += [
     C("nsys-not-sqlite", "profile info {W}/va.csv --format nsys_sqlite", 1, "va.csv"),
     C("plan-nan-weight", "estimate --plan {W}/va-nan.json {W}/values.csv", 1, "va-nan.json"),
     C("plan-dup-samples", "estimate --plan {W}/va-dup.json {W}/values.csv", 1, "samples listed twice"),
-    C("plan-huge-id", "estimate --plan {W}/va-huge.json {W}/values.csv", 1, "greater than the maximum of 9223372036854775807"),  # the schema bounds ids to int64
+    C(
+        "plan-huge-id",
+        "estimate --plan {W}/va-huge.json {W}/values.csv",
+        1,
+        "greater than the maximum of 9223372036854775807",
+    ),  # the schema bounds ids to int64
     C("plan-not-json", "estimate --plan {W}/va.csv {W}/values.csv", 1, "not valid JSON"),
     C("plan-empty", "estimate --plan {W}/empty.csv {W}/values.csv", 1, "empty"),
     C("plan-is-folder", "estimate --plan {W}/emptydir {W}/values.csv", 1, "is a directory"),
@@ -280,8 +574,16 @@ def _nvprof_variant(src: str, out: Path, old: str, new: str) -> None:
 
 
 def _kineto(path: Path, kernel: dict) -> None:
-    ev = {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10.5, "dur": 2.0,
-          "args": {"grid": [1, 1, 1], "block": [32, 1, 1], "stream": 7, "correlation": 1}}
+    ev = {
+        "ph": "X",
+        "cat": "kernel",
+        "name": "k",
+        "pid": 0,
+        "tid": 7,
+        "ts": 10.5,
+        "dur": 2.0,
+        "args": {"grid": [1, 1, 1], "block": [32, 1, 1], "stream": 7, "correlation": 1},
+    }
     ev.update(kernel)
     path.write_text(json.dumps({"traceEvents": [ev], "schemaVersion": 1}))
 
@@ -328,12 +630,25 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from simsample.io.loading import load_workload
 
     k = load_workload([D / NV / "traces_cudasdk_scan.csv"]).kernels
-    art = pd.DataFrame({"Name": k["name"].astype(str), "Grid": k["grid_x"], "Duration": k["duration_ns"], "Time": k["duration_ns"] / 1000})
+    art = pd.DataFrame(
+        {
+            "Name": k["name"].astype(str),
+            "Grid": k["grid_x"],
+            "Duration": k["duration_ns"],
+            "Time": k["duration_ns"] / 1000,
+        }
+    )
     art.to_csv(w / "artifact.csv", index=False)
     art.assign(Grid="wide").to_csv(w / "artifact-text.csv", index=False)
-    (w / "artifact-big.csv").write_text((w / "artifact.csv").read_text().replace(f",{int(art['Duration'].iloc[0])},", ",1e12,", 1))
-    (w / "artifact-neg.csv").write_text((w / "artifact.csv").read_text().replace(f",{int(art['Duration'].iloc[0])},", ",-5,", 1))
-    (w / "artifact-inf.csv").write_text((w / "artifact.csv").read_text().replace(f",{int(art['Duration'].iloc[0])},", ",1e400,", 1))
+    (w / "artifact-big.csv").write_text(
+        (w / "artifact.csv").read_text().replace(f",{int(art['Duration'].iloc[0])},", ",1e12,", 1)
+    )
+    (w / "artifact-neg.csv").write_text(
+        (w / "artifact.csv").read_text().replace(f",{int(art['Duration'].iloc[0])},", ",-5,", 1)
+    )
+    (w / "artifact-inf.csv").write_text(
+        (w / "artifact.csv").read_text().replace(f",{int(art['Duration'].iloc[0])},", ",1e400,", 1)
+    )
     # Kineto: rank files, an archive of them, hostile events
     shutil.copy(D / HTA / "trace_filter/sampled_rank-1.json.gz", w / "rank1.json.gz")
     with tarfile.open(w / "ranks.tar.gz", "w:gz") as tar:
@@ -347,7 +662,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (w / "deep.json").write_text(deep)
     (w / "deep-trace.json.gz").write_bytes(gzip.compress(('{"traceEvents": ' + deep + "}").encode()))
     real = gzip.decompress((D / HTA / "trace_diff/test/test.json.gz").read_bytes())
-    (w / "cut.json.gz").write_bytes(gzip.compress(real)[: 20000])
+    (w / "cut.json.gz").write_bytes(gzip.compress(real)[:20000])
     (w / "cut.json").write_bytes(real[: len(real) // 2])
     (w / "cut.csv.xz").write_bytes(lzma.compress(nv.encode())[:300])
     _kineto(w / "k-nodur.json", {"dur": None})
@@ -356,11 +671,28 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (w / "k-nodur.json").write_text(json.dumps(json_nodur))
     _kineto(w / "k-textdur.json", {"dur": "long"})
     _kineto(w / "k-hugets.json", {"ts": 1e300})
-    (w / "k-badgrid.json").write_text(json.dumps({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "args": {"grid": [1, 1, 1], "block": [32, 1, 1]}}]}).replace("[1, 1, 1]", "[1e999, 1, 1]"))
+    (w / "k-badgrid.json").write_text(
+        json.dumps(
+            {
+                "traceEvents": [
+                    {
+                        "ph": "X",
+                        "cat": "kernel",
+                        "name": "k",
+                        "ts": 1,
+                        "dur": 2,
+                        "args": {"grid": [1, 1, 1], "block": [32, 1, 1]},
+                    }
+                ]
+            }
+        ).replace("[1, 1, 1]", "[1e999, 1, 1]")
+    )
     _kineto(w / "k-nogrid.json", {"args": {"block": [32, 1, 1]}})
     # nsys: an export whose string table is gone
     sql = w / "nostrings.sqlite"
-    sql.write_bytes(lzma.decompress((D / "profiles/nsys-sqlite/pipit-cloverleaf/perlmutter-cloverleaf-cuda.sqlite.xz").read_bytes()))
+    sql.write_bytes(
+        lzma.decompress((D / "profiles/nsys-sqlite/pipit-cloverleaf/perlmutter-cloverleaf-cuda.sqlite.xz").read_bytes())
+    )
     with sqlite3.connect(sql) as conn:
         conn.execute("DROP TABLE StringIds")
     # Accel-Sim: a trace folder, its run, a damaged copy, a plan and its hostile variants
@@ -383,12 +715,43 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copy(D / "profiles/ncu/microgpusim/nsight_vectoradd_100_32_metrics_all.csv", w / "ncu.csv")
     for argv in (
         ["profile", "features", "--sim", "accelsim", str(w / "t3"), "-o", str(w / "f3.parquet"), "--no-cache"],
-        ["plan", str(w / "f3.parquet"), "--sampler", "random", "--param", "metric=warp_insts", "-o", str(w / "p3.json")],
+        [
+            "plan",
+            str(w / "f3.parquet"),
+            "--sampler",
+            "random",
+            "--param",
+            "metric=warp_insts",
+            "-o",
+            str(w / "p3.json"),
+        ],
         ["plan", str(D / NV / "traces_cudasdk_scan.csv"), "--sampler", "stem", "-o", str(w / "va.plan.json")],
-        ["plan", str(w / "macsim-traces"), "--sampler", "random", "--param", "metric=instructions", "-o", str(w / "pm.json")],
-        ["apply", "--sim", "macsim", "--plan", str(w / "pm.json"), "--traces", str(w / "macsim-traces"), "--params", str(D / "simulators/macsim/bin/params.in"), "--out", str(w / "macsim-sampled")],
+        [
+            "plan",
+            str(w / "macsim-traces"),
+            "--sampler",
+            "random",
+            "--param",
+            "metric=instructions",
+            "-o",
+            str(w / "pm.json"),
+        ],
+        [
+            "apply",
+            "--sim",
+            "macsim",
+            "--plan",
+            str(w / "pm.json"),
+            "--traces",
+            str(w / "macsim-traces"),
+            "--params",
+            str(D / "simulators/macsim/bin/params.in"),
+            "--out",
+            str(w / "macsim-sampled"),
+        ],
     ):
         assert run(argv) == 0, argv
+
     # plans: a NaN weight, every sample listed twice, a kernel id beyond int64
     def variant(src: str, dst: str, edit) -> None:
         doc = json.loads((w / src).read_text())
@@ -405,15 +768,23 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     launches = plan["workload"]["launches"]
     rows = "".join(f"{k},{100 + k}\n" for k in ids)
     (w / "values.csv").write_text("kernel_id,value\n" + rows)
-    (w / "values-inf.csv").write_text("kernel_id,value\n" + rows.replace(f"{ids[0]},{100 + ids[0]}", f"{ids[0]},inf", 1))
-    (w / "values-1e400.csv").write_text("kernel_id,value\n" + rows.replace(f"{ids[0]},{100 + ids[0]}", f"{ids[0]},1e400", 1))
+    (w / "values-inf.csv").write_text(
+        "kernel_id,value\n" + rows.replace(f"{ids[0]},{100 + ids[0]}", f"{ids[0]},inf", 1)
+    )
+    (w / "values-1e400.csv").write_text(
+        "kernel_id,value\n" + rows.replace(f"{ids[0]},{100 + ids[0]}", f"{ids[0]},1e400", 1)
+    )
     (w / "values-nan.csv").write_text("kernel_id,value\n" + rows.replace(f"{ids[0]},{100 + ids[0]}", f"{ids[0]},", 1))
     (w / "values-missing.csv").write_text("kernel_id,value\n" + "".join(rows.splitlines(keepends=True)[1:]))
     (w / "values-foreign.csv").write_text("kernel_id,value\n" + "".join(f"{k},{k}\n" for k in range(launches + 50)))
     p3 = json.loads((w / "p3.json").read_text())
     p3_ids = sorted({s["kernel_id"] for s in p3["samples"]})
     cols = "kernel_id,cycles,instructions,ipc,l1_hits,l1_accesses,l2_hits,l2_accesses,dram_reads,dram_writes,status"
-    (w / "results-inf.csv").write_text(cols + "\n" + "".join(f"{k},{'1e400' if i == 0 else 1000},500,0.5,1,2,1,2,3,4,ok\n" for i, k in enumerate(p3_ids)))
+    (w / "results-inf.csv").write_text(
+        cols
+        + "\n"
+        + "".join(f"{k},{'1e400' if i == 0 else 1000},500,0.5,1,2,1,2,3,4,ok\n" for i, k in enumerate(p3_ids))
+    )
     return w
 
 
@@ -439,7 +810,13 @@ def _inputs(argv: list[str], out_dir: Path) -> dict[Path, str]:
     for a in argv:
         for piece in a.split("="):
             p = Path(piece)
-            if p.is_absolute() and (p.exists() or p.is_symlink()) and out_dir not in p.parents and p != out_dir and not str(p).startswith("/proc"):
+            if (
+                p.is_absolute()
+                and (p.exists() or p.is_symlink())
+                and out_dir not in p.parents
+                and p != out_dir
+                and not str(p).startswith("/proc")
+            ):
                 try:
                     found[p] = _digest(p)
                 except OSError:
@@ -468,7 +845,9 @@ def _listing(folder: Path) -> set[str]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_catalogue(case: Case, work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_catalogue(
+    case: Case, work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from simsample.cli import run
 
     out = tmp_path / "out"
@@ -525,7 +904,13 @@ def test_ctrl_c_is_one_line_and_exit_130(delay: float, tmp_path: Path) -> None:
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     out = tmp_path / "out"
     out.mkdir()
-    p = subprocess.Popen(_console("plan", str(src), "--sampler", "stem", "-o", str(out / "p.json")), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=out)
+    p = subprocess.Popen(
+        _console("plan", str(src), "--sampler", "stem", "-o", str(out / "p.json")),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=out,
+    )
     time.sleep(delay)
     p.send_signal(signal.SIGINT)
     stdout, stderr = p.communicate(timeout=60)
@@ -550,7 +935,10 @@ def test_ctrl_c_during_features_removes_the_new_cache(tmp_path: Path, work: Path
     for delay in (0.6, 0.9, 1.2, 1.6):
         p = subprocess.Popen(
             _console("profile", "features", "--sim", "accelsim", str(D / ACC / "hetero"), "-o", str(out / "f.parquet")),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=out, env={**os.environ, "TMPDIR": str(tmp_path)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=out,
+            env={**os.environ, "TMPDIR": str(tmp_path)},
         )
         time.sleep(delay)
         p.send_signal(signal.SIGINT)

@@ -31,7 +31,10 @@ import pytest
 
 from tests.helpers import SHARED_DATA
 from tests.test_catalogue import ACC, HTA, NV, _digest, _listing, work  # noqa: F401  (work: the shared inputs)
-from tests.test_hyfiss_adapter import FAKE_MERGE, FAKE_SIM  # the stand-in simulator and report merger of the adapter's own tests
+from tests.test_hyfiss_adapter import (
+    FAKE_MERGE,
+    FAKE_SIM,
+)  # the stand-in simulator and report merger of the adapter's own tests
 
 pytestmark = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="../shared/data is not available")
 
@@ -53,36 +56,105 @@ CASES: list[L] = [
     # --- archives: a budget on what unpacking may write, checked before and while it streams --
     L("tar-sparse-2g", "profile info {W}/sparse.tar.gz", 1, "SIMSAMPLE_MAX_COMPRESSION_RATIO"),
     L("tar-sparse-2g-plan", "plan {W}/sparse.tar.gz --sampler random -o {O}/p.json", 1, "declare 2.0 GiB"),
-    L("tar-sparse-unpack-limit", "profile info {W}/sparse.tar.gz", 1, "SIMSAMPLE_MAX_UNPACK_BYTES", env={"SIMSAMPLE_MAX_UNPACK_BYTES": "1G"}),
+    L(
+        "tar-sparse-unpack-limit",
+        "profile info {W}/sparse.tar.gz",
+        1,
+        "SIMSAMPLE_MAX_UNPACK_BYTES",
+        env={"SIMSAMPLE_MAX_UNPACK_BYTES": "1G"},
+    ),
     L("tar-zeros", "profile info {W}/zeros.tar.gz", 1, "SIMSAMPLE_MAX_COMPRESSION_RATIO"),
-    L("tar-zeros-no-ratio", "profile info {W}/zeros.tar.gz", 1, "SIMSAMPLE_MAX_UNPACK_BYTES",
-      env={"SIMSAMPLE_MAX_COMPRESSION_RATIO": "0", "SIMSAMPLE_MAX_UNPACK_BYTES": "64M"}),
-    L("tar-members", "profile info {W}/many.tar", 1, "SIMSAMPLE_MAX_UNPACK_MEMBERS", env={"SIMSAMPLE_MAX_UNPACK_MEMBERS": "3"}),
-    L("tar-members-raised", "profile info --json {W}/many.tar", 0, '"launches"', env={"SIMSAMPLE_MAX_UNPACK_MEMBERS": "8"}),
+    L(
+        "tar-zeros-no-ratio",
+        "profile info {W}/zeros.tar.gz",
+        1,
+        "SIMSAMPLE_MAX_UNPACK_BYTES",
+        env={"SIMSAMPLE_MAX_COMPRESSION_RATIO": "0", "SIMSAMPLE_MAX_UNPACK_BYTES": "64M"},
+    ),
+    L(
+        "tar-members",
+        "profile info {W}/many.tar",
+        1,
+        "SIMSAMPLE_MAX_UNPACK_MEMBERS",
+        env={"SIMSAMPLE_MAX_UNPACK_MEMBERS": "3"},
+    ),
+    L(
+        "tar-members-raised",
+        "profile info --json {W}/many.tar",
+        0,
+        '"launches"',
+        env={"SIMSAMPLE_MAX_UNPACK_MEMBERS": "8"},
+    ),
     L("tar-only-traces", "profile info --json {W}/mixed.tar", 0, '"ranks"'),
     L("tar-no-trace-plan", "plan {W}/junk.tar.gz --sampler random -o {O}/p.json", 1, "no Kineto trace in this archive"),
     L("gz-bomb-json", "profile info {W}/spaces.json.gz", 1, "SIMSAMPLE_MAX_COMPRESSION_RATIO"),
-    L("gz-profile-limit", "profile info {W}/rank1.json.gz", 1, "SIMSAMPLE_MAX_PROFILE_BYTES", env={"SIMSAMPLE_MAX_PROFILE_BYTES": "100K"}),
-    L("xz-sqlite-unpack-limit", "profile info {D}/profiles/nsys-sqlite/pipit-cloverleaf/perlmutter-cloverleaf-cuda.sqlite.xz", 1,
-      "SIMSAMPLE_MAX_UNPACK_BYTES", env={"SIMSAMPLE_MAX_UNPACK_BYTES": "100K"}),
-    L("limit-not-a-number", "estimate --plan {W}/va.plan.json {W}/values.csv", 1, "SIMSAMPLE_MAX_DOCUMENT_BYTES='lots'",
-      env={"SIMSAMPLE_MAX_DOCUMENT_BYTES": "lots"}),
+    L(
+        "gz-profile-limit",
+        "profile info {W}/rank1.json.gz",
+        1,
+        "SIMSAMPLE_MAX_PROFILE_BYTES",
+        env={"SIMSAMPLE_MAX_PROFILE_BYTES": "100K"},
+    ),
+    L(
+        "xz-sqlite-unpack-limit",
+        "profile info {D}/profiles/nsys-sqlite/pipit-cloverleaf/perlmutter-cloverleaf-cuda.sqlite.xz",
+        1,
+        "SIMSAMPLE_MAX_UNPACK_BYTES",
+        env={"SIMSAMPLE_MAX_UNPACK_BYTES": "100K"},
+    ),
+    L(
+        "limit-not-a-number",
+        "estimate --plan {W}/va.plan.json {W}/values.csv",
+        1,
+        "SIMSAMPLE_MAX_DOCUMENT_BYTES='lots'",
+        env={"SIMSAMPLE_MAX_DOCUMENT_BYTES": "lots"},
+    ),
     # --- devices and pipes as inputs: refused, never read (no MemoryError, no hang) ------------
     L("dev-zero-plan", "estimate --plan /dev/zero {W}/values.csv", 1, "character device"),
     L("dev-zero-values", "estimate --plan {W}/va.plan.json /dev/zero", 1, "character device"),
     L("dev-zero-report-plan", "report /dev/zero -o {O}/r.html", 1, "character device"),
     L("dev-zero-report-estimate", "report {W}/va.plan.json --estimate /dev/zero -o {O}/r.html", 1, "character device"),
     L("dev-zero-report-evaluate", "report {W}/va.plan.json --evaluate /dev/zero -o {O}/r.html", 1, "character device"),
-    L("dev-zero-truth", f"evaluate {{D}}/{NV}/traces_cudasdk_scan.csv --sampler random --repeat 1 --truth /dev/zero", 1, "character device"),
-    L("dev-zero-truth-sim", "evaluate {W}/f3.parquet --sampler random --repeat 1 --truth /dev/zero --sim accelsim", 1, "character device"),
-    L("dev-zero-warmup-config", "apply --sim accelsim --plan {W}/p3.json --traces {W}/t3 --out {O}/s --warmup-config /dev/zero", 1, "character device"),
+    L(
+        "dev-zero-truth",
+        f"evaluate {{D}}/{NV}/traces_cudasdk_scan.csv --sampler random --repeat 1 --truth /dev/zero",
+        1,
+        "character device",
+    ),
+    L(
+        "dev-zero-truth-sim",
+        "evaluate {W}/f3.parquet --sampler random --repeat 1 --truth /dev/zero --sim accelsim",
+        1,
+        "character device",
+    ),
+    L(
+        "dev-zero-warmup-config",
+        "apply --sim accelsim --plan {W}/p3.json --traces {W}/t3 --out {O}/s --warmup-config /dev/zero",
+        1,
+        "character device",
+    ),
     L("dev-zero-pkp-log", "pkp replay --total-ctas 10 --wave-size 5 /dev/zero", 1, "character device"),
     L("dev-zero-pkp-stdout", "pkp replay --stdout /dev/zero {W}/vis.log.gz", 1, "character device"),
-    L("dev-zero-explicit", "plan {W}/va.csv --sampler explicit --param file=/dev/zero -o {O}/p.json", 1, "character device"),
-    L("dev-zero-csv", "profile info --format csv --columns name=Name,duration_ns=Duration /dev/zero", 1, "character device"),
+    L(
+        "dev-zero-explicit",
+        "plan {W}/va.csv --sampler explicit --param file=/dev/zero -o {O}/p.json",
+        1,
+        "character device",
+    ),
+    L(
+        "dev-zero-csv",
+        "profile info --format csv --columns name=Name,duration_ns=Duration /dev/zero",
+        1,
+        "character device",
+    ),
     L("dev-zero-profile", "profile info /dev/zero", 1, "/dev/zero"),
     L("dev-zero-collect", "collect --sim accelsim /dev/zero", 1, "character device"),
-    L("dev-zero-macsim-params", "apply --sim macsim --plan {W}/pm.json --traces {W}/macsim-traces --params /dev/zero --out {O}/s", 1, "character device"),
+    L(
+        "dev-zero-macsim-params",
+        "apply --sim macsim --plan {W}/pm.json --traces {W}/macsim-traces --params /dev/zero --out {O}/s",
+        1,
+        "character device",
+    ),
     L("dev-zero-join", "profile info {W}/nvp-new.txt --join /dev/zero", 1, "character device"),
     L("fifo-profile", "profile info {W}/fifo", 1, "named pipe"),
     L("fifo-csv", "profile info --format csv --columns name=Name,duration_ns=Duration {W}/fifo", 1, "named pipe"),
@@ -90,48 +162,197 @@ CASES: list[L] = [
     L("fifo-report-estimate", "report {W}/va.plan.json --estimate {W}/fifo -o {O}/r.html", 1, "named pipe"),
     L("fifo-collect", "collect --sim accelsim {W}/fifo", 1, "named pipe"),
     L("fifo-pkp", "pkp replay --total-ctas 10 --wave-size 5 {W}/fifo", 1, "named pipe"),
-    L("fifo-macsim-params", "apply --sim macsim --plan {W}/pm.json --traces {W}/macsim-traces --params {W}/fifo --out {O}/s", 1, "named pipe"),
+    L(
+        "fifo-macsim-params",
+        "apply --sim macsim --plan {W}/pm.json --traces {W}/macsim-traces --params {W}/fifo --out {O}/s",
+        1,
+        "named pipe",
+    ),
     # --- documents beyond their size limit: refused before a byte is read -------------------
     L("huge-plan", "estimate --plan {W}/huge.json {W}/values.csv", 1, "SIMSAMPLE_MAX_DOCUMENT_BYTES"),
     L("huge-report-plan", "report {W}/huge.json -o {O}/r.html", 1, "SIMSAMPLE_MAX_DOCUMENT_BYTES"),
-    L("huge-estimate", "report {W}/va.plan.json --estimate {W}/huge.json -o {O}/r.html", 1, "SIMSAMPLE_MAX_DOCUMENT_BYTES"),
-    L("huge-explicit", "plan {W}/va.csv --sampler explicit --param file={W}/huge.json -o {O}/p.json", 1, "SIMSAMPLE_MAX_DOCUMENT_BYTES"),
-    L("huge-warmup-config", "apply --sim accelsim --plan {W}/p3.json --traces {W}/t3 --out {O}/s --warmup-config {W}/huge.json", 1, "SIMSAMPLE_MAX_DOCUMENT_BYTES"),
-    L("huge-macsim-params", "apply --sim macsim --plan {W}/pm.json --traces {W}/macsim-traces --params {W}/huge.json --out {O}/s", 1, "SIMSAMPLE_MAX_DOCUMENT_BYTES"),
-    L("huge-truth", f"evaluate {{D}}/{NV}/traces_cudasdk_scan.csv --sampler random --repeat 1 --truth {{W}}/huge.csv", 1, "SIMSAMPLE_MAX_LOG_BYTES",
-      env={"SIMSAMPLE_MAX_LOG_BYTES": "1M"}),
-    L("huge-values", "estimate --plan {W}/va.plan.json {W}/huge.csv", 1, "SIMSAMPLE_MAX_LOG_BYTES", env={"SIMSAMPLE_MAX_LOG_BYTES": "1M"}),
-    L("huge-plan-raised", "estimate --plan {W}/va.plan.json {W}/values.csv", 0, "value", env={"SIMSAMPLE_MAX_DOCUMENT_BYTES": "10M"}),
-    L("plan-limit-lowered", "estimate --plan {W}/va.plan.json {W}/values.csv", 1, "SIMSAMPLE_MAX_DOCUMENT_BYTES", env={"SIMSAMPLE_MAX_DOCUMENT_BYTES": "1K"}),
+    L(
+        "huge-estimate",
+        "report {W}/va.plan.json --estimate {W}/huge.json -o {O}/r.html",
+        1,
+        "SIMSAMPLE_MAX_DOCUMENT_BYTES",
+    ),
+    L(
+        "huge-explicit",
+        "plan {W}/va.csv --sampler explicit --param file={W}/huge.json -o {O}/p.json",
+        1,
+        "SIMSAMPLE_MAX_DOCUMENT_BYTES",
+    ),
+    L(
+        "huge-warmup-config",
+        "apply --sim accelsim --plan {W}/p3.json --traces {W}/t3 --out {O}/s --warmup-config {W}/huge.json",
+        1,
+        "SIMSAMPLE_MAX_DOCUMENT_BYTES",
+    ),
+    L(
+        "huge-macsim-params",
+        "apply --sim macsim --plan {W}/pm.json --traces {W}/macsim-traces --params {W}/huge.json --out {O}/s",
+        1,
+        "SIMSAMPLE_MAX_DOCUMENT_BYTES",
+    ),
+    L(
+        "huge-truth",
+        f"evaluate {{D}}/{NV}/traces_cudasdk_scan.csv --sampler random --repeat 1 --truth {{W}}/huge.csv",
+        1,
+        "SIMSAMPLE_MAX_LOG_BYTES",
+        env={"SIMSAMPLE_MAX_LOG_BYTES": "1M"},
+    ),
+    L(
+        "huge-values",
+        "estimate --plan {W}/va.plan.json {W}/huge.csv",
+        1,
+        "SIMSAMPLE_MAX_LOG_BYTES",
+        env={"SIMSAMPLE_MAX_LOG_BYTES": "1M"},
+    ),
+    L(
+        "huge-plan-raised",
+        "estimate --plan {W}/va.plan.json {W}/values.csv",
+        0,
+        "value",
+        env={"SIMSAMPLE_MAX_DOCUMENT_BYTES": "10M"},
+    ),
+    L(
+        "plan-limit-lowered",
+        "estimate --plan {W}/va.plan.json {W}/values.csv",
+        1,
+        "SIMSAMPLE_MAX_DOCUMENT_BYTES",
+        env={"SIMSAMPLE_MAX_DOCUMENT_BYTES": "1K"},
+    ),
     # --- readers strict about numbers and headers --------------------------------------------
-    L("csv-decimal-comma", "profile info --format csv --columns name=Name,duration_us=Time {W}/artifact-comma.csv", 1, "column 'Time': '1,5' is not a number"),
-    L("csv-thousands-generic", "profile info --format csv --columns name=Name,duration_us=Time {W}/artifact-thousands.csv", 1, "'1,500'"),
-    L("csv-header-spaces", "profile info --format csv --columns 'name=Kernel Name,duration_us=Time (us)' {W}/artifact-spaces.csv", 0, "launches"),
-    L("csv-header-spaces-plan", "plan --format csv --columns 'name=Kernel Name,duration_us=Time (us)' {W}/artifact-spaces.csv --sampler random -o {O}/p.json",
-      0, "launches", ("p.json",)),
-    L("csv-header-absent", "profile info --format csv --columns 'name=Kernel,duration_us=Time (us)' {W}/artifact-spaces.csv", 1, "'Kernel Name'"),
-    L("accelsim-nan-collect", "collect --sim accelsim {W}/run-nan.out", 1, "gpu_sim_cycle = 'nan' is not a finite number"),
+    L(
+        "csv-decimal-comma",
+        "profile info --format csv --columns name=Name,duration_us=Time {W}/artifact-comma.csv",
+        1,
+        "column 'Time': '1,5' is not a number",
+    ),
+    L(
+        "csv-thousands-generic",
+        "profile info --format csv --columns name=Name,duration_us=Time {W}/artifact-thousands.csv",
+        1,
+        "'1,500'",
+    ),
+    L(
+        "csv-header-spaces",
+        "profile info --format csv --columns 'name=Kernel Name,duration_us=Time (us)' {W}/artifact-spaces.csv",
+        0,
+        "launches",
+    ),
+    L(
+        "csv-header-spaces-plan",
+        "plan --format csv --columns 'name=Kernel Name,duration_us=Time (us)' {W}/artifact-spaces.csv --sampler random -o {O}/p.json",
+        0,
+        "launches",
+        ("p.json",),
+    ),
+    L(
+        "csv-header-absent",
+        "profile info --format csv --columns 'name=Kernel,duration_us=Time (us)' {W}/artifact-spaces.csv",
+        1,
+        "'Kernel Name'",
+    ),
+    L(
+        "accelsim-nan-collect",
+        "collect --sim accelsim {W}/run-nan.out",
+        1,
+        "gpu_sim_cycle = 'nan' is not a finite number",
+    ),
     L("accelsim-nan-estimate", "estimate --sim accelsim --plan {W}/p3.json {W}/run-nan.out", 1, "not a finite number"),
     L("accelsim-inf-insn", "collect --sim accelsim {W}/run-inf.out", 1, "gpu_sim_insn"),
-    L("report-estimate-other-workload", "report {W}/va.plan.json --estimate {W}/est-p3.json -o {O}/r.html", 1, "another plan"),
-    L("report-estimate-other-plan", "report {W}/va.plan.json --estimate {W}/est-va-seed1.json -o {O}/r.html", 1, "samples differ"),
-    L("report-estimate-ok", "report {W}/va.plan.json --estimate {W}/est-va.json -o {O}/r.html", 0, "report of", ("r.html",)),
-    L("report-evaluation-other", "report {W}/va.plan.json --evaluate {W}/ev-other.json -o {O}/r.html", 1, "other workloads"),
-    L("report-evaluation-ok", "report {W}/va.plan.json --evaluate {W}/ev-scan.json -o {O}/r.html", 0, "report of", ("r.html",)),
+    L(
+        "report-estimate-other-workload",
+        "report {W}/va.plan.json --estimate {W}/est-p3.json -o {O}/r.html",
+        1,
+        "another plan",
+    ),
+    L(
+        "report-estimate-other-plan",
+        "report {W}/va.plan.json --estimate {W}/est-va-seed1.json -o {O}/r.html",
+        1,
+        "samples differ",
+    ),
+    L(
+        "report-estimate-ok",
+        "report {W}/va.plan.json --estimate {W}/est-va.json -o {O}/r.html",
+        0,
+        "report of",
+        ("r.html",),
+    ),
+    L(
+        "report-evaluation-other",
+        "report {W}/va.plan.json --evaluate {W}/ev-other.json -o {O}/r.html",
+        1,
+        "other workloads",
+    ),
+    L(
+        "report-evaluation-ok",
+        "report {W}/va.plan.json --evaluate {W}/ev-scan.json -o {O}/r.html",
+        0,
+        "report of",
+        ("r.html",),
+    ),
     L("empty-plan-estimate", "estimate --plan {W}/va-empty.json {W}/values.csv", 1, "no samples"),
     L("empty-plan-report", "report {W}/va-empty.json -o {O}/r.html", 1, "no samples"),
-    L("empty-plan-apply", "apply --sim accelsim --plan {W}/p3-empty.json --traces {W}/t3 --out {O}/s --split", 1, "no samples"),
-    L("macsim-params-binary", "apply --sim macsim --plan {W}/pm.json --traces {W}/macsim-traces --params {W}/junk.bin --out {O}/s", 1, "binary data"),
-    L("macsim-params-text-junk", "apply --sim macsim --plan {W}/pm.json --traces {W}/macsim-traces --params {W}/va.csv --out {O}/s", 1, "knob value"),
+    L(
+        "empty-plan-apply",
+        "apply --sim accelsim --plan {W}/p3-empty.json --traces {W}/t3 --out {O}/s --split",
+        1,
+        "no samples",
+    ),
+    L(
+        "macsim-params-binary",
+        "apply --sim macsim --plan {W}/pm.json --traces {W}/macsim-traces --params {W}/junk.bin --out {O}/s",
+        1,
+        "binary data",
+    ),
+    L(
+        "macsim-params-text-junk",
+        "apply --sim macsim --plan {W}/pm.json --traces {W}/macsim-traces --params {W}/va.csv --out {O}/s",
+        1,
+        "knob value",
+    ),
     # --- internal errors and messages ---------------------------------------------------------
     L("features-symlink-loop", "profile features --sim accelsim {W}/loop-a -o {O}/f.parquet", 1, "symbolic link loop"),
-    L("features-macsim-symlink-loop", "profile features --sim macsim {W}/loop-a -o {O}/f.parquet", 1, "symbolic link loop"),
-    L("apply-traces-symlink-loop", "apply --sim accelsim --plan {W}/p3.json --traces {W}/loop-a --out {O}/s", 1, "symbolic link loop"),
-    L("truth-log-without-sim", f"evaluate {{D}}/{NV}/traces_cudasdk_scan.csv --sampler random --repeat 1 --truth {{D}}/{ACC}/hetero/full.out.gz", 1,
-      "name the simulator with --sim"),
-    L("run-sampled-missing", "run --sim accelsim --sampled {W}/nope --accelsim {W}/va.csv --config {W}/gpgpusim.config", 1, "nope: no such folder"),
-    L("run-sampled-missing-dry", "run --sim accelsim --sampled {W}/nope --accelsim {W}/va.csv --config {W}/gpgpusim.config --dry-run", 1, "no such folder"),
-    L("run-sampled-file", "run --sim accelsim --sampled {W}/va.csv --accelsim {W}/va.csv --config {W}/gpgpusim.config -o {O}/x.log", 1, "is not a folder"),
+    L(
+        "features-macsim-symlink-loop",
+        "profile features --sim macsim {W}/loop-a -o {O}/f.parquet",
+        1,
+        "symbolic link loop",
+    ),
+    L(
+        "apply-traces-symlink-loop",
+        "apply --sim accelsim --plan {W}/p3.json --traces {W}/loop-a --out {O}/s",
+        1,
+        "symbolic link loop",
+    ),
+    L(
+        "truth-log-without-sim",
+        f"evaluate {{D}}/{NV}/traces_cudasdk_scan.csv --sampler random --repeat 1 --truth {{D}}/{ACC}/hetero/full.out.gz",
+        1,
+        "name the simulator with --sim",
+    ),
+    L(
+        "run-sampled-missing",
+        "run --sim accelsim --sampled {W}/nope --accelsim {W}/va.csv --config {W}/gpgpusim.config",
+        1,
+        "nope: no such folder",
+    ),
+    L(
+        "run-sampled-missing-dry",
+        "run --sim accelsim --sampled {W}/nope --accelsim {W}/va.csv --config {W}/gpgpusim.config --dry-run",
+        1,
+        "no such folder",
+    ),
+    L(
+        "run-sampled-file",
+        "run --sim accelsim --sampled {W}/va.csv --accelsim {W}/va.csv --config {W}/gpgpusim.config -o {O}/x.log",
+        1,
+        "is not a folder",
+    ),
     L("run-macsim-missing", "run --sim macsim --sampled {W}/nope --macsim {W}/va.csv", 1, "no such folder"),
     L("run-hyfiss-missing", "run --sim hyfiss --sampled {W}/nope", 1, "no such folder"),
     L("message-control-chars", "profile info {W}/grid-escape.csv", 1, "Grid X"),
@@ -253,12 +474,40 @@ def hostile(work: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:  # no
     plan = json.loads((w / "va.plan.json").read_text())
     launches = plan["workload"]["launches"]
     (w / "values-all.csv").write_text("kernel_id,value\n" + "".join(f"{k},{100 + k}\n" for k in range(launches)))
-    (w / "est-va.json").write_text(_capture(["estimate", "--plan", str(w / "va.plan.json"), str(w / "values-all.csv"), "--json"]))
-    assert _capture(["plan", str(D / NV / "traces_cudasdk_scan.csv"), "--sampler", "random", "--seed", "1", "-o", str(src / "seed1.json")]) is not None
-    (w / "est-va-seed1.json").write_text(_capture(["estimate", "--plan", str(src / "seed1.json"), str(w / "values-all.csv"), "--json"]))
-    (w / "est-p3.json").write_text(_capture(["estimate", "--sim", "accelsim", "--plan", str(w / "p3.json"), str(w / "run.out"), "--json"]))
-    (w / "ev-scan.json").write_text(_capture(["evaluate", str(D / NV / "traces_cudasdk_scan.csv"), "--sampler", "random", "--repeat", "1", "--json"]))
-    (w / "ev-other.json").write_text(_capture(["evaluate", str(D / NV / "traces_cudasdk_vectorAdd.csv"), "--sampler", "random", "--repeat", "1", "--json"]))
+    (w / "est-va.json").write_text(
+        _capture(["estimate", "--plan", str(w / "va.plan.json"), str(w / "values-all.csv"), "--json"])
+    )
+    assert (
+        _capture(
+            [
+                "plan",
+                str(D / NV / "traces_cudasdk_scan.csv"),
+                "--sampler",
+                "random",
+                "--seed",
+                "1",
+                "-o",
+                str(src / "seed1.json"),
+            ]
+        )
+        is not None
+    )
+    (w / "est-va-seed1.json").write_text(
+        _capture(["estimate", "--plan", str(src / "seed1.json"), str(w / "values-all.csv"), "--json"])
+    )
+    (w / "est-p3.json").write_text(
+        _capture(["estimate", "--sim", "accelsim", "--plan", str(w / "p3.json"), str(w / "run.out"), "--json"])
+    )
+    (w / "ev-scan.json").write_text(
+        _capture(
+            ["evaluate", str(D / NV / "traces_cudasdk_scan.csv"), "--sampler", "random", "--repeat", "1", "--json"]
+        )
+    )
+    (w / "ev-other.json").write_text(
+        _capture(
+            ["evaluate", str(D / NV / "traces_cudasdk_vectorAdd.csv"), "--sampler", "random", "--repeat", "1", "--json"]
+        )
+    )
     return w
 
 
@@ -298,7 +547,9 @@ def _regular_inputs(argv: list[str], out: Path) -> dict[Path, str]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_catalogue_limits(case: L, hostile: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_catalogue_limits(
+    case: L, hostile: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from simsample.cli import run
 
     out = tmp_path / "out"
@@ -351,11 +602,15 @@ def test_one_line_is_printable_and_cut() -> None:
 
     assert one_line("a\nb\r\nc\x00d\x1b[2J") == "a b  c?d?[2J"
     long = one_line("x" * 5000 + " what to do")
-    assert len(long) == 1000 and long.count("…") == 1 and long.endswith(" what to do")  # cut in the middle: the advice stays
+    assert (
+        len(long) == 1000 and long.count("…") == 1 and long.endswith(" what to do")
+    )  # cut in the middle: the advice stays
     assert one_line("plain") == "plain"
 
 
-@pytest.mark.parametrize("text, value", [("512M", 512 * MiB), ("4G", 4 << 30), ("4GiB", 4 << 30), ("100", 100), ("1.5K", 1536), ("0", 0)])
+@pytest.mark.parametrize(
+    "text, value", [("512M", 512 * MiB), ("4G", 4 << 30), ("4GiB", 4 << 30), ("100", 100), ("1.5K", 1536), ("0", 0)]
+)
 def test_limit_values(text: str, value: int, monkeypatch: pytest.MonkeyPatch) -> None:
     from simsample.io.limits import limit, parse_size
 
@@ -412,7 +667,9 @@ def test_gcl_scratch_keeps_torch_files_in_its_own_folder(tmp_path: Path, monkeyp
     monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "mine"))
     with torch_scratch() as folder:
-        with tempfile.NamedTemporaryFile("w", prefix="torch_geometric.nn.conv.rgcn_conv_RGCNConv_propagate_", suffix=".py", delete=False) as f:
+        with tempfile.NamedTemporaryFile(
+            "w", prefix="torch_geometric.nn.conv.rgcn_conv_RGCNConv_propagate_", suffix=".py", delete=False
+        ) as f:
             f.write("x = 1\n")
         Path(os.environ["TORCHINDUCTOR_CACHE_DIR"]).mkdir(parents=True)
         assert Path(f.name).parent == folder
@@ -434,7 +691,10 @@ def test_gcl_plan_leaves_no_torch_files(tmp_path: Path) -> None:
     env = {**os.environ, "TMPDIR": str(tmp), "SIMSAMPLE_CACHE": str(tmp_path / "cache")}
     p = subprocess.run(
         _console("plan", str(traces), "--sampler", "gcl", "--param", "epochs=2", "-o", str(tmp_path / "p.json")),
-        capture_output=True, text=True, env=env, timeout=600,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
     )
     assert p.returncode == 0, p.stderr
     assert not list(tmp.iterdir()), sorted(f.name for f in tmp.iterdir())
@@ -449,11 +709,18 @@ def _skip_if_ignored(sig: int) -> None:
     """A signal this process ignores (SIGHUP under nohup) is ignored by its children too, and
     simsample keeps an inherited ignore, as nohup means it: nothing to test then."""
     if signal.getsignal(sig) is signal.SIG_IGN:
-        pytest.skip(f"{signal.Signals(sig).name} is ignored here (inherited, e.g. from nohup), so the commands keep ignoring it")
+        pytest.skip(
+            f"{signal.Signals(sig).name} is ignored here (inherited, e.g. from nohup), so the commands keep ignoring it"
+        )
 
 
-@pytest.mark.parametrize("sig, code, word", [(signal.SIGTERM, 143, "terminated"), (signal.SIGHUP, 129, "terminated"), (signal.SIGINT, 130, "interrupted")])
-def test_signals_while_unpacking_remove_the_temporaries(sig: int, code: int, word: str, hostile: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "sig, code, word",
+    [(signal.SIGTERM, 143, "terminated"), (signal.SIGHUP, 129, "terminated"), (signal.SIGINT, 130, "interrupted")],
+)
+def test_signals_while_unpacking_remove_the_temporaries(
+    sig: int, code: int, word: str, hostile: Path, tmp_path: Path
+) -> None:
     """A signal at any moment of ``plan ARCHIVE`` (imports, unpacking, reading) ends in one line and
     128+signal, leaving no temporary folder and no output."""
     _skip_if_ignored(sig)
@@ -463,8 +730,13 @@ def test_signals_while_unpacking_remove_the_temporaries(sig: int, code: int, wor
         tmp.mkdir()
         out = tmp_path / f"out-{name}"
         out.mkdir()
-        p = subprocess.Popen(_console("plan", str(hostile / "many.tar"), "--sampler", "random", "-o", str(out / "p.json")),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "TMPDIR": str(tmp)}, cwd=out)
+        p = subprocess.Popen(
+            _console("plan", str(hostile / "many.tar"), "--sampler", "random", "-o", str(out / "p.json")),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "TMPDIR": str(tmp)},
+            cwd=out,
+        )
         return p, tmp, out
 
     # The signals land at fractions of an undisturbed run's length, measured here: fixed delays
@@ -543,21 +815,55 @@ def _wait_for_pids(path: Path, n: int) -> list[int]:
 
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
-def test_a_signal_ends_the_simulators_process_group_and_removes_partial_logs(sig: int, code: int, work: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_a_signal_ends_the_simulators_process_group_and_removes_partial_logs(
+    sig: int, code: int, work: Path, tmp_path: Path
+) -> None:  # noqa: F811
     """``run`` on a split folder, the simulator started through a wrapper script: a signal ends
     the wrapper and the simulator it started, and leaves neither ``.partial`` nor ``.failed``."""
     from simsample.cli import run
 
     _skip_if_ignored(sig)
     split = tmp_path / "split"
-    assert run(["apply", "--sim", "accelsim", "--plan", str(work / "p3.json"), "--traces", str(work / "t3"), "--out", str(split), "--split"]) == 0
+    assert (
+        run(
+            [
+                "apply",
+                "--sim",
+                "accelsim",
+                "--plan",
+                str(work / "p3.json"),
+                "--traces",
+                str(work / "t3"),
+                "--out",
+                str(split),
+                "--split",
+            ]
+        )
+        == 0
+    )
     sim = tmp_path / "accel-sim.out"
     sim.write_text(WRAPPER)
     sim.chmod(0o755)
     pids = tmp_path / "pids"
     env = {**os.environ, "PIDS": str(pids)}
-    p = subprocess.Popen(_console("run", "--sim", "accelsim", "--sampled", str(split), "--accelsim", str(sim), "--config", str(work / "gpgpusim.config"), "--jobs", "1"),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    p = subprocess.Popen(
+        _console(
+            "run",
+            "--sim",
+            "accelsim",
+            "--sampled",
+            str(split),
+            "--accelsim",
+            str(sim),
+            "--config",
+            str(work / "gpgpusim.config"),
+            "--jobs",
+            "1",
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     started = _wait_for_pids(pids, 2)
     time.sleep(0.3)
     p.send_signal(sig)
@@ -565,21 +871,54 @@ def test_a_signal_ends_the_simulators_process_group_and_removes_partial_logs(sig
     assert p.returncode == code, err.decode()
     assert err.decode().strip().splitlines()[-1] in ("interrupted", "terminated")
     assert not [pid for pid in started if _alive(pid)], "a simulator outlived the run"
-    assert not list(split.rglob("*.partial")) and not list(split.rglob("*.failed")), sorted(map(str, split.rglob("*.*")))
+    assert not list(split.rglob("*.partial")) and not list(split.rglob("*.failed")), sorted(
+        map(str, split.rglob("*.*"))
+    )
 
 
 def test_a_signal_ends_a_single_run_and_removes_its_log(work: Path, tmp_path: Path) -> None:  # noqa: F811
     from simsample.cli import run
 
     sampled = tmp_path / "sampled"
-    assert run(["apply", "--sim", "accelsim", "--plan", str(work / "p3.json"), "--traces", str(work / "t3"), "--out", str(sampled)]) == 0
+    assert (
+        run(
+            [
+                "apply",
+                "--sim",
+                "accelsim",
+                "--plan",
+                str(work / "p3.json"),
+                "--traces",
+                str(work / "t3"),
+                "--out",
+                str(sampled),
+            ]
+        )
+        == 0
+    )
     sim = tmp_path / "accel-sim.out"
     sim.write_text(WRAPPER)
     sim.chmod(0o755)
     pids = tmp_path / "pids"
     log = tmp_path / "run.log"
-    p = subprocess.Popen(_console("run", "--sim", "accelsim", "--sampled", str(sampled), "--accelsim", str(sim), "--config", str(work / "gpgpusim.config"), "-o", str(log)),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PIDS": str(pids)})
+    p = subprocess.Popen(
+        _console(
+            "run",
+            "--sim",
+            "accelsim",
+            "--sampled",
+            str(sampled),
+            "--accelsim",
+            str(sim),
+            "--config",
+            str(work / "gpgpusim.config"),
+            "-o",
+            str(log),
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PIDS": str(pids)},
+    )
     started = _wait_for_pids(pids, 2)
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=60)
@@ -640,18 +979,42 @@ def hyfiss_run(tmp_path: Path):
     plan = tmp_path / "plan.json"
     assert run(["plan", str(app), "--sampler", "random", "--param", "count=2", "-o", str(plan)]) == 0
     out = tmp_path / "sampled"
-    assert run(["apply", "--sim", "hyfiss", "--plan", str(plan), "--traces", str(app), "--out", str(out), "--prune", "--np", "2", "--hyfiss", str(home)]) == 0
+    assert (
+        run(
+            [
+                "apply",
+                "--sim",
+                "hyfiss",
+                "--plan",
+                str(plan),
+                "--traces",
+                str(app),
+                "--out",
+                str(out),
+                "--prune",
+                "--np",
+                "2",
+                "--hyfiss",
+                str(home),
+            ]
+        )
+        == 0
+    )
     return home, plan, out
 
 
 def _script(out: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", str(out / "run_sampled.sh")], env={**os.environ, **env}, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        ["bash", str(out / "run_sampled.sh")], env={**os.environ, **env}, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_hyfiss_mpirun_is_a_command_with_arguments(hyfiss_run, tmp_path: Path) -> None:
     home, _, out = hyfiss_run
     calls = tmp_path / "calls"
-    p = _script(out, {"MPIRUN": f"{home / 'mpirun'} --oversubscribe", "MPI_CALLS": str(calls), "OMPI_ALLOW_RUN_AS_ROOT": "1"})
+    p = _script(
+        out, {"MPIRUN": f"{home / 'mpirun'} --oversubscribe", "MPI_CALLS": str(calls), "OMPI_ALLOW_RUN_AS_ROOT": "1"}
+    )
     assert p.returncode == 0, p.stderr
     assert all(line.startswith("--oversubscribe -np 2 ./gpu-simulator.x") for line in calls.read_text().splitlines())
     p = _script(out, {"MPIRUN": "no-such-mpirun --x"})
@@ -661,7 +1024,11 @@ def test_hyfiss_mpirun_is_a_command_with_arguments(hyfiss_run, tmp_path: Path) -
 @pytest.mark.skipif(os.geteuid() != 0, reason="OpenMPI's refusal concerns root")
 def test_hyfiss_script_says_what_to_set_when_openmpi_refuses_root(hyfiss_run, tmp_path: Path) -> None:
     home, _, out = hyfiss_run
-    env = {"MPIRUN": str(home / "mpirun"), "MPI_CALLS": str(tmp_path / "calls"), "FAKE_MPI_VERSION": "mpirun (Open MPI) 4.1.4"}
+    env = {
+        "MPIRUN": str(home / "mpirun"),
+        "MPI_CALLS": str(tmp_path / "calls"),
+        "FAKE_MPI_VERSION": "mpirun (Open MPI) 4.1.4",
+    }
     os.environ.pop("OMPI_ALLOW_RUN_AS_ROOT", None)
     p = _script(out, env)
     assert p.returncode == 1
@@ -674,18 +1041,26 @@ def test_hyfiss_script_says_what_to_set_when_openmpi_refuses_root(hyfiss_run, tm
 def test_hyfiss_processes_capped_at_the_sms_a_kernel_uses(hyfiss_run, tmp_path: Path) -> None:
     home, _, out = hyfiss_run
     calls = tmp_path / "calls"
-    p = _script(out, {"MPIRUN": str(home / "mpirun"), "MPI_CALLS": str(calls), "NP": "8", "OMPI_ALLOW_RUN_AS_ROOT": "1"})
+    p = _script(
+        out, {"MPIRUN": str(home / "mpirun"), "MPI_CALLS": str(calls), "NP": "8", "OMPI_ALLOW_RUN_AS_ROOT": "1"}
+    )
     assert p.returncode == 0, p.stderr
     assert "can use 2 SM(s); running it with 2 MPI process(es), not NP=8" in p.stderr
     assert all(line.startswith("-np 2 ") for line in calls.read_text().splitlines())
 
 
-def test_hyfiss_collect_names_the_failed_kernel_and_its_log(hyfiss_run, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_hyfiss_collect_names_the_failed_kernel_and_its_log(
+    hyfiss_run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from simsample.cli import run
 
     home, plan, out = hyfiss_run
-    (home / "gpu-simulator.x").write_text("#!/usr/bin/env bash\necho 'Floating point exception: integer divide by zero' >&2\nexit 136\n")
-    p = _script(out, {"MPIRUN": str(home / "mpirun"), "MPI_CALLS": str(tmp_path / "calls"), "OMPI_ALLOW_RUN_AS_ROOT": "1"})
+    (home / "gpu-simulator.x").write_text(
+        "#!/usr/bin/env bash\necho 'Floating point exception: integer divide by zero' >&2\nexit 136\n"
+    )
+    p = _script(
+        out, {"MPIRUN": str(home / "mpirun"), "MPI_CALLS": str(tmp_path / "calls"), "OMPI_ALLOW_RUN_AS_ROOT": "1"}
+    )
     assert p.returncode == 1
     log0 = out / "app" / "outputs" / "kernel-0.log"
     assert f"kernel 1 failed; read {log0}" in p.stderr
@@ -696,7 +1071,12 @@ def test_hyfiss_collect_names_the_failed_kernel_and_its_log(hyfiss_run, tmp_path
     assert "kernel 1" in err and "kernel-0.log" in err, err
     # one kernel simulated, the other failed: estimate names the failed one and its log
     (home / "gpu-simulator.x").write_text(textwrap.dedent(FAKE_SIM))
-    assert _script(out, {"MPIRUN": str(home / "mpirun"), "MPI_CALLS": str(tmp_path / "calls"), "OMPI_ALLOW_RUN_AS_ROOT": "1"}).returncode == 0
+    assert (
+        _script(
+            out, {"MPIRUN": str(home / "mpirun"), "MPI_CALLS": str(tmp_path / "calls"), "OMPI_ALLOW_RUN_AS_ROOT": "1"}
+        ).returncode
+        == 0
+    )
     (out / "app" / "outputs" / "kernel-1-summary.txt").unlink()
     assert run(["estimate", "--sim", "hyfiss", "--plan", str(plan), str(out)]) == 1
     err = capsys.readouterr().err

@@ -109,8 +109,14 @@ def _char_devices(tmp_path: Path) -> list[Path]:
 
 
 @pytest.mark.parametrize("name", sorted(WRITERS))
-def test_output_to_a_character_device_is_written_through(name: str, work: Path, device_config: Path, tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_output_to_a_character_device_is_written_through(
+    name: str,
+    work: Path,
+    device_config: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """``-o /dev/null`` must never replace the device with a regular file (as root, that broke every
     later program writing to /dev/null), change its mode, or put anything beside it."""
     temp = tmp_path / "temp"
@@ -139,8 +145,9 @@ def _reader(path: Path, into: list[bytes]) -> threading.Thread:
 
 
 @pytest.mark.parametrize("name", ["plan", "report", "collect", "select"])
-def test_output_to_a_named_pipe_is_written_through(name: str, work: Path, device_config: Path, tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_output_to_a_named_pipe_is_written_through(
+    name: str, work: Path, device_config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
     got: list[bytes] = []
@@ -155,8 +162,9 @@ def test_output_to_a_named_pipe_is_written_through(name: str, work: Path, device
         assert json.loads(got[0])["samples"]
 
 
-def test_a_named_pipe_nobody_reads_is_refused_not_waited_on(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_named_pipe_nobody_reads_is_refused_not_waited_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from simsample.io import files
 
     monkeypatch.setattr(files, "FIFO_READER_WAIT_S", 0.5)
@@ -202,17 +210,39 @@ def test_output_through_a_link_keeps_the_link(tmp_path: Path, capsys: pytest.Cap
     assert link.is_symlink() and json.loads(real.read_text())["samples"]
 
 
-def test_partial_log_removal_never_removes_a_device(work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_partial_log_removal_never_removes_a_device(
+    work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``run -o DEVICE`` with a simulator that cannot start: the 'partial log' is not unlinked."""
     devs = _char_devices(tmp_path)
     exe = tmp_path / "accel-sim.out"
     exe.write_bytes(b"\x00\x01not a program")
     exe.chmod(0o755)
     sampled = tmp_path / "sampled"
-    assert _in_process(["apply", "--sim", "accelsim", "--plan", work / "p3.json", "--traces", work / "t3", "--out", sampled], capsys)[0] == 0
+    assert (
+        _in_process(
+            ["apply", "--sim", "accelsim", "--plan", work / "p3.json", "--traces", work / "t3", "--out", sampled],
+            capsys,
+        )[0]
+        == 0
+    )
     for dev in devs:
-        for argv in (["run", "--sim", "accelsim", "--sampled", sampled, "--accelsim", exe, "--config", work / "gpgpusim.config", "-o", dev],
-                     ["run", "--sim", "macsim", "--sampled", work / "macsim-sampled", "--macsim", exe, "-o", dev, "--force"]):
+        for argv in (
+            [
+                "run",
+                "--sim",
+                "accelsim",
+                "--sampled",
+                sampled,
+                "--accelsim",
+                exe,
+                "--config",
+                work / "gpgpusim.config",
+                "-o",
+                dev,
+            ],
+            ["run", "--sim", "macsim", "--sampled", work / "macsim-sampled", "--macsim", exe, "-o", dev, "--force"],
+        ):
             code, _, err = _in_process(argv, capsys)
             assert code == 1, err
             assert stat.S_ISCHR(os.lstat(dev).st_mode), f"{dev} removed by {argv[:3]}"
@@ -236,9 +266,17 @@ def test_the_writer_refuses_a_socket(tmp_path: Path) -> None:
 
 
 # --- full disks, file size limits, long names ------------------------------------------------
-@pytest.mark.parametrize("args", [["samplers", "--json"], ["profile", "info", "--json", str(SCAN)], ["profile", "info", str(SCAN)],
-                                  ["plan", str(SCAN), "--sampler", "random", "-o", "/dev/stdout"], ["--version"]],
-                         ids=["samplers", "profile-info-json", "profile-info", "plan-stdout", "version"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["samplers", "--json"],
+        ["profile", "info", "--json", str(SCAN)],
+        ["profile", "info", str(SCAN)],
+        ["plan", str(SCAN), "--sampler", "random", "-o", "/dev/stdout"],
+        ["--version"],
+    ],
+    ids=["samplers", "profile-info-json", "profile-info", "plan-stdout", "version"],
+)
 def test_standard_output_on_a_full_disk_is_an_error(args: list[str]) -> None:
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full")
@@ -252,15 +290,22 @@ def test_standard_output_on_a_full_disk_is_an_error(args: list[str]) -> None:
 
 def test_a_closed_pipe_is_not_an_error() -> None:
     """``simsample ... | head -c 10``: the reader leaving early is the reader's choice."""
-    p = subprocess.run(f"{' '.join(map(repr, _console('samplers', '--json')))} | head -c 10", shell=True, capture_output=True, text=True,
-                       timeout=120)
+    p = subprocess.run(
+        f"{' '.join(map(repr, _console('samplers', '--json')))} | head -c 10",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0 and "Traceback" not in p.stderr and "Exception ignored" not in p.stderr, p.stderr
 
 
 @pytest.mark.parametrize("args", [("samplers",), ("samplers", "--json"), ("profile", "info", str(SCAN))])
 def test_a_closed_standard_output_is_not_a_crash(args: tuple[str, ...]) -> None:
     """Started with standard output closed (``>&-``): the output goes nowhere, as asked; no internal error."""
-    p = subprocess.run(" ".join(map(repr, _console(*args))) + " >&-", shell=True, capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        " ".join(map(repr, _console(*args))) + " >&-", shell=True, capture_output=True, text=True, timeout=120
+    )
     assert p.returncode == 0 and "internal error" not in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
@@ -268,11 +313,56 @@ LONG = "x" * 300
 
 #: every command that writes, with {o} a path in its own folder; folders for apply and merge
 FOLDER_WRITERS: dict[str, list[str]] = {
-    "apply-copy": ["apply", "--sim", "accelsim", "--plan", "{W}/p3.json", "--traces", "{W}/t3", "--out", "{o}", "--copy"],
-    "apply-split": ["apply", "--sim", "accelsim", "--plan", "{W}/p3.json", "--traces", "{W}/t3", "--out", "{o}", "--copy", "--split"],
-    "apply-macsim": ["apply", "--sim", "macsim", "--plan", "{W}/pm.json", "--traces", "{W}/macsim-traces", "--out", "{o}", "--copy"],
+    "apply-copy": [
+        "apply",
+        "--sim",
+        "accelsim",
+        "--plan",
+        "{W}/p3.json",
+        "--traces",
+        "{W}/t3",
+        "--out",
+        "{o}",
+        "--copy",
+    ],
+    "apply-split": [
+        "apply",
+        "--sim",
+        "accelsim",
+        "--plan",
+        "{W}/p3.json",
+        "--traces",
+        "{W}/t3",
+        "--out",
+        "{o}",
+        "--copy",
+        "--split",
+    ],
+    "apply-macsim": [
+        "apply",
+        "--sim",
+        "macsim",
+        "--plan",
+        "{W}/pm.json",
+        "--traces",
+        "{W}/macsim-traces",
+        "--out",
+        "{o}",
+        "--copy",
+    ],
     "merge": ["accelsim", "merge", "{runs}/run-0001", "{runs}/run-0002", "--out", "{o}", "--copy"],
-    "apply-hyfiss": ["apply", "--sim", "hyfiss", "--plan", "{runs}/../hyfiss-plan.json", "--traces", "{W}/hyfiss-app", "--out", "{o}", "--copy"],
+    "apply-hyfiss": [
+        "apply",
+        "--sim",
+        "hyfiss",
+        "--plan",
+        "{runs}/../hyfiss-plan.json",
+        "--traces",
+        "{W}/hyfiss-app",
+        "--out",
+        "{o}",
+        "--copy",
+    ],
 }
 
 
@@ -285,8 +375,21 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     full, _ = process_folder(base, 12)
     runs_of(full, [(2, 4), (7, 9)], base / "runs")
     # a plan of the HyFiSS app, for apply --sim hyfiss (kept beside the runs)
-    assert run(["plan", str(SHARED_DATA / "simulators/hyfiss/synthetic_app"), "--sampler", "random", "--param", "count=2",
-                "-o", str(base / "hyfiss-plan.json")]) == 0
+    assert (
+        run(
+            [
+                "plan",
+                str(SHARED_DATA / "simulators/hyfiss/synthetic_app"),
+                "--sampler",
+                "random",
+                "--param",
+                "count=2",
+                "-o",
+                str(base / "hyfiss-plan.json"),
+            ]
+        )
+        == 0
+    )
     return base / "runs"
 
 
@@ -299,8 +402,15 @@ ALL_WRITERS = sorted(WRITERS) + sorted(FOLDER_WRITERS)
 
 
 @pytest.mark.parametrize("name", ALL_WRITERS)
-def test_a_name_too_long_is_one_line(name: str, work: Path, device_config: Path, runs: Path, tmp_path: Path,
-                                     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_name_too_long_is_one_line(
+    name: str,
+    work: Path,
+    device_config: Path,
+    runs: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     out = tmp_path / "out"
     out.mkdir()
     temp = tmp_path / "temp"
@@ -312,9 +422,18 @@ def test_a_name_too_long_is_one_line(name: str, work: Path, device_config: Path,
     assert not any(temp.iterdir())
 
 
-@pytest.mark.parametrize("name, length", [("plan", 250), ("features-accelsim", 240), ("apply-copy", 245), ("merge", 245)])
-def test_a_long_but_valid_name_is_written(name: str, length: int, work: Path, device_config: Path, runs: Path, tmp_path: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "name, length", [("plan", 250), ("features-accelsim", 240), ("apply-copy", 245), ("merge", 245)]
+)
+def test_a_long_but_valid_name_is_written(
+    name: str,
+    length: int,
+    work: Path,
+    device_config: Path,
+    runs: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """Names up to 255 characters are valid (a features table's allows for the ``.extras.npz`` beside
     it): the temporaries beside them must not fail for their own, longer names."""
     out = tmp_path / "out"
@@ -339,8 +458,9 @@ SIZE_LIMIT = 100
 
 
 @pytest.mark.parametrize("name", ALL_WRITERS)
-def test_a_file_size_limit_is_one_line_and_leaves_nothing(name: str, work: Path, device_config: Path, runs: Path,
-                                                          tmp_path: Path) -> None:
+def test_a_file_size_limit_is_one_line_and_leaves_nothing(
+    name: str, work: Path, device_config: Path, runs: Path, tmp_path: Path
+) -> None:
     """EFBIG (``ulimit -f``, or a file system's largest file) while an output is written: one line,
     exit 1, no output, no temporary, no extras or cache beside it."""
     out = tmp_path / "out"
@@ -349,8 +469,15 @@ def test_a_file_size_limit_is_one_line_and_leaves_nothing(name: str, work: Path,
     temp.mkdir()
     target = out / ("result" if name in FOLDER_WRITERS else "result.out")
     argv = _writer_argv(name, work, target, device_config, runs)
-    p = subprocess.run(_console(*argv), capture_output=True, text=True, timeout=300, cwd=out, env={**os.environ, "TMPDIR": str(temp)},
-                       preexec_fn=_limited(SIZE_LIMIT))
+    p = subprocess.run(
+        _console(*argv),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=out,
+        env={**os.environ, "TMPDIR": str(temp)},
+        preexec_fn=_limited(SIZE_LIMIT),
+    )
     _one_error(p.returncode, p.stderr, "too large")
     assert not any(out.iterdir()), sorted(p.name for p in out.iterdir())
     assert not any(temp.iterdir()), sorted(p.name for p in temp.iterdir())
@@ -361,8 +488,13 @@ def test_features_leave_no_extras_when_the_table_fails(work: Path, tmp_path: Pat
     ``.extras.npz`` (nor a cache) behind."""
     out = tmp_path / "out"
     out.mkdir()
-    p = subprocess.run(_console("profile", "features", "--sim", "accelsim", str(work / "t3"), "-o", str(out / "f.parquet")),
-                       capture_output=True, text=True, timeout=300, preexec_fn=_limited(4096))
+    p = subprocess.run(
+        _console("profile", "features", "--sim", "accelsim", str(work / "t3"), "-o", str(out / "f.parquet")),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=_limited(4096),
+    )
     _one_error(p.returncode, p.stderr, "too large")
     assert not any(out.iterdir()), sorted(q.name for q in out.iterdir())
 
@@ -372,8 +504,14 @@ def test_write_errors_are_named_for_what_the_user_can_do() -> None:
 
     from simsample.io.files import write_error
 
-    for code, phrase in ((errno.ENOSPC, "no space left"), (errno.EDQUOT, "quota"), (errno.EFBIG, "too large"), (errno.ENAMETOOLONG, "name too long"),
-                         (errno.EROFS, "read-only"), (errno.EACCES, "permission denied")):
+    for code, phrase in (
+        (errno.ENOSPC, "no space left"),
+        (errno.EDQUOT, "quota"),
+        (errno.EFBIG, "too large"),
+        (errno.ENAMETOOLONG, "name too long"),
+        (errno.EROFS, "read-only"),
+        (errno.EACCES, "permission denied"),
+    ):
         err = write_error(OSError(code, os.strerror(code), "/x/out.json"))
         assert err is not None and str(err).startswith("/x/out.json: ") and phrase in str(err)
     assert write_error(OSError(errno.EBADF, "bad")) is None  # anything else stays a bug
@@ -382,8 +520,9 @@ def test_write_errors_are_named_for_what_the_user_can_do() -> None:
 
 # --- limits as a user sets them ----------------------------------------------------------------
 @pytest.mark.parametrize("value", ["64G", "1T", "1024T"])
-def test_a_raised_limit_reads_a_small_file_at_once(value: str, work: Path, capsys: pytest.CaptureFixture[str],
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_raised_limit_reads_a_small_file_at_once(
+    value: str, work: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Raising a limit as docs/limits.md says must not make reading allocate the limit."""
     monkeypatch.setenv("SIMSAMPLE_MAX_DOCUMENT_BYTES", value)
     code, out, err = _in_process(["estimate", "--plan", work / "va.plan.json", work / "values.csv", "--json"], capsys)
@@ -391,14 +530,25 @@ def test_a_raised_limit_reads_a_small_file_at_once(value: str, work: Path, capsy
     assert json.loads(out)
 
 
-@pytest.mark.parametrize("env, value", [
-    ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "1e-9"), ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "0.4"), ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "-1"),
-    ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "nan"), ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "inf"), ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "1e23T"),
-    ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "100000000000000000000000T"), ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "1" + "0" * 400),
-    ("SIMSAMPLE_MAX_LOG_BYTES", "2E"), ("SIMSAMPLE_MAX_UNPACK_MEMBERS", "3.5"), ("SIMSAMPLE_MAX_COMPRESSION_RATIO", "1e-3"),
-])
-def test_a_limit_that_means_nothing_is_refused(env: str, value: str, work: Path, capsys: pytest.CaptureFixture[str],
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "env, value",
+    [
+        ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "1e-9"),
+        ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "0.4"),
+        ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "-1"),
+        ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "nan"),
+        ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "inf"),
+        ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "1e23T"),
+        ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "100000000000000000000000T"),
+        ("SIMSAMPLE_MAX_DOCUMENT_BYTES", "1" + "0" * 400),
+        ("SIMSAMPLE_MAX_LOG_BYTES", "2E"),
+        ("SIMSAMPLE_MAX_UNPACK_MEMBERS", "3.5"),
+        ("SIMSAMPLE_MAX_COMPRESSION_RATIO", "1e-3"),
+    ],
+)
+def test_a_limit_that_means_nothing_is_refused(
+    env: str, value: str, work: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A value that rounds to 0 would silently mean 'no limit'; a huge one overflowed; both are
     refused in one line naming the variable and what it takes."""
     from simsample.io.limits import LIMITS, limit
@@ -420,14 +570,13 @@ def test_every_limit_in_the_code_is_documented() -> None:
     docs/limits.md; every fixed limit is in its table, with the value the code uses."""
     import re
 
-    from simsample_accelsim import traceg, tracerstats
-
     from simsample import arguments
     from simsample.errors import MESSAGE_LIMIT
     from simsample.io import join, kineto_steps, nsys_steps
     from simsample.io.limits import FIXED, LIMITS
     from simsample.pkp import monitor
     from simsample.sampling import estimate, filters
+    from simsample_accelsim import traceg, tracerstats
 
     root = Path(__file__).resolve().parents[1]
     doc = (root / "docs" / "limits.md").read_text()
@@ -440,10 +589,18 @@ def test_every_limit_in_the_code_is_documented() -> None:
     for env in envs:
         assert f"`{env}`" in doc, env
     assert filters._TIME_MAX_NS == kineto_steps._TIME_MAX_NS == nsys_steps._TIME_MAX_NS
-    in_code = {"message characters": MESSAGE_LIMIT, "trace header bytes": traceg.MAX_HEADER_BYTES, "join table bytes": join._MAX_JOIN_BYTES,
-               "stats line bytes": tracerstats.MAX_LINE_BYTES, "kernel name characters shown": FIXED["kernel name characters shown"][0],
-               "sampled value magnitude": estimate.MAX_VALUE, "seed": arguments.MAX_SEED, "time": filters._TIME_MAX_NS,
-               "PKP window samples": monitor._MAX_WINDOW_SAMPLES, "evaluate repeats": arguments.MAX_REPEATS}
+    in_code = {
+        "message characters": MESSAGE_LIMIT,
+        "trace header bytes": traceg.MAX_HEADER_BYTES,
+        "join table bytes": join._MAX_JOIN_BYTES,
+        "stats line bytes": tracerstats.MAX_LINE_BYTES,
+        "kernel name characters shown": FIXED["kernel name characters shown"][0],
+        "sampled value magnitude": estimate.MAX_VALUE,
+        "seed": arguments.MAX_SEED,
+        "time": filters._TIME_MAX_NS,
+        "PKP window samples": monitor._MAX_WINDOW_SAMPLES,
+        "evaluate repeats": arguments.MAX_REPEATS,
+    }
     assert set(in_code) == set(FIXED)
     for key, (value, shown, _) in FIXED.items():
         assert in_code[key] == value, key
@@ -476,7 +633,9 @@ def _within(seconds: int):
 
 
 @pytest.mark.parametrize("which", ["run-0001", "run-0002"])
-def test_a_sparse_stats_csv_is_refused_quickly(which: str, runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_sparse_stats_csv_is_refused_quickly(
+    which: str, runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A 2 GiB sparse stats.csv (in a run other than the last, or the last, whose file is read
     whole): refused after reading a bounded amount, where the tail reader took minutes."""
     mine = tmp_path / "runs"
@@ -507,7 +666,10 @@ def test_stats_tail_reads_the_last_lines_and_caps_a_line(tmp_path: Path) -> None
     assert sorted(read_stats_tail(p, 1)) == [200_000]
     lines = p.read_text().splitlines()
     long = tmp_path / "long.csv"
-    long.write_text("\n".join(lines[:-1] + ["kernel-200000.trace, _Z1k" + "y" * (2 << 20) + "Pf, 1, 1, 1, 1, 32, 1, 1, 32, 5,5"]) + "\n")
+    long.write_text(
+        "\n".join(lines[:-1] + ["kernel-200000.trace, _Z1k" + "y" * (2 << 20) + "Pf, 1, 1, 1, 1, 32, 1, 1, 32, 5,5"])
+        + "\n"
+    )
     from simsample.errors import FormatError
 
     with pytest.raises(FormatError, match="longer than 1 MiB"):
@@ -520,11 +682,16 @@ def test_a_kernel_name_of_megabytes_is_cut_in_tables(tmp_path: Path, capsys: pyt
     csv.write_text("\n".join(rows) + "\n")
     for extra in ([], ["--wide"]):
         with _within(60):
-            code, out, err = _in_process(["profile", "info", *extra, "--format", "csv", "--columns", "name=Name,duration_ns=Duration", csv], capsys)
+            code, out, err = _in_process(
+                ["profile", "info", *extra, "--format", "csv", "--columns", "name=Name,duration_ns=Duration", csv],
+                capsys,
+            )
         assert code == 0, err
         assert "…" in out and len(out) < 100_000
     with _within(60):
-        code, out, err = _in_process(["profile", "info", "--json", "--format", "csv", "--columns", "name=Name,duration_ns=Duration", csv], capsys)
+        code, out, err = _in_process(
+            ["profile", "info", "--json", "--format", "csv", "--columns", "name=Name,duration_ns=Duration", csv], capsys
+        )
     assert code == 0 and len(out) > 20 << 20  # the JSON keeps the name whole
 
 
@@ -542,7 +709,9 @@ def test_a_name_of_blanks_is_cut_before_its_arguments_are_stripped() -> None:
 
 # --- numbers that cannot be ----------------------------------------------------------------------
 @pytest.mark.parametrize("value", ["1.7e308", "1e200", "-1.7e308"])
-def test_sums_that_overflow_are_refused(value: str, work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_sums_that_overflow_are_refused(
+    value: str, work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Values whose weighted sum (or its variance) overflows gave an estimate of inf (null in
     --json), exit 0 and numpy's warnings."""
     import warnings
@@ -582,27 +751,45 @@ def _edited(base: Path, into: Path, edit) -> Path:
 ESTIMATE_EDITS = {
     "estimate-nan": (lambda d: d["estimates"][0].update(estimate=float("nan")), "estimate is NaN"),
     "estimate-inf": (lambda d: d["estimates"][0].update(estimate=float("inf")), "estimate is Infinity"),
-    "interval-inverted": (lambda d: d["estimates"][0].update(ci_low=d["estimates"][0]["ci_high"], ci_high=d["estimates"][0]["ci_low"]),
-                          "does not hold the estimate"),
-    "interval-beside": (lambda d: d["estimates"][0].update(ci_low=d["estimates"][0]["estimate"] * 2, ci_high=d["estimates"][0]["estimate"] * 3),
-                        "does not hold the estimate"),
+    "interval-inverted": (
+        lambda d: d["estimates"][0].update(ci_low=d["estimates"][0]["ci_high"], ci_high=d["estimates"][0]["ci_low"]),
+        "does not hold the estimate",
+    ),
+    "interval-beside": (
+        lambda d: d["estimates"][0].update(
+            ci_low=d["estimates"][0]["estimate"] * 2, ci_high=d["estimates"][0]["estimate"] * 3
+        ),
+        "does not hold the estimate",
+    ),
     "samples-negative": (lambda d: d["estimates"][0].update(samples=-3), "samples is -3"),
     "samples-fraction": (lambda d: d["estimates"][0].update(samples=2.5), "samples is 2.5"),
     "confidence-7": (lambda d: d["estimates"][0].update(confidence=7), "confidence is 7"),
     "std-error-negative": (lambda d: d["estimates"][0].update(std_error=-1), "std_error is -1"),
     "plan-confidence-text": (lambda d: d["plan"].update(confidence="high"), "plan.confidence"),
-    "excluded-share-nan": (lambda d: d["plan"].update(excluded={"launches": 3, "time_ns": 10, "share": float("nan")}), "plan.excluded.share is NaN"),
-    "excluded-share-2": (lambda d: d["plan"].update(excluded={"launches": 3, "time_ns": 10, "share": 2}), "plan.excluded.share is 2"),
+    "excluded-share-nan": (
+        lambda d: d["plan"].update(excluded={"launches": 3, "time_ns": 10, "share": float("nan")}),
+        "plan.excluded.share is NaN",
+    ),
+    "excluded-share-2": (
+        lambda d: d["plan"].update(excluded={"launches": 3, "time_ns": 10, "share": 2}),
+        "plan.excluded.share is 2",
+    ),
 }
 
 EVALUATION_EDITS = {
     "coverage-infinity": (lambda d: d["suite"].update(coverage=float("inf")), "suite.coverage is Infinity"),
     "coverage-above-1": (lambda d: d["suite"].update(coverage=1.5), "suite.coverage is 1.5"),
     "error-lots": (lambda d: d["suite"].update(error_mean_pct="lots"), 'suite.error_mean_pct is "lots"'),
-    "workload-error-lots": (lambda d: d["workloads"][0].update(error_mean_pct="lots"), 'workloads[0].error_mean_pct is "lots"'),
+    "workload-error-lots": (
+        lambda d: d["workloads"][0].update(error_mean_pct="lots"),
+        'workloads[0].error_mean_pct is "lots"',
+    ),
     "speedup-negative": (lambda d: d["workloads"][0].update(speedup_hmean=-2), "speedup_hmean is -2"),
     "speedup-nan": (lambda d: d["suite"].update(speedup_hmean=float("nan")), "suite.speedup_hmean is NaN"),
-    "speedup-1.7e308": (lambda d: d["workloads"][0].update(speedup_hmean=1.7e308), "workloads[0].speedup_hmean is 1.7e+308"),
+    "speedup-1.7e308": (
+        lambda d: d["workloads"][0].update(speedup_hmean=1.7e308),
+        "workloads[0].speedup_hmean is 1.7e+308",
+    ),
     "speedup-tiny": (lambda d: d["suite"].update(speedup_hmean=0), "suite.speedup_hmean is 0"),
     "half-width-bool": (lambda d: d["suite"].update(half_width_median_pct=True), "half_width_median_pct is true"),
     "params-confidence-7": (lambda d: d["workloads"][0]["params"].update(confidence=7), "params.confidence is 7"),
@@ -618,9 +805,13 @@ def report_docs(work: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     d = tmp_path_factory.mktemp("report-docs")
     plan = json.loads((work / "va.plan.json").read_text())
-    (d / "values.csv").write_text("kernel_id,value\n" + "".join(f"{k},{100 + k}\n" for k in range(plan["workload"]["launches"])))
-    for name, argv in (("est.json", ["estimate", "--plan", str(work / "va.plan.json"), str(d / "values.csv"), "--json"]),
-                       ("ev.json", ["evaluate", str(SCAN), "--sampler", "random", "--repeat", "1", "--json"])):
+    (d / "values.csv").write_text(
+        "kernel_id,value\n" + "".join(f"{k},{100 + k}\n" for k in range(plan["workload"]["launches"]))
+    )
+    for name, argv in (
+        ("est.json", ["estimate", "--plan", str(work / "va.plan.json"), str(d / "values.csv"), "--json"]),
+        ("ev.json", ["evaluate", str(SCAN), "--sampler", "random", "--repeat", "1", "--json"]),
+    ):
         old = sys.stdout
         sys.stdout = buf = io.StringIO()
         try:
@@ -632,36 +823,70 @@ def report_docs(work: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("case", sorted(ESTIMATE_EDITS) + sorted(EVALUATION_EDITS))
-def test_report_refuses_numbers_that_cannot_be(case: str, work: Path, report_docs: Path, tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_refuses_numbers_that_cannot_be(
+    case: str, work: Path, report_docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A hand-edited estimate or evaluation: one line naming the field, no report drawn from it."""
     estimate = case in ESTIMATE_EDITS
     edit, phrase = (ESTIMATE_EDITS if estimate else EVALUATION_EDITS)[case]
     doc = _edited(report_docs / ("est.json" if estimate else "ev.json"), tmp_path / "doc.json", edit)
     out = tmp_path / "out"
     out.mkdir()
-    code, _, err = _in_process(["report", work / "va.plan.json", "--estimate" if estimate else "--evaluate", doc, "-o", out / "r.html"], capsys)
+    code, _, err = _in_process(
+        ["report", work / "va.plan.json", "--estimate" if estimate else "--evaluate", doc, "-o", out / "r.html"], capsys
+    )
     _one_error(code, err, phrase)
     assert not any(out.iterdir())
 
 
-def test_report_takes_the_documents_as_written(work: Path, report_docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_takes_the_documents_as_written(
+    work: Path, report_docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The checks refuse nothing simsample writes itself."""
-    code, _, err = _in_process(["report", work / "va.plan.json", "--estimate", report_docs / "est.json", "--evaluate", report_docs / "ev.json",
-                                "-o", tmp_path / "r.html"], capsys)
+    code, _, err = _in_process(
+        [
+            "report",
+            work / "va.plan.json",
+            "--estimate",
+            report_docs / "est.json",
+            "--evaluate",
+            report_docs / "ev.json",
+            "-o",
+            tmp_path / "r.html",
+        ],
+        capsys,
+    )
     assert code == 0, err
 
 
-_WARMUP_VALUES = [("--warmup-budget", "nan"), ("--warmup-budget", "inf"), ("--warmup-budget", "-0.5"),
-                  ("--warmup-reach", "nan"), ("--warmup-reach", "inf"), ("--warmup-reach", "-1")]
+_WARMUP_VALUES = [
+    ("--warmup-budget", "nan"),
+    ("--warmup-budget", "inf"),
+    ("--warmup-budget", "-0.5"),
+    ("--warmup-reach", "nan"),
+    ("--warmup-reach", "inf"),
+    ("--warmup-reach", "-1"),
+]
 
 
-@pytest.mark.parametrize("sim, option, value", [("accelsim", o, v) for o, v in _WARMUP_VALUES]
-                         + [("macsim", o, v) for o, v in _WARMUP_VALUES if o != "--warmup-reach"])  # MacSim has no --warmup-reach
-def test_warmup_options_that_are_not_finite_are_refused(sim: str, option: str, value: str, work: Path, tmp_path: Path,  # noqa: F811
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    argv = (["apply", "--sim", "accelsim", "--plan", work / "p3.json", "--traces", work / "t3"] if sim == "accelsim" else
-            ["apply", "--sim", "macsim", "--plan", work / "pm.json", "--traces", work / "macsim-traces"])
+@pytest.mark.parametrize(
+    "sim, option, value",
+    [("accelsim", o, v) for o, v in _WARMUP_VALUES]
+    + [("macsim", o, v) for o, v in _WARMUP_VALUES if o != "--warmup-reach"],
+)  # MacSim has no --warmup-reach
+def test_warmup_options_that_are_not_finite_are_refused(
+    sim: str,
+    option: str,
+    value: str,
+    work: Path,
+    tmp_path: Path,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = (
+        ["apply", "--sim", "accelsim", "--plan", work / "p3.json", "--traces", work / "t3"]
+        if sim == "accelsim"
+        else ["apply", "--sim", "macsim", "--plan", work / "pm.json", "--traces", work / "macsim-traces"]
+    )
     out = tmp_path / "sampled"
     code, _, err = _in_process([*argv, "--out", out, option, value], capsys)
     _one_error(code, err, "warmup")
@@ -670,8 +895,9 @@ def test_warmup_options_that_are_not_finite_are_refused(sim: str, option: str, v
 
 
 @pytest.mark.parametrize("name", sorted(FOLDER_WRITERS))
-def test_a_folder_output_on_a_device_is_refused(name: str, work: Path, device_config: Path, runs: Path, tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_folder_output_on_a_device_is_refused(
+    name: str, work: Path, device_config: Path, runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``--out /dev/null`` for a command that writes a folder: refused, the device as it was (a
     folder is renamed into place, which would replace whatever the path is)."""
     for dev in _char_devices(tmp_path):
@@ -682,8 +908,9 @@ def test_a_folder_output_on_a_device_is_refused(name: str, work: Path, device_co
         assert stat.S_ISCHR(now.st_mode) and (now.st_rdev, now.st_mode) == (st.st_rdev, st.st_mode)
 
 
-def test_the_stats_csv_read_whole_is_held_to_the_log_limit(runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_stats_csv_read_whole_is_held_to_the_log_limit(
+    runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SIMSAMPLE_MAX_LOG_BYTES", "100")
     out = tmp_path / "traces"
     code, _, err = _in_process(["accelsim", "merge", runs / "run-0001", runs / "run-0002", "--out", out], capsys)
@@ -691,20 +918,26 @@ def test_the_stats_csv_read_whole_is_held_to_the_log_limit(runs: Path, tmp_path:
     assert not out.exists()
 
 
-def test_a_features_table_whose_extras_name_is_too_long_is_refused_first(work: Path, tmp_path: Path,
-                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_features_table_whose_extras_name_is_too_long_is_refused_first(
+    work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A table name of 250 characters fits, its ``.extras.npz`` does not: refused before the scan."""
     out = tmp_path / "out"
     out.mkdir()
-    code, _, err = _in_process(["profile", "features", "--sim", "accelsim", work / "t3", "-o", out / ("z" * 242 + ".parquet")], capsys)
+    code, _, err = _in_process(
+        ["profile", "features", "--sim", "accelsim", work / "t3", "-o", out / ("z" * 242 + ".parquet")], capsys
+    )
     _one_error(code, err, "name too long")
     assert ".extras.npz" in err and not any(out.iterdir())
 
 
 @pytest.mark.parametrize("where", ["cluster-mean", "cluster-total", "prediction-speedup"])
-def test_a_plan_holding_nan_or_infinity_is_refused(where: str, work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+def test_a_plan_holding_nan_or_infinity_is_refused(
+    where: str, work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:  # noqa: F811
     """simsample never writes NaN or Infinity into a plan (JSON readers take them): a plan holding
     one was edited, and the report drew a NaN share from it."""
+
     def edit(d):
         if where == "cluster-mean":
             d["clusters"][0]["stats"]["mean"] = float("nan")
@@ -724,14 +957,24 @@ def test_a_plan_holding_nan_or_infinity_is_refused(where: str, work: Path, tmp_p
 def test_a_full_temporary_folder_is_not_a_damaged_input(name: str, work: Path, tmp_path: Path) -> None:  # noqa: F811
     """Unpacking or decompressing an input into a temporary folder that fills up (here a file size
     limit) said "truncated or corrupt compressed file": it is the temporary folder's, and says so."""
-    src = (SHARED_DATA / "profiles/nsys-sqlite/pipit-cloverleaf/perlmutter-cloverleaf-cuda.sqlite.xz" if name == "nsys-sqlite-xz"
-           else work / "ranks.tar.gz")
+    src = (
+        SHARED_DATA / "profiles/nsys-sqlite/pipit-cloverleaf/perlmutter-cloverleaf-cuda.sqlite.xz"
+        if name == "nsys-sqlite-xz"
+        else work / "ranks.tar.gz"
+    )
     if not src.exists():
         pytest.skip(f"no {src.name}")
     temp = tmp_path / "temp"
     temp.mkdir()
-    p = subprocess.run(_console("profile", "info", str(src)), capture_output=True, text=True, timeout=300,
-                       env={**os.environ, "TMPDIR": str(temp)}, preexec_fn=_limited(1 << 16), check=False)
+    p = subprocess.run(
+        _console("profile", "info", str(src)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "TMPDIR": str(temp)},
+        preexec_fn=_limited(1 << 16),
+        check=False,
+    )
     _one_error(p.returncode, p.stderr, "temporary folder")
     assert "TMPDIR" in p.stderr and "corrupt" not in p.stderr and "unreadable" not in p.stderr
     assert not any(temp.iterdir())

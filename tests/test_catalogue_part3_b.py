@@ -29,12 +29,12 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from simsample_accelsim.selection import TracerSelection, tracer_ranges
-from simsample_accelsim.synth import KernelSpec, write_workload
 
 from simsample.cli import run as cli_run
 from simsample.errors import UserError
 from simsample.planfile import Plan
+from simsample_accelsim.selection import TracerSelection, tracer_ranges
+from simsample_accelsim.synth import KernelSpec, write_workload
 from tests.test_profile_first import process_folder, runs_of, synth_plan
 
 BASH = shutil.which("bash")
@@ -45,7 +45,11 @@ def refused(capsys, args: list[str], phrase: str) -> str:
     """Run the CLI and check a one-line refusal (exit 1) that says ``phrase``."""
     capsys.readouterr()
     code = cli_run(args)
-    err = [ln for ln in capsys.readouterr().err.strip().splitlines() if not ln.startswith("note:") and not ln.startswith("warning:")]
+    err = [
+        ln
+        for ln in capsys.readouterr().err.strip().splitlines()
+        if not ln.startswith("note:") and not ln.startswith("warning:")
+    ]
     assert code == 1, (args, err)
     assert len(err) == 1 and phrase in err[0], (args, err)
     assert "Traceback" not in err[0] and "internal error" not in err[0]
@@ -54,9 +58,29 @@ def refused(capsys, args: list[str], phrase: str) -> str:
 
 # --- 1. the tracer script: hostile values, quoted for where they land -------------------------------
 
-HOSTILE = ["$(touch PWNED)", "`touch PWNED`", "it's", "*", "-rf", "ünïcødé ☃", '"; touch PWNED; "', "a\\b", "$HOME", "!x"]
+HOSTILE = [
+    "$(touch PWNED)",
+    "`touch PWNED`",
+    "it's",
+    "*",
+    "-rf",
+    "ünïcødé ☃",
+    '"; touch PWNED; "',
+    "a\\b",
+    "$HOME",
+    "!x",
+]
 # the tracer's path may not hold spaces or colons (LD_PRELOAD splits there): the same attacks without them
-HOSTILE_TRACER = ["$(touch${IFS}PWNED)", "`touch${IFS}PWNED`", "it's", "*", "-rf", "ünïcødé☃", '";touch${IFS}PWNED;"', "$HOME"]
+HOSTILE_TRACER = [
+    "$(touch${IFS}PWNED)",
+    "`touch${IFS}PWNED`",
+    "it's",
+    "*",
+    "-rf",
+    "ünïcødé☃",
+    '";touch${IFS}PWNED;"',
+    "$HOME",
+]
 
 STUB_APP = textwrap.dedent("""\
     #!/usr/bin/env bash
@@ -98,8 +122,28 @@ def test_select_script_runs_hostile_values_as_data(tmp_path, monkeypatch, capsys
     shutil.copy(plan_src, plan)
     app, post = _stubs(tmp_path)
     runs, traces, sampled = value, f"t{value}", f"s{value}"
-    args = ["accelsim", "select", "--plan", plan.name, "-o", "trace.sh", "--max-gap", "0", "--warmup", "2", "--runs", runs, "--traces", traces,
-            "--sampled", sampled, "--tracer", tracer, "--app", shlex.join([str(app), value])]
+    args = [
+        "accelsim",
+        "select",
+        "--plan",
+        plan.name,
+        "-o",
+        "trace.sh",
+        "--max-gap",
+        "0",
+        "--warmup",
+        "2",
+        "--runs",
+        runs,
+        "--traces",
+        traces,
+        "--sampled",
+        sampled,
+        "--tracer",
+        tracer,
+        "--app",
+        shlex.join([str(app), value]),
+    ]
     assert cli_run(args) == 0, capsys.readouterr().err
     log = tmp_path / "stub.log"
     env = {**os.environ, "STUB_LOG": str(log), "POST_PROCESSING": str(post)}
@@ -108,7 +152,9 @@ def test_select_script_runs_hostile_values_as_data(tmp_path, monkeypatch, capsys
     assert res.returncode == 0, res.stderr
     assert not list(tmp_path.rglob("PWNED")), "a value ran as a command"
     rec = log.read_text().splitlines()
-    assert [ln[4:] for ln in rec if ln.startswith("ARG=")] == [value] * 3  # --app: the command line runs as typed, its argument intact
+    assert [ln[4:] for ln in rec if ln.startswith("ARG=")] == [
+        value
+    ] * 3  # --app: the command line runs as typed, its argument intact
     assert [ln[5:] for ln in rec if ln.startswith("TOOL=")] == [tracer] * 3
     assert [ln[6:] for ln in rec if ln.startswith("RANGE=")] == ["7-9", "15-17", "24-26"]
     folders = [ln[7:] for ln in rec if ln.startswith("FOLDER=")]
@@ -118,7 +164,18 @@ def test_select_script_runs_hostile_values_as_data(tmp_path, monkeypatch, capsys
     hint = [ln for ln in res.stdout.splitlines() if "simsample" in ln]
     merge, apply = shlex.split(hint[0].split(":", 1)[1]), shlex.split(hint[1])
     assert merge == ["simsample", "accelsim", "merge", f"{runs}/run-*", "--out", traces]
-    assert apply == ["simsample", "apply", "--sim", "accelsim", "--plan", plan.name, "--traces", traces, "--out", sampled]
+    assert apply == [
+        "simsample",
+        "apply",
+        "--sim",
+        "accelsim",
+        "--plan",
+        plan.name,
+        "--traces",
+        traces,
+        "--out",
+        sampled,
+    ]
     # rerun: every run is skipped (its folder has kernelslist.g), nothing runs twice
     res = subprocess.run([BASH, "trace.sh"], cwd=work, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert res.returncode == 0 and res.stdout.count("traced already, skipped") == 3
@@ -135,7 +192,18 @@ def test_select_refuses_control_characters_in_every_embedded_value(tmp_path, mon
         hostile = tmp_path / f"p{bad}.json"
         shutil.copy(plan, hostile)
         plan = hostile
-    args = ["accelsim", "select", "--plan", str(plan), "-o", "trace.sh", "--tracer", "/opt/tracer_tool.so", "--app", "./app"]
+    args = [
+        "accelsim",
+        "select",
+        "--plan",
+        str(plan),
+        "-o",
+        "trace.sh",
+        "--tracer",
+        "/opt/tracer_tool.so",
+        "--app",
+        "./app",
+    ]
     args += [option, str(plan) if option == "--plan" else bad]
     refused(capsys, args, "control character")
     assert not (tmp_path / "trace.sh").exists()
@@ -144,15 +212,29 @@ def test_select_refuses_control_characters_in_every_embedded_value(tmp_path, mon
 def test_select_refuses_a_tracer_path_that_ld_preload_would_split(tmp_path, capsys):
     full, _ = process_folder(tmp_path)
     plan = synth_plan(tmp_path, full, [9])
-    refused(capsys, ["accelsim", "select", "--plan", str(plan), "-o", str(tmp_path / "t.sh"), "--tracer", "/opt/a b/tracer_tool.so"],
-            "LD_PRELOAD splits")
+    refused(
+        capsys,
+        [
+            "accelsim",
+            "select",
+            "--plan",
+            str(plan),
+            "-o",
+            str(tmp_path / "t.sh"),
+            "--tracer",
+            "/opt/a b/tracer_tool.so",
+        ],
+        "LD_PRELOAD splits",
+    )
     assert not (tmp_path / "t.sh").exists()
 
 
 def test_hyfiss_run_script_keeps_the_plan_name_in_its_comment():
     from simsample_hyfiss.apply import render_script
 
-    text = render_script(kernels=[(1, "k")], np_ranks=2, hyfiss_home="/h", device_config="c", plan_name="p.json\ntouch PWNED\r\n")
+    text = render_script(
+        kernels=[(1, "k")], np_ranks=2, hyfiss_home="/h", device_config="c", plan_name="p.json\ntouch PWNED\r\n"
+    )
     assert "touch PWNED" in text
     assert all(ln.startswith("#") for ln in text.splitlines() if "touch PWNED" in ln)
 
@@ -160,21 +242,34 @@ def test_hyfiss_run_script_keeps_the_plan_name_in_its_comment():
 def test_slurm_job_script_values_with_a_newline_are_refused(tmp_path):
     from simsample.runner.slurm import SlurmOptions, make_cluster
 
-    for opts in (SlurmOptions(partition="gpu\ntouch PWNED"), SlurmOptions(account="a\rb"), SlurmOptions(extra=("--qos=x\nrm -rf ~",))):
+    for opts in (
+        SlurmOptions(partition="gpu\ntouch PWNED"),
+        SlurmOptions(account="a\rb"),
+        SlurmOptions(extra=("--qos=x\nrm -rf ~",)),
+    ):
         with pytest.raises(UserError, match="control character"):
             make_cluster(opts, tmp_path)
 
 
 # --- 2. nothing allocates in proportion to a number a user wrote ------------------------------------
 
+
 def _capped(args: list[str], cwd: Path, gib: int = 3, timeout: int = 120) -> subprocess.CompletedProcess:
     """The CLI in a child process whose address space is capped: a command that allocates in
     proportion to a launch number fails there (MemoryError, exit 2) instead of taking the machine."""
+
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (gib << 30, gib << 30))
 
-    return subprocess.run([sys.executable, "-m", "simsample", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          preexec_fn=cap, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "simsample", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=cap,
+        check=False,
+    )
 
 
 def _add_launch(run: Path, full: Path, number: int, stats: bool = True) -> None:
@@ -229,8 +324,21 @@ def test_select_with_a_huge_horizon_counts_windows_as_intervals(tmp_path):
                 e[0] = e[1] = big
 
     p = _edit_plan(plan, tmp_path / "far.json", far)
-    res = _capped(["accelsim", "select", "--plan", str(p), "-o", str(tmp_path / "t.sh"), "--warmup", "targeted", "--warmup-horizon", str(10**11)],
-                  tmp_path)
+    res = _capped(
+        [
+            "accelsim",
+            "select",
+            "--plan",
+            str(p),
+            "-o",
+            str(tmp_path / "t.sh"),
+            "--warmup",
+            "targeted",
+            "--warmup-horizon",
+            str(10**11),
+        ],
+        tmp_path,
+    )
     assert res.returncode == 0, res.stderr
     assert f"{10**11 + 17 + 1:,} needed" in res.stdout  # 1-17 and the 10^11+1 launches up to 10^12
 
@@ -244,19 +352,41 @@ def test_needed_launches_are_the_union_of_the_windows(numbers, window):
 
 # --- 4. the run check holds on every path ----------------------------------------------------------
 
+
 def _other_run(tmp_path: Path, n: int = 30) -> Path:
     """A whole trace folder of another run: the process_folder's launches, launch 5 with another grid
     (the sampled launches 9, 17 and 26 have the same names and shapes)."""
     names = ["_Z4gemmPf", "_Z4reluPf", "_Z4copyPf"]
-    specs = [KernelSpec(name=names[i % 3], grid=(7 if i == 4 else 1 + i % 4, 1, 1), block=(32, 1, 1), iters=1, body=("LDG.E", "STG.E"),
-                        base_address=0x7F5A40000000 + (i // 2) * 0x1000) for i in range(n)]
+    specs = [
+        KernelSpec(
+            name=names[i % 3],
+            grid=(7 if i == 4 else 1 + i % 4, 1, 1),
+            block=(32, 1, 1),
+            iters=1,
+            body=("LDG.E", "STG.E"),
+            base_address=0x7F5A40000000 + (i // 2) * 0x1000,
+        )
+        for i in range(n)
+    ]
     d = tmp_path / "other"
     write_workload(d, specs, memcpys=[(0, 0x1000, 64), (0, 0x2000, 32), (7, 0x3000, 16), (20, 0x4000, 8)])
     return d
 
 
 def _apply(plan: Path, traces: Path, out: Path) -> list[str]:
-    return ["apply", "--sim", "accelsim", "--plan", str(plan), "--traces", str(traces), "--out", str(out), "--warmup", "none"]
+    return [
+        "apply",
+        "--sim",
+        "accelsim",
+        "--plan",
+        str(plan),
+        "--traces",
+        str(traces),
+        "--out",
+        str(out),
+        "--warmup",
+        "none",
+    ]
 
 
 def test_a_plan_is_refused_on_the_whole_folder_of_another_run(tmp_path, capsys):
@@ -293,7 +423,10 @@ def test_a_sample_beyond_the_workload_or_unknown_to_the_process_section_is_refus
     def kernel_999(doc):
         doc["samples"][0]["kernel_id"] = 999
 
-    for edit, phrase in ((launch_99, "at launch 99, but the plan's workload has 30 launches"), (kernel_999, "kernel 9 is not one of the plan's samples")):
+    for edit, phrase in (
+        (launch_99, "at launch 99, but the plan's workload has 30 launches"),
+        (kernel_999, "kernel 9 is not one of the plan's samples"),
+    ):
         p = _edit_plan(plan, tmp_path / "edited.json", edit)
         for traces in (full, merge_out):
             refused(capsys, _apply(p, traces, tmp_path / "o"), phrase)
@@ -316,10 +449,12 @@ def test_a_partial_folder_still_applies_and_says_how_it_was_matched(tmp_path, ca
 
 # --- 5. the process section, checked in full ----------------------------------------------------------
 
+
 def _process_edits():
     def set_number(v):
         def f(doc):
             doc["process"]["samples"][0][1] = v
+
         return f
 
     def drop_first(doc):
@@ -340,11 +475,13 @@ def _process_edits():
     def grid(v):
         def f(doc):
             doc["process"]["samples"][0][3] = v
+
         return f
 
     def first(v):
         def f(doc):
             doc["process"]["first_launch"] = v
+
         return f
 
     return [
@@ -383,7 +520,9 @@ def test_a_trace_plan_whose_launch_number_is_not_its_id_is_refused(tmp_path, cap
         doc["process"]["samples"][0][1] = 10**12
 
     plan = _edit_plan(synth_plan(tmp_path, full, [9, 17, 26]), tmp_path / "edited.json", far)
-    refused(capsys, ["accelsim", "select", "--plan", str(plan), "-o", str(tmp_path / "t.sh")], "differs from kernel id 9")
+    refused(
+        capsys, ["accelsim", "select", "--plan", str(plan), "-o", str(tmp_path / "t.sh")], "differs from kernel id 9"
+    )
 
 
 def kineto_trace(path: Path, step_ts=None, step_dur=None) -> Path:
@@ -391,7 +530,15 @@ def kineto_trace(path: Path, step_ts=None, step_dur=None) -> Path:
     dur replaced where given)."""
     ev = []
     for s in range(3):
-        step = {"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{s}", "ts": 1000 * s, "dur": 900, "pid": 1, "tid": 1}
+        step = {
+            "ph": "X",
+            "cat": "user_annotation",
+            "name": f"ProfilerStep#{s}",
+            "ts": 1000 * s,
+            "dur": 900,
+            "pid": 1,
+            "tid": 1,
+        }
         if s == 1 and step_ts is not None:
             step["ts"] = step_ts
         if s == 1 and step_dur is not None:
@@ -399,10 +546,30 @@ def kineto_trace(path: Path, step_ts=None, step_dur=None) -> Path:
         ev.append(step)
         for j in range(4):
             c = s * 10 + j + 1
-            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 1000 * s + 10 * j, "dur": 2, "pid": 1, "tid": 1,
-                       "args": {"correlation": c}})
-            ev.append({"ph": "X", "cat": "kernel", "name": f"k{j % 2}", "ts": 1000 * s + 10 * j + 5, "dur": 3 + j, "pid": 0, "tid": 7,
-                       "args": {"correlation": c, "grid": [1 + j, 1, 1], "block": [32, 1, 1], "device": 0, "stream": 7}})
+            ev.append(
+                {
+                    "ph": "X",
+                    "cat": "cuda_runtime",
+                    "name": "cudaLaunchKernel",
+                    "ts": 1000 * s + 10 * j,
+                    "dur": 2,
+                    "pid": 1,
+                    "tid": 1,
+                    "args": {"correlation": c},
+                }
+            )
+            ev.append(
+                {
+                    "ph": "X",
+                    "cat": "kernel",
+                    "name": f"k{j % 2}",
+                    "ts": 1000 * s + 10 * j + 5,
+                    "dur": 3 + j,
+                    "pid": 0,
+                    "tid": 7,
+                    "args": {"correlation": c, "grid": [1 + j, 1, 1], "block": [32, 1, 1], "device": 0, "stream": 7},
+                }
+            )
     text = json.dumps({"traceEvents": ev}, allow_nan=True)
     path.write_text(text.replace('"dur": "NaN"', '"dur": NaN'))
     return path
@@ -428,6 +595,7 @@ def test_numbers_beyond_a_profile_plan_s_launches_are_refused(tmp_path, capsys):
 
 # --- 7. values beyond int64, and times that are no times ---------------------------------------------
 
+
 def test_a_trace_header_id_beyond_int64_is_refused(tmp_path, capsys):
     full, _ = process_folder(tmp_path)
     d = tmp_path / "copy"
@@ -435,8 +603,11 @@ def test_a_trace_header_id_beyond_int64_is_refused(tmp_path, capsys):
     f = d / "kernel-3.traceg"
     f.write_text(f.read_text().replace("-kernel id = 3\n", f"-kernel id = {10**20}\n", 1))
     plan = synth_plan(tmp_path, full, [9])
-    for args in (["profile", "info", str(d)], ["profile", "features", "--sim", "accelsim", str(d), "-o", str(tmp_path / "g.parquet"), "--no-cache"],
-                 _apply(plan, d, tmp_path / "o")):
+    for args in (
+        ["profile", "info", str(d)],
+        ["profile", "features", "--sim", "accelsim", str(d), "-o", str(tmp_path / "g.parquet"), "--no-cache"],
+        _apply(plan, d, tmp_path / "o"),
+    ):
         refused(capsys, args, "beyond the 64-bit integers")
     assert not (tmp_path / "o").exists() and not (tmp_path / "g.parquet").exists()
 
@@ -457,8 +628,14 @@ def test_a_stats_line_with_a_kernel_number_of_thousands_of_digits_is_one_line(tm
     good = stats_line(1, "k", (1, 1, 1), (32, 1, 1), 10)
     for number in ("9" * 5000, str(10**20)):
         p.write_text(STATS_HEADER + "\n" + good + "\n" + good.replace("kernel-1.", f"kernel-{number}.", 1) + "\n")
-        readers = [lambda: read_stats(p), lambda: read_stats_tail(p, 2), lambda: parse_stats_lines(p, p.read_text().splitlines())]
-        if len(number) > 40:  # a filtered read skips the launches it does not want, unless their number is no launch number
+        readers = [
+            lambda: read_stats(p),
+            lambda: read_stats_tail(p, 2),
+            lambda: parse_stats_lines(p, p.read_text().splitlines()),
+        ]
+        if (
+            len(number) > 40
+        ):  # a filtered read skips the launches it does not want, unless their number is no launch number
             readers.append(lambda: read_stats(p, only={1}))
         for read in readers:
             with pytest.raises(UserError) as err:
@@ -487,18 +664,35 @@ def test_gpgpusim_options_beyond_their_integers_are_refused(tmp_path, capsys):
     full, _ = process_folder(tmp_path)
     cfg = tmp_path / "gpgpusim.config"
     cfg.write_text(f"-gpgpu_shader_registers {10**20}\n-gpgpu_n_clusters 4\n")
-    refused(capsys, ["profile", "features", "--sim", "accelsim", str(full), "-o", str(tmp_path / "f.parquet"), "--config", str(cfg), "--no-cache"],
-            "beyond the 32-bit integers")
+    refused(
+        capsys,
+        [
+            "profile",
+            "features",
+            "--sim",
+            "accelsim",
+            str(full),
+            "-o",
+            str(tmp_path / "f.parquet"),
+            "--config",
+            str(cfg),
+            "--no-cache",
+        ],
+        "beyond the 32-bit integers",
+    )
     assert not (tmp_path / "f.parquet").exists()
 
 
-@pytest.mark.parametrize("extra, phrase", [
-    (["--time-range", "1" * 400 + "-" + "2" * 400], "beyond any profile"),
-    (["--time-range", "0-1e999s"], "expected START-END"),
-    (["--first-launch", str(10**21)], "out of range"),
-    (["--first-launch", str(I64)], "out of range"),
-    (["--steps", "1-" + "9" * 5000], "beyond any profile's steps"),
-])
+@pytest.mark.parametrize(
+    "extra, phrase",
+    [
+        (["--time-range", "1" * 400 + "-" + "2" * 400], "beyond any profile"),
+        (["--time-range", "0-1e999s"], "expected START-END"),
+        (["--first-launch", str(10**21)], "out of range"),
+        (["--first-launch", str(I64)], "out of range"),
+        (["--steps", "1-" + "9" * 5000], "beyond any profile's steps"),
+    ],
+)
 def test_number_options_beyond_int64_are_refused(tmp_path, capsys, extra, phrase):
     k = kineto_trace(tmp_path / "k.json")
     refused(capsys, ["plan", str(k), "-o", str(tmp_path / "p.json"), *extra], phrase)
@@ -508,12 +702,16 @@ def test_number_options_beyond_int64_are_refused(tmp_path, capsys, extra, phrase
 def test_the_largest_first_launch_that_fits_is_taken_and_never_wraps(tmp_path):
     k = kineto_trace(tmp_path / "k.json")
     plan = tmp_path / "p.json"
-    assert cli_run(["plan", str(k), "-o", str(plan), "--first-launch", str(I64 - 11)]) == 0  # 12 launches: the last is int64's largest
+    assert (
+        cli_run(["plan", str(k), "-o", str(plan), "--first-launch", str(I64 - 11)]) == 0
+    )  # 12 launches: the last is int64's largest
     nums = [s[1] for s in Plan.read(plan).process["samples"]]
     assert nums and all(I64 - 11 <= n <= I64 for n in nums)
 
 
-@pytest.mark.parametrize("ts, dur", [("abc", None), (None, None), (1e300, None), (None, "NaN"), (None, 10**20), ([], None)])
+@pytest.mark.parametrize(
+    "ts, dur", [("abc", None), (None, None), (1e300, None), (None, "NaN"), (None, 10**20), ([], None)]
+)
 def test_steps_whose_times_are_no_times_are_refused(tmp_path, capsys, ts, dur):
     k = tmp_path / "k.json"
     kineto_trace(k, step_ts=ts, step_dur=dur)
@@ -540,14 +738,23 @@ def test_nvtx_steps_whose_times_are_no_times_are_refused(tmp_path, capsys):
 
 # --- 11. small acceptances ----------------------------------------------------------------------------
 
+
 def test_merge_refuses_launch_0(tmp_path, capsys):
     full, _ = process_folder(tmp_path)
     runs = runs_of(full, [(3, 4)], tmp_path / "runs")
     _add_launch(runs[0], full, 0, stats=False)
     lst = runs[0] / "kernelslist.g"  # launch 0 first, as its number says
     lines = lst.read_text().splitlines()
-    lst.write_text("\n".join([*[ln for ln in lines if not ln.startswith("kernel")], "kernel-0.traceg",
-                              *[ln for ln in lines if ln.startswith("kernel") and ln != "kernel-0.traceg"]]) + "\n")
+    lst.write_text(
+        "\n".join(
+            [
+                *[ln for ln in lines if not ln.startswith("kernel")],
+                "kernel-0.traceg",
+                *[ln for ln in lines if ln.startswith("kernel") and ln != "kernel-0.traceg"],
+            ]
+        )
+        + "\n"
+    )
     refused(capsys, ["accelsim", "merge", str(runs[0]), "--out", str(tmp_path / "m")], "counts from 1")
     assert not (tmp_path / "m").exists()
 
@@ -561,10 +768,9 @@ def test_time_range_on_a_folder_without_times_is_refused(tmp_path, capsys):
 def test_an_inconsistent_plan_names_its_sample(tmp_path, capsys):
     """A plan whose fingerprints agree with the inputs but whose sample sits elsewhere: the refusal
     names the sample (for every adapter: match_plan is shared)."""
-    from simsample_accelsim.reader import scan_folder, workload_of
-
     from simsample.adapter_support import match_plan
     from simsample.errors import PlanMismatchError
+    from simsample_accelsim.reader import scan_folder, workload_of
 
     full, _ = process_folder(tmp_path)
     plan = _edit_plan(synth_plan(tmp_path, full, [9, 17, 26]), tmp_path / "e.json", lambda d: None)
@@ -600,8 +806,25 @@ def test_apply_with_a_huge_horizon_walks_only_what_was_traced(tmp_path):
                 e[0] = e[1] = big
 
     p = _edit_plan(plan, tmp_path / "far.json", far)
-    res = _capped(["apply", "--sim", "accelsim", "--plan", str(p), "--traces", str(part), "--out", str(tmp_path / "o"), "--warmup", "targeted",
-                   "--warmup-horizon", str(10**11)], tmp_path, timeout=90)
+    res = _capped(
+        [
+            "apply",
+            "--sim",
+            "accelsim",
+            "--plan",
+            str(p),
+            "--traces",
+            str(part),
+            "--out",
+            str(tmp_path / "o"),
+            "--warmup",
+            "targeted",
+            "--warmup-horizon",
+            str(10**11),
+        ],
+        tmp_path,
+        timeout=90,
+    )
     assert res.returncode == 0, res.stderr
     kernels = [ln for ln in (tmp_path / "o" / "kernelslist.g").read_text().splitlines() if ln.startswith("kernel")]
     assert f"kernel-{big}.traceg" in kernels and "kernel-9.traceg" in kernels
@@ -612,7 +835,11 @@ def test_select_refuses_empty_folder_names(tmp_path, capsys):
     full, _ = process_folder(tmp_path)
     plan = synth_plan(tmp_path, full, [9])
     for option in ("--runs", "--traces", "--sampled"):
-        refused(capsys, ["accelsim", "select", "--plan", str(plan), "-o", str(tmp_path / "t.sh"), option, ""], "give a folder name")
+        refused(
+            capsys,
+            ["accelsim", "select", "--plan", str(plan), "-o", str(tmp_path / "t.sh"), option, ""],
+            "give a folder name",
+        )
     assert not (tmp_path / "t.sh").exists()
 
 
@@ -640,7 +867,9 @@ def test_steps_far_apart_are_named_not_enumerated(tmp_path, capsys):
     assert res.returncode == 1 and len(err) == 1 and f"the profile has steps 0, 1, {10**17}" in err[0], res.stderr
 
 
-@pytest.mark.parametrize("memcpy", ["MemcpyHtoD,0x1000," + "9" * 5000, "MemcpyHtoD,0x" + "f" * 17 + ",8", f"MemcpyHtoD,0x1000,{1 << 64}"])
+@pytest.mark.parametrize(
+    "memcpy", ["MemcpyHtoD,0x1000," + "9" * 5000, "MemcpyHtoD,0x" + "f" * 17 + ",8", f"MemcpyHtoD,0x1000,{1 << 64}"]
+)
 def test_a_memcpy_beyond_64_bits_is_refused(tmp_path, capsys, memcpy):
     """5,000 digits were an internal ValueError (Python's limit on converting digits)."""
     full, _ = process_folder(tmp_path)
@@ -654,8 +883,16 @@ def test_a_memcpy_beyond_64_bits_is_refused(tmp_path, capsys, memcpy):
 def test_select_refuses_a_warmup_k_beyond_int64(tmp_path, capsys):
     full, _ = process_folder(tmp_path)
     plan = synth_plan(tmp_path, full, [9])
-    refused(capsys, ["accelsim", "select", "--plan", str(plan), "-o", str(tmp_path / "t.sh"), "--warmup", str(10**23)], "--warmup K")
-    refused(capsys, ["accelsim", "select", "--plan", str(plan), "-o", str(tmp_path / "t.sh"), "--warmup-horizon", str(1 << 63)], "--warmup-horizon")
+    refused(
+        capsys,
+        ["accelsim", "select", "--plan", str(plan), "-o", str(tmp_path / "t.sh"), "--warmup", str(10**23)],
+        "--warmup K",
+    )
+    refused(
+        capsys,
+        ["accelsim", "select", "--plan", str(plan), "-o", str(tmp_path / "t.sh"), "--warmup-horizon", str(1 << 63)],
+        "--warmup-horizon",
+    )
     assert not (tmp_path / "t.sh").exists()
 
 
@@ -676,8 +913,11 @@ def test_macsim_names_the_sample_of_an_inconsistent_plan(tmp_path, capsys):
         s["launch"] = 1
 
     p = _edit_plan(plan, tmp_path / "e.json", moved)
-    refused(capsys, ["apply", "--sim", "macsim", "--plan", str(p), "--traces", str(traces), "--out", str(tmp_path / "o")],
-            "(kernel 4, launch 1) does not match its own workload: kernel 4 is at launch 4 there")
+    refused(
+        capsys,
+        ["apply", "--sim", "macsim", "--plan", str(p), "--traces", str(traces), "--out", str(tmp_path / "o")],
+        "(kernel 4, launch 1) does not match its own workload: kernel 4 is at launch 4 there",
+    )
     assert not (tmp_path / "o").exists()
 
 
@@ -700,6 +940,7 @@ def test_a_plan_made_on_a_folder_of_some_launches_applies_to_the_whole_folder(tm
 
 # --- the shared validators and parsers: any text in, a number within bounds or one refusal out -----
 
+
 @settings(max_examples=200, deadline=None)
 @given(st.one_of(st.text(max_size=60), st.integers(-(1 << 70), 1 << 70).map(str)))
 def test_parse_int_takes_int64_or_refuses(text):
@@ -714,7 +955,11 @@ def test_parse_int_takes_int64_or_refuses(text):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.one_of(st.none(), st.booleans(), st.floats(allow_nan=True), st.integers(-(1 << 70), 1 << 70), st.text(max_size=5)))
+@given(
+    st.one_of(
+        st.none(), st.booleans(), st.floats(allow_nan=True), st.integers(-(1 << 70), 1 << 70), st.text(max_size=5)
+    )
+)
 def test_check_int_and_check_time_take_only_numbers_in_range(value):
     from simsample.io.numbers import check_int, check_time
 

@@ -28,7 +28,13 @@ def test_output_may_not_be_or_lie_inside_an_input(tmp_path: Path) -> None:
     folder.mkdir()
     os.link(src, tmp_path / "hard.csv")
     os.symlink(src, tmp_path / "soft.csv")
-    for out in (src, tmp_path / "sub" / ".." / "in.csv", tmp_path / "hard.csv", tmp_path / "soft.csv", folder / "a" / "plan.json"):
+    for out in (
+        src,
+        tmp_path / "sub" / ".." / "in.csv",
+        tmp_path / "hard.csv",
+        tmp_path / "soft.csv",
+        folder / "a" / "plan.json",
+    ):
         with pytest.raises(UserError, match="inputs are never modified"):
             check_output_file(out, [src, folder])
     with pytest.raises(UserError, match="is a directory"):
@@ -64,7 +70,10 @@ def test_check_int64_accepts_exactly_what_fits(value: float, scale: int) -> None
 
 @settings(max_examples=100, deadline=None)
 @given(
-    st.dictionaries(st.sampled_from([k for k in KEYS if not k.startswith(("duration_", "start_"))]), st.from_regex(r"[A-Za-z][A-Za-z0-9 _]{0,12}", fullmatch=True)),
+    st.dictionaries(
+        st.sampled_from([k for k in KEYS if not k.startswith(("duration_", "start_"))]),
+        st.from_regex(r"[A-Za-z][A-Za-z0-9 _]{0,12}", fullmatch=True),
+    ),
     st.sampled_from(["ns", "us", "ms", "s"]),
 )
 def test_columns_mapping_round_trips(mapping: dict[str, str], unit: str) -> None:
@@ -75,7 +84,13 @@ def test_columns_mapping_round_trips(mapping: dict[str, str], unit: str) -> None
 
 @pytest.mark.parametrize(
     "text, phrase",
-    [("name=A", "duration"), ("duration_ns=A", "name=COLUMN"), ("name=A,duration_ns=B,duration_us=C", "one duration"), ("name", "KEY=COLUMN"), ("name=A,speed=B,duration_ns=C", "unknown key")],
+    [
+        ("name=A", "duration"),
+        ("duration_ns=A", "name=COLUMN"),
+        ("name=A,duration_ns=B,duration_us=C", "one duration"),
+        ("name", "KEY=COLUMN"),
+        ("name=A,speed=B,duration_ns=C", "unknown key"),
+    ],
 )
 def test_columns_mapping_refusals(text: str, phrase: str) -> None:
     with pytest.raises(UserError, match=phrase):
@@ -84,10 +99,19 @@ def test_columns_mapping_refusals(text: str, phrase: str) -> None:
 
 def _trace(rank: int, n: int) -> bytes:
     events = [
-        {"ph": "X", "cat": "kernel", "name": f"k{i % 2}", "ts": 10 + i, "dur": 1.5, "args": {"grid": [1, 1, 1], "block": [32, 1, 1], "stream": 7, "correlation": i}}
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": f"k{i % 2}",
+            "ts": 10 + i,
+            "dur": 1.5,
+            "args": {"grid": [1, 1, 1], "block": [32, 1, 1], "stream": 7, "correlation": i},
+        }
         for i in range(n)
     ]
-    return gzip.compress(json.dumps({"traceEvents": events, "distributedInfo": {"rank": rank, "world_size": 2}}).encode())
+    return gzip.compress(
+        json.dumps({"traceEvents": events, "distributedInfo": {"rank": rank, "world_size": 2}}).encode()
+    )
 
 
 def test_rank_folder_and_archive_read_every_rank(tmp_path: Path) -> None:
@@ -107,17 +131,26 @@ def test_rank_folder_and_archive_read_every_rank(tmp_path: Path) -> None:
     assert len(by_files) == len(by_folder) == len(by_archive) == 8
     assert by_folder.fingerprint == by_files.fingerprint == by_archive.fingerprint
     assert by_archive.meta["ranks"] == [0, 1]
-    assert by_archive.meta["files"] == [f"{tmp_path / 'ranks.tar.gz'}:run/rank0.json.gz", f"{tmp_path / 'ranks.tar.gz'}:run/rank1.json.gz"]
+    assert by_archive.meta["files"] == [
+        f"{tmp_path / 'ranks.tar.gz'}:run/rank0.json.gz",
+        f"{tmp_path / 'ranks.tar.gz'}:run/rank1.json.gz",
+    ]
     assert len(load_workload([tmp_path / "ranks.tar.gz"], options={"rank": 1})) == 5
 
 
 @pytest.mark.parametrize(
     "row, phrase",
     [
-        ("1135411990,1e300,125,148,1,1,256,1,1,36,0.000,0.025,,,,,NVIDIA A100 (0),1,,7,k", "column 'Duration (ns)': value 1e+300 is out of range"),
+        (
+            "1135411990,1e300,125,148,1,1,256,1,1,36,0.000,0.025,,,,,NVIDIA A100 (0),1,,7,k",
+            "column 'Duration (ns)': value 1e+300 is out of range",
+        ),
         ("1e19,2000,125,148,1,1,256,1,1,36,0.000,0.025,,,,,NVIDIA A100 (0),1,,7,k", "column 'Start (ns)'"),
         ("1135411990,2000,125,1e26,1,1,256,1,1,36,0.000,0.025,,,,,NVIDIA A100 (0),1,,7,k", "column 'GrdX'"),
-        ("1135411990,1e400,125,148,1,1,256,1,1,36,0.000,0.025,,,,,NVIDIA A100 (0),1,,7,k", "column .Duration (ns).: value inf is out of range"),
+        (
+            "1135411990,1e400,125,148,1,1,256,1,1,36,0.000,0.025,,,,,NVIDIA A100 (0),1,,7,k",
+            "column .Duration (ns).: value inf is out of range",
+        ),
     ],
 )
 def test_nsys_csv_refuses_values_beyond_int64(tmp_path: Path, row: str, phrase: str) -> None:
@@ -128,8 +161,12 @@ def test_nsys_csv_refuses_values_beyond_int64(tmp_path: Path, row: str, phrase: 
         "Bytes (MB),Throughput (MB/s),SrcMemKd,DstMemKd,Device,Ctx,GreenCtx,Strm,Name"
     )
     p = tmp_path / "gpu.csv"
-    p.write_text(f"{header}\n1135401990,1000,124,1,2,3,128,1,1,32,0.001,0.000,,,,,NVIDIA A100 (0),1,,7,kernel_b\n{row}\n")
-    with pytest.raises(FormatError, match=r"gpu\.csv, line 3: " + phrase.replace("(", r"\(").replace(")", r"\)").replace("+", r"\+")):
+    p.write_text(
+        f"{header}\n1135401990,1000,124,1,2,3,128,1,1,32,0.001,0.000,,,,,NVIDIA A100 (0),1,,7,kernel_b\n{row}\n"
+    )
+    with pytest.raises(
+        FormatError, match=r"gpu\.csv, line 3: " + phrase.replace("(", r"\(").replace(")", r"\)").replace("+", r"\+")
+    ):
         load_workload([p])
 
 
@@ -155,8 +192,19 @@ def test_results_of_warmups_are_ignored_and_of_another_run_refused(tmp_path: Pat
     from simsample.workload import from_records
 
     n = 40
-    wl = from_records({"name": ["k"] * n, "grid_x": [1] * n, "grid_y": [1] * n, "grid_z": [1] * n, "block_x": [32] * n,
-                       "block_y": [1] * n, "block_z": [1] * n, "duration_ns": [100 + i for i in range(n)]}, source="t")
+    wl = from_records(
+        {
+            "name": ["k"] * n,
+            "grid_x": [1] * n,
+            "grid_y": [1] * n,
+            "grid_z": [1] * n,
+            "block_x": [32] * n,
+            "block_y": [1] * n,
+            "block_z": [1] * n,
+            "duration_ns": [100 + i for i in range(n)],
+        },
+        source="t",
+    )
     from simsample.manager import get_host
 
     sampler = get_host().sampler("random")

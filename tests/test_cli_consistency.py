@@ -49,10 +49,14 @@ def _first_column(text: str) -> str:
 def test_profile_info_prints_names_whole_at_any_width(capsys, monkeypatch, long_names, columns):
     monkeypatch.setenv("COLUMNS", columns)
     monkeypatch.setattr("sys.stdout.isatty", lambda: True, raising=False)
-    code, out, _ = _cli(capsys, "profile", "info", long_names, "--format", "csv", "--columns", "name=Name,duration_ns=Duration")
+    code, out, _ = _cli(
+        capsys, "profile", "info", long_names, "--format", "csv", "--columns", "name=Name,duration_ns=Duration"
+    )
     assert code == 0
     shown = _first_column(out)
-    labels = [shown_name(strip_args(name)) for name in NAMES]  # a name longer than the table's limit is cut in the middle
+    labels = [
+        shown_name(strip_args(name)) for name in NAMES
+    ]  # a name longer than the table's limit is cut in the middle
     assert len(set(labels)) == len(NAMES)  # names that differ only in the middle stay apart
     for name, label in zip(NAMES, labels):
         assert "".join(label.split()) in shown, name
@@ -60,7 +64,17 @@ def test_profile_info_prints_names_whole_at_any_width(capsys, monkeypatch, long_
 
 def test_wide_prints_complete_names_one_row_per_line(capsys, monkeypatch, long_names):
     monkeypatch.setenv("COLUMNS", "40")
-    code, out, _ = _cli(capsys, "profile", "info", long_names, "--format", "csv", "--columns", "name=Name,duration_ns=Duration", "--wide")
+    code, out, _ = _cli(
+        capsys,
+        "profile",
+        "info",
+        long_names,
+        "--format",
+        "csv",
+        "--columns",
+        "name=Name,duration_ns=Duration",
+        "--wide",
+    )
     assert code == 0
     lines = out.splitlines()
     for name in NAMES:
@@ -83,13 +97,19 @@ def test_profile_info_csv_parses_back(capsys, long_names):
 
 
 def test_evaluate_csv_parses_back_and_carries_the_half_width(capsys):
-    code, out, _ = _cli(capsys, "evaluate", PROFILE, "--sampler", "stem", "--repeat", "2", "--sweep", "eps=0.05,0.25", "--csv")
+    code, out, _ = _cli(
+        capsys, "evaluate", PROFILE, "--sampler", "stem", "--repeat", "2", "--sweep", "eps=0.05,0.25", "--csv"
+    )
     assert code == 0
     table = pd.read_csv(io.StringIO(out))
-    code, js, _ = _cli(capsys, "evaluate", PROFILE, "--sampler", "stem", "--repeat", "2", "--sweep", "eps=0.05,0.25", "--json")
+    code, js, _ = _cli(
+        capsys, "evaluate", PROFILE, "--sampler", "stem", "--repeat", "2", "--sweep", "eps=0.05,0.25", "--json"
+    )
     doc = json.loads(js)
     assert list(table["eps"]) == [0.05, 0.25]
-    assert table["half_width_median_pct"].tolist() == pytest.approx([w["half_width_median_pct"] for w in doc["workloads"]])
+    assert table["half_width_median_pct"].tolist() == pytest.approx(
+        [w["half_width_median_pct"] for w in doc["workloads"]]
+    )
     assert table["error_mean_pct"].tolist() == pytest.approx([w["error_mean_pct"] for w in doc["workloads"]])
     assert all(s["half_width_median_pct"] > 0 for s in doc["suite"])
 
@@ -117,7 +137,9 @@ def test_estimate_csv_parses_back(capsys, tmp_path):
     p = Plan.read(plan)
     launches = read(PROFILE).to_dataframe().set_index("kernel_id")
     values = tmp_path / "values.csv"
-    launches.loc[p.sampled_ids, ["duration_ns"]].reset_index().rename(columns={"duration_ns": "value"}).to_csv(values, index=False)
+    launches.loc[p.sampled_ids, ["duration_ns"]].reset_index().rename(columns={"duration_ns": "value"}).to_csv(
+        values, index=False
+    )
     code, out, _ = _cli(capsys, "estimate", "--plan", plan, values, "--csv")
     assert code == 0
     table = pd.read_csv(io.StringIO(out))
@@ -188,10 +210,14 @@ def test_a_missing_adapter_names_its_install(capsys, tmp_path):
         plan = tmp_path / "plan.json"
         assert _cli(capsys, "plan", PROFILE, "-o", plan)[0] == 0
         for sim in ("accelsim", "macsim", "hyfiss"):
-            code, _, err = _cli(capsys, "apply", "--sim", sim, "--plan", plan, "--traces", tmp_path, "--out", tmp_path / "o")
+            code, _, err = _cli(
+                capsys, "apply", "--sim", sim, "--plan", plan, "--traces", tmp_path, "--out", tmp_path / "o"
+            )
             assert code == 1
             assert f"pip install -e adapters/{sim}" in err and f"simsample-{sim}" in err, err
-        code, _, err = _cli(capsys, "apply", "--sim", "gpgpusim", "--plan", plan, "--traces", tmp_path, "--out", tmp_path / "o")
+        code, _, err = _cli(
+            capsys, "apply", "--sim", "gpgpusim", "--plan", plan, "--traces", tmp_path, "--out", tmp_path / "o"
+        )
         assert code == 1 and "no adapter named gpgpusim; installed: none" in err
     finally:
         set_host(host)

@@ -23,7 +23,9 @@ def _one_line_error(capsys, *needles):
 
 @pytest.fixture
 def wl_file(tmp_path):
-    wl = from_records({"name": ["a", "b"] * 50, "grid_x": [1] * 100, "block_x": [32] * 100, "duration_ns": np.arange(100) + 1})
+    wl = from_records(
+        {"name": ["a", "b"] * 50, "grid_x": [1] * 100, "block_x": [32] * 100, "duration_ns": np.arange(100) + 1}
+    )
     wl.to_parquet(tmp_path / "w.parquet")
     return tmp_path / "w.parquet"
 

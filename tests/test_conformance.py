@@ -68,8 +68,17 @@ def gcl_case(tmp: Path) -> list[Check]:
         pytest.importorskip("torch_geometric")
     traces = shared_path("simulators", "accelsim", "tinytrace3")
     wl = simsample.read(traces)
-    params = {"epochs": 1, "warps": 2, "max_insts": 256, "hidden": 16, "embedding": 16, "proj_hidden": 8, "proj_out": 8,
-              "jobs": 1, "cache": str(tmp / "cache")}  # small: the checks are about the contract, not the model
+    params = {
+        "epochs": 1,
+        "warps": 2,
+        "max_insts": 256,
+        "hidden": 16,
+        "embedding": 16,
+        "proj_hidden": 8,
+        "proj_out": 8,
+        "jobs": 1,
+        "cache": str(tmp / "cache"),
+    }  # small: the checks are about the contract, not the model
     return sampler_checks(simsample.get_sampler("gcl"), wl, params=params)
 
 
@@ -88,7 +97,9 @@ def reader_case(name: str, tmp: Path) -> list[Check]:
     if name == "csv":  # chosen by --format csv --columns only
         f = tmp / "kernels.csv"
         f.write_text("Name,Duration,Grid\nsgemm,1200,80\nrelu,300,40\nsgemm,1250,80\nsoftmax,410,16\n")
-        return reader_checks(reader, f, options={"columns": "name=Name,duration_ns=Duration,grid_x=Grid"}, detects=False)
+        return reader_checks(
+            reader, f, options={"columns": "name=Name,duration_ns=Duration,grid_x=Grid"}, detects=False
+        )
     if name == "parquet":
         f = tmp / "workload.parquet"
         example_workload().to_parquet(f)
@@ -106,10 +117,16 @@ def reader_case(name: str, tmp: Path) -> list[Check]:
     examples: dict[str, Callable[[], Path]] = {
         "kineto": lambda: ROOT / "examples" / "profile" / "train_step.pt.trace.json.gz",
         "accelsim": lambda: ROOT / "examples" / "traces",
-        "nsys_sqlite": lambda: shared_path("profiles", "nsys-sqlite", "pipit-cloverleaf", "perlmutter-cloverleaf-cuda.sqlite.xz"),
-        "nvprof": lambda: shared_path("profiles", "nvprof", "magus", "devid_rodinia", "traces", "traces_rodinia_backprop.csv"),
+        "nsys_sqlite": lambda: shared_path(
+            "profiles", "nsys-sqlite", "pipit-cloverleaf", "perlmutter-cloverleaf-cuda.sqlite.xz"
+        ),
+        "nvprof": lambda: shared_path(
+            "profiles", "nvprof", "magus", "devid_rodinia", "traces", "traces_rodinia_backprop.csv"
+        ),
         "ncu": lambda: shared_path("profiles", "ncu", "microgpusim", "nsight_vectoradd_100_32_metrics_all.csv"),
-        "macsim": lambda: shared_path("simulators", "macsim", "sst-unit-test", "traces", "nvbit", "vectormultadd", "4096"),
+        "macsim": lambda: shared_path(
+            "simulators", "macsim", "sst-unit-test", "traces", "nvbit", "vectormultadd", "4096"
+        ),
         "hyfiss": lambda: shared_path("simulators", "hyfiss", "synthetic_app"),
     }
     return reader_checks(reader, examples[name]())
@@ -139,7 +156,11 @@ def _host():
     return get_host()
 
 
-BUILDERS: dict[str, Callable[[str, Path], list[Check]]] = {"sampler": sampler_case, "reader": reader_case, "adapter": adapter_case}
+BUILDERS: dict[str, Callable[[str, Path], list[Check]]] = {
+    "sampler": sampler_case,
+    "reader": reader_case,
+    "adapter": adapter_case,
+}
 
 
 @pytest.fixture(scope="session")

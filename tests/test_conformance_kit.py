@@ -61,8 +61,15 @@ class Uniform(Sampler):
         values = workload.values("auto")
         cluster = make_cluster(0, "all", np.arange(n), rows, values, ids)
         return Plan.build(
-            workload, self, params, seed, metric=workload.default_metric(), rows=rows,
-            weights=self.weights(n, rows), cluster_of_row=np.zeros(len(rows), dtype=np.int64), clusters=[cluster],
+            workload,
+            self,
+            params,
+            seed,
+            metric=workload.default_metric(),
+            rows=rows,
+            weights=self.weights(n, rows),
+            cluster_of_row=np.zeros(len(rows), dtype=np.int64),
+            clusters=[cluster],
         )
 
 
@@ -161,6 +168,7 @@ def test_the_example_workload_is_deterministic_and_has_what_was_asked():
 
 # --- readers ---------------------------------------------------------------------------------
 
+
 class Lines(Reader):
     """A correct reader: one ``name duration`` pair per line after a ``#lines`` header."""
 
@@ -176,9 +184,14 @@ class Lines(Reader):
             raise UserError(f"{paths[0]}: not a #lines file")
         rows = [ln.split() for ln in text.decode().splitlines()[1:] if ln.strip()]
         return from_records(
-            {"name": [r[0] for r in rows], "grid_x": [1] * len(rows), "block_x": [32] * len(rows),
-             "duration_ns": [int(r[1]) for r in rows]},
-            source=str(paths[0]), format=self.name,
+            {
+                "name": [r[0] for r in rows],
+                "grid_x": [1] * len(rows),
+                "block_x": [32] * len(rows),
+                "duration_ns": [int(r[1]) for r in rows],
+            },
+            source=str(paths[0]),
+            format=self.name,
         )
 
 
@@ -234,6 +247,7 @@ def test_a_reader_out_of_launch_order_fails(lines_file):
 
 # --- adapters --------------------------------------------------------------------------------
 
+
 class Toy(Adapter):
     """An adapter of a made-up simulator whose output is ``kernel_id cycles insts`` lines."""
 
@@ -244,8 +258,17 @@ class Toy(Adapter):
 
     def read(self, path):
         ids = [int(p.stem.split("-")[1]) for p in sorted(Path(path).glob("kernel-*.trace"))]
-        return from_records({"kernel_id": ids, "name": ["k"] * len(ids), "grid_x": [1] * len(ids), "block_x": [32] * len(ids),
-                             "duration_ns": [np.nan] * len(ids)}, source=str(path), format=self.name)
+        return from_records(
+            {
+                "kernel_id": ids,
+                "name": ["k"] * len(ids),
+                "grid_x": [1] * len(ids),
+                "block_x": [32] * len(ids),
+                "duration_ns": [np.nan] * len(ids),
+            },
+            source=str(path),
+            format=self.name,
+        )
 
     def apply(self, plan, traces, out, **options):
         out.mkdir()
@@ -254,8 +277,13 @@ class Toy(Adapter):
 
     def collect(self, outputs, plan=None, *, allow_incomplete=False, **options):
         rows = [ln.split() for p in outputs for ln in Path(p).read_text().splitlines()]
-        df = pd.DataFrame({"kernel_id": [int(r[0]) for r in rows], "cycles": [float(r[1]) for r in rows],
-                           "insts": [float(r[2]) for r in rows]})
+        df = pd.DataFrame(
+            {
+                "kernel_id": [int(r[0]) for r in rows],
+                "cycles": [float(r[1]) for r in rows],
+                "insts": [float(r[2]) for r in rows],
+            }
+        )
         df["ipc"] = df["insts"] / df["cycles"]
         df["status"] = "ok"
         if self.extra_column:
@@ -275,8 +303,17 @@ def toy(tmp_path):
     out = tmp_path / "sim.out"
     out.write_text("0 100 50\n1 120 60\n2 90 40\n3 100 55\n")
     wl = Toy().read(traces)
-    plan = Plan.build(wl, Uniform(), {"share": 1.0}, 0, metric="none", rows=np.arange(4), weights=np.ones(4),
-                      cluster_of_row=np.zeros(4, dtype=np.int64), clusters=[make_cluster(0, "all", np.arange(4), np.arange(4), np.ones(4), np.arange(4))])
+    plan = Plan.build(
+        wl,
+        Uniform(),
+        {"share": 1.0},
+        0,
+        metric="none",
+        rows=np.arange(4),
+        weights=np.ones(4),
+        cluster_of_row=np.zeros(4, dtype=np.int64),
+        clusters=[make_cluster(0, "all", np.arange(4), np.arange(4), np.ones(4), np.arange(4))],
+    )
     return traces, [out], plan
 
 
@@ -312,6 +349,7 @@ def test_parametrize_with_checks_ids_name_plugin_and_check():
 
 
 # --- the SDK module ---------------------------------------------------------------------------
+
 
 def test_every_sdk_name_resolves_and_all_is_complete():
     assert sorted(sdk.__all__) == sorted([*sdk._EXPORTS, "PROVISIONAL"])

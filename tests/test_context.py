@@ -15,9 +15,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from simsample_accelsim.collect import collect_logs
-from simsample_accelsim.context import warm_read_shares
-from simsample_accelsim.warmup import Footprint
 
 from simsample.errors import UserError
 from simsample.manager import get_host
@@ -30,6 +27,9 @@ from simsample.sampling.grouping import (
     resolve_grouping,
 )
 from simsample.workload import Workload
+from simsample_accelsim.collect import collect_logs
+from simsample_accelsim.context import warm_read_shares
+from simsample_accelsim.warmup import Footprint
 
 FIXTURES = Path(__file__).parent / "fixtures" / "accelsim_workloads"
 
@@ -49,13 +49,18 @@ def _reference(fps: list[Footprint], limit: float) -> list[float]:
             if len(seen) >= limit:
                 break
         w = f.read_counts if f.read_counts is not None else np.ones(f.reads.size, np.int64)
-        out.append(1.0 if f.reads.size == 0 else float(sum(int(c) for x, c in zip(f.reads, w) if int(x) in seen)) / float(w.sum()))
+        out.append(
+            1.0
+            if f.reads.size == 0
+            else float(sum(int(c) for x, c in zip(f.reads, w) if int(x) in seen)) / float(w.sum())
+        )
     return out
 
 
 launches = st.lists(
     st.tuples(st.sets(st.integers(0, 60), max_size=25), st.sets(st.integers(0, 60), max_size=10), st.integers(1, 4)),
-    min_size=1, max_size=12,
+    min_size=1,
+    max_size=12,
 )
 
 
@@ -172,12 +177,18 @@ def test_features_carry_the_context_column_unless_asked_not_to(tmp_path, capsys)
     assert resolve_grouping(a, "auto") == "name+occupancy+context" and resolve_grouping(b, "auto") == "name+occupancy"
     assert a.meta["features"]["gpu"]["l2_lines"] == 49152
     cfg = tmp_path / "gpgpusim.config"
-    cfg.write_text("-gpgpu_cache:dl2 S:16:128:4,L:B:m:L:P,A:192:4,32:0,32\n-gpgpu_n_mem 2\n-gpgpu_n_sub_partition_per_mchannel 1\n")
+    cfg.write_text(
+        "-gpgpu_cache:dl2 S:16:128:4,L:B:m:L:P,A:192:4,32:0,32\n-gpgpu_n_mem 2\n-gpgpu_n_sub_partition_per_mchannel 1\n"
+    )
     small = tmp_path / "h.parquet"
-    assert cli_run(["profile", "features", "--sim", "accelsim", str(folder), "-o", str(small), "--config", str(cfg)]) == 0
+    assert (
+        cli_run(["profile", "features", "--sim", "accelsim", str(folder), "-o", str(small), "--config", str(cfg)]) == 0
+    )
     assert Workload.from_parquet(small).meta["features"]["gpu"]["l2_lines"] == 16 * 4 * 2
     # GPGPU-Sim's "none" leaves the L2 out: no context to measure, the column is left out, no refusal
     cfg.write_text("-gpgpu_cache:dl2 none\n")
     no_l2 = tmp_path / "n.parquet"
-    assert cli_run(["profile", "features", "--sim", "accelsim", str(folder), "-o", str(no_l2), "--config", str(cfg)]) == 0
+    assert (
+        cli_run(["profile", "features", "--sim", "accelsim", str(folder), "-o", str(no_l2), "--config", str(cfg)]) == 0
+    )
     assert CONTEXT_COLUMN not in Workload.from_parquet(no_l2).kernels.columns

@@ -24,8 +24,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from simsample.io import tables as ru
 from simsample.errors import FormatError
+from simsample.io import tables as ru
 from simsample.io.loading import load_workload
 from simsample.native import PURE_PYTHON_VARIABLE
 from tests.helpers import shared_path
@@ -121,7 +121,9 @@ def _cloverleaf_gpu_trace(out: Path) -> Path:
         "k.registersPerThread, k.staticSharedMemory, k.dynamicSharedMemory, k.deviceId, k.streamId, s.value "
         "FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName"
     ).fetchall()
-    copies = con.execute("SELECT start, end - start, correlationId, bytes, deviceId, streamId FROM CUPTI_ACTIVITY_KIND_MEMCPY").fetchall()
+    copies = con.execute(
+        "SELECT start, end - start, correlationId, bytes, deviceId, streamId FROM CUPTI_ACTIVITY_KIND_MEMCPY"
+    ).fetchall()
     con.close()
     rows = []
     for s, d, c, gx, gy, gz, bx, by, bz, reg, st_, dy, dev, strm, name in kernels:
@@ -130,12 +132,16 @@ def _cloverleaf_gpu_trace(out: Path) -> Path:
         rows.append((s, f"{s},{d},{c},{shape},,,,,NVIDIA A100-SXM4-80GB ({dev}),1,,{strm},{quoted}"))
     for s, d, c, b, dev, strm in copies:
         size = f"{b / 1e6:.3f},{b / d * 1e3:.3f},Pageable,Device"
-        rows.append((s, f"{s},{d},{c},,,,,,,,,,{size},NVIDIA A100-SXM4-80GB ({dev}),1,,{strm},[CUDA memcpy Host-to-Device]"))
+        rows.append(
+            (s, f"{s},{d},{c},,,,,,,,,,{size},NVIDIA A100-SXM4-80GB ({dev}),1,,{strm},[CUDA memcpy Host-to-Device]")
+        )
     rows.sort()
     out.write_text(
         "Processing [x.sqlite] with [cuda_gpu_trace.py]... \n"
         "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),"
-        "Bytes (MB),Throughput (MB/s),SrcMemKd,DstMemKd,Device,Ctx,GreenCtx,Strm,Name\n" + "\n".join(r for _, r in rows) + "\n"
+        "Bytes (MB),Throughput (MB/s),SrcMemKd,DstMemKd,Device,Ctx,GreenCtx,Strm,Name\n"
+        + "\n".join(r for _, r in rows)
+        + "\n"
     )
     return out
 
@@ -234,7 +240,9 @@ def _assert_same_columns(a: dict, b: dict) -> None:
             assert a[c] == b[c], c
 
 
-def _compare(data: bytes, *, header: list[str], numbers: list[str], dictionaries=(), strings=(), corr=(), **kwargs: Any) -> bool:
+def _compare(
+    data: bytes, *, header: list[str], numbers: list[str], dictionaries=(), strings=(), corr=(), **kwargs: Any
+) -> bool:
     """Read ``data`` both ways and check that the results agree; returns whether the scanner took it."""
     kwargs = dict(
         kwargs,
@@ -280,7 +288,9 @@ def _number_text(draw: Any) -> str:
 
 
 _STRING = st.text(alphabet=st.sampled_from(list('ab ,"[]01(*)é')), max_size=12)
-_NAME = st.tuples(_STRING, st.one_of(st.none(), st.integers(0, 2**40))).map(lambda t: t[0] if t[1] is None else f"{t[0]} [{t[1]}]")
+_NAME = st.tuples(_STRING, st.one_of(st.none(), st.integers(0, 2**40))).map(
+    lambda t: t[0] if t[1] is None else f"{t[0]} [{t[1]}]"
+)
 
 
 def _quote(text: str, always: bool) -> str:
@@ -327,7 +337,9 @@ def test_generated_bodies_read_the_same(body, preamble):
     text = preamble.encode() + b"n,s,d,x\n" + body
     skip = preamble.count("\n")
     for skip_row in (None, lambda t: t.startswith("==")):
-        taken = _compare(text, header=_HEADER, numbers=["n"], dictionaries=["d"], corr=["s"], skip_rows=skip, skip_row=skip_row)
+        taken = _compare(
+            text, header=_HEADER, numbers=["n"], dictionaries=["d"], corr=["s"], skip_rows=skip, skip_row=skip_row
+        )
         event(f"taken by the scanner: {taken}")
         _compare(text, header=_HEADER, numbers=["n"], strings=["s", "d"], skip_rows=skip, skip_row=skip_row)
 
@@ -340,7 +352,13 @@ def test_generated_bodies_from_a_file(tmp_path, body):
     data = b"n,s,d,x\nunits,,,\n" + body
     f = tmp_path / "t.csv"
     f.write_bytes(data)
-    kw = dict(skip_rows=0, skip_after_header=1, dictionary_columns=["d"], corr_suffix_columns=["s"], skip_row=lambda t: t.startswith("=="))
+    kw = dict(
+        skip_rows=0,
+        skip_after_header=1,
+        dictionary_columns=["d"],
+        corr_suffix_columns=["s"],
+        skip_row=lambda t: t.startswith("=="),
+    )
     kw["include_columns"] = ["n", "s", "d"]
     a, b = _read(f, True, **kw), _read(data, True, **kw)
     if isinstance(a, str) or isinstance(b, str):
@@ -356,7 +374,9 @@ def _scan_all(data: bytes, start: int, specs: list[tuple[int, str]], piece_bytes
         return got
     cols = []
     for col in got["columns"]:
-        cols.append([c.tolist() if isinstance(c, np.ndarray) else c for c in col] if isinstance(col, tuple) else col.tolist())
+        cols.append(
+            [c.tolist() if isinstance(c, np.ndarray) else c for c in col] if isinstance(col, tuple) else col.tolist()
+        )
     return got["rows"], repr(cols), got["bad_rows"]
 
 
@@ -378,7 +398,14 @@ def test_any_cut_into_pieces_gives_the_same(body, piece, threads):
 
 # --- edge cases -------------------------------------------------------------------------------
 def _simple(body: str, **kwargs: Any) -> bool:
-    return _compare(("a,b,c\n" + body).encode(), header=["a", "b", "c"], numbers=["a", "c"], dictionaries=["b"], skip_rows=0, **kwargs)
+    return _compare(
+        ("a,b,c\n" + body).encode(),
+        header=["a", "b", "c"],
+        numbers=["a", "c"],
+        dictionaries=["b"],
+        skip_rows=0,
+        **kwargs,
+    )
 
 
 @native
@@ -416,7 +443,7 @@ def test_taken_and_read_the_same(body):
     ],
 )
 def test_refused_and_read_by_pyarrow(body):
-    data = "a,b,c\n".encode() + body.encode("latin-1" if "\xff" in body else "utf-8")
+    data = b"a,b,c\n" + body.encode("latin-1" if "\xff" in body else "utf-8")
     assert not _compare(data, header=["a", "b", "c"], numbers=["a", "c"], dictionaries=["b"], skip_rows=0)
 
 
@@ -435,8 +462,14 @@ def test_refused_preambles(text, skip_rows):
     """Where finding the first row needs more of pyarrow's rules, pyarrow reads the file."""
     data = text.encode()
     got = ru._scan_csv(
-        SCANNER, data, skip_rows=skip_rows, skip_after_header=0, include_columns=["a"], string_columns=[],
-        dictionary_columns=[], corr_suffix_columns=[],
+        SCANNER,
+        data,
+        skip_rows=skip_rows,
+        skip_after_header=0,
+        include_columns=["a"],
+        string_columns=[],
+        dictionary_columns=[],
+        corr_suffix_columns=[],
     )
     assert got is None
     assert not _compare(data, header=["a"], numbers=["a"], skip_rows=skip_rows)
@@ -482,10 +515,19 @@ def test_duplicate_names_and_missing_columns_go_to_pyarrow():
 @native
 def test_corr_id_beyond_int64_goes_to_pyarrow():
     data = b"a,s\n1,k [99999999999999999999]\n"
-    assert ru._scan_csv(
-        SCANNER, data, skip_rows=0, skip_after_header=0, include_columns=["a", "s"], string_columns=[],
-        dictionary_columns=[], corr_suffix_columns=["s"],
-    ) is None
+    assert (
+        ru._scan_csv(
+            SCANNER,
+            data,
+            skip_rows=0,
+            skip_after_header=0,
+            include_columns=["a", "s"],
+            string_columns=[],
+            dictionary_columns=[],
+            corr_suffix_columns=["s"],
+        )
+        is None
+    )
 
 
 @native
@@ -518,7 +560,10 @@ def test_split_corr_names_on_row_subsets(names, data):
     """Names without their " [id]" suffix at the launch rows only: categories in order of first
     appearance among those rows, ids None when none has one; both table forms alike."""
     text = "a,s\n" + "".join(f"{i},{_quote(n, False)}\n" for i, n in enumerate(names))
-    rows = np.array(sorted(data.draw(st.sets(st.integers(0, max(len(names) - 1, 0)), max_size=len(names)))) if names else [], dtype=np.int64)
+    rows = np.array(
+        sorted(data.draw(st.sets(st.integers(0, max(len(names) - 1, 0)), max_size=len(names)))) if names else [],
+        dtype=np.int64,
+    )
     kw = dict(skip_rows=0, include_columns=["a", "s"], corr_suffix_columns=["s"])
     tables = [_read(text.encode(), native_path, **kw) for native_path in (True, False)]
     assert ru.corr_column("s") in tables[0].column_names and ru.corr_column("s") not in tables[1].column_names
@@ -538,6 +583,9 @@ def test_numbers_are_correctly_rounded(texts):
     got = SCANNER.scan_buffer(data, 2, 1, [(0, "number")], 2)
     expected = [float(t) for t in texts]
     if isinstance(got, str):  # only beyond the double range (pyarrow: inf, or 0 below the least subnormal)
-        assert any(abs(x) == float("inf") or (x == 0 and any(c in "123456789" for c in t.lower().split("e")[0])) for t, x in zip(texts, expected))
+        assert any(
+            abs(x) == float("inf") or (x == 0 and any(c in "123456789" for c in t.lower().split("e")[0]))
+            for t, x in zip(texts, expected)
+        )
     else:
         assert got["columns"][0].tolist() == expected

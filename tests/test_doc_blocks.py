@@ -35,8 +35,12 @@ import pytest
 from tests.helpers import ROOT
 
 #: The pages a newcomer copies commands from.
-PAGES = [ROOT / "README.md", ROOT / "docs" / "index.md", ROOT / "docs" / "tutorial.md",
-         *sorted((ROOT / "docs" / "howto").glob("*.md"))]
+PAGES = [
+    ROOT / "README.md",
+    ROOT / "docs" / "index.md",
+    ROOT / "docs" / "tutorial.md",
+    *sorted((ROOT / "docs" / "howto").glob("*.md")),
+]
 SHELL = ("bash", "sh", "shell")
 RUN = (*SHELL, "console", "python", "pycon")
 OUTPUT = ("text", "output")
@@ -163,8 +167,15 @@ def _env() -> dict[str, str]:
 
 
 def _shell(script: str, cwd: Path) -> tuple[int, str]:
-    proc = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=cwd, env=_env(), stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT_S)
+    proc = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=cwd,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
     return proc.returncode, proc.stdout
 
 
@@ -193,8 +204,10 @@ def _where(block: Block) -> str:
 def _check_output(block: Block, expected: str | None, actual: str, what: str) -> None:
     if expected is None or not block.compare:
         return
-    assert output_matches(expected, actual), (f"{_where(block)}: the output of\n{what}\ndiffers from the page's.\n"
-                                              f"--- page shows:\n{expected}\n--- printed:\n{actual}")
+    assert output_matches(expected, actual), (
+        f"{_where(block)}: the output of\n{what}\ndiffers from the page's.\n"
+        f"--- page shows:\n{expected}\n--- printed:\n{actual}"
+    )
 
 
 def run_block(block: Block, cwd: Path, namespace: dict) -> None:
@@ -204,7 +217,9 @@ def run_block(block: Block, cwd: Path, namespace: dict) -> None:
         assert rc == 0, f"{_where(block)}: the hidden setup failed ({rc}):\n{setup}\n{out}"
     if block.lang in SHELL:
         rc, out = _shell(block.code, cwd)
-        assert rc == block.exit, f"{_where(block)}: exit status {rc}, expected {block.exit}:\n{block.code}\n--- printed:\n{out}"
+        assert rc == block.exit, (
+            f"{_where(block)}: exit status {rc}, expected {block.exit}:\n{block.code}\n--- printed:\n{out}"
+        )
         _check_output(block, block.expected, out, block.code)
     elif block.lang == "console":
         commands = _console_commands(block.code)
@@ -220,7 +235,9 @@ def run_block(block: Block, cwd: Path, namespace: dict) -> None:
             exec(compile(block.code, f"{block.page}:{block.line}", "exec"), namespace)
         _check_output(block, block.expected, buf.getvalue(), block.code)
     elif block.lang == "pycon":
-        test = doctest.DocTestParser().get_doctest(block.code, namespace, f"{block.page}:{block.line}", block.page, block.line)
+        test = doctest.DocTestParser().get_doctest(
+            block.code, namespace, f"{block.page}:{block.line}", block.page, block.line
+        )
         runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         report = io.StringIO()
         with contextlib.chdir(cwd) if hasattr(contextlib, "chdir") else _chdir(cwd):
@@ -244,7 +261,9 @@ def _page_id(page: Path) -> str:
 
 
 def _runnable_blocks(page: Path) -> list[Block]:
-    return [b for b in parse_blocks(page.read_text(encoding="utf-8"), page.relative_to(ROOT).as_posix()) if b.lang in RUN]
+    return [
+        b for b in parse_blocks(page.read_text(encoding="utf-8"), page.relative_to(ROOT).as_posix()) if b.lang in RUN
+    ]
 
 
 #: Pages with at least one block to run (the others have none, or only blocks marked skip).
@@ -257,7 +276,9 @@ def test_every_block_runs_or_says_why_not():
     for page in PAGES:
         for block in _runnable_blocks(page):
             if block.skip is not None:
-                assert block.skip.strip() and block.skip != "no reason given", f"{block.page}:{block.line}: skip without a reason"
+                assert block.skip.strip() and block.skip != "no reason given", (
+                    f"{block.page}:{block.line}: skip without a reason"
+                )
                 SKIPPED_BLOCKS.append((block.page, block.line, block.skip))
     assert ROOT / "docs" / "tutorial.md" in RUN_PAGES and ROOT / "README.md" in RUN_PAGES
 
@@ -280,35 +301,75 @@ def test_page_blocks_run_as_shown(page: Path, tmp_path: Path):
     assert _snapshot(ROOT / "examples") == before, f"{rel}: its commands changed the bundled example data"
     if page in WRITES_INTO_A_FOLDER:
         stray = sorted(p.name for p in tmp_path.iterdir() if p.name != "examples" and not p.is_dir())
-        assert stray == [], f"{rel}: its commands wrote {stray} where they were run (the repository's root); write into a folder"
+        assert stray == [], (
+            f"{rel}: its commands wrote {stray} where they were run (the repository's root); write into a folder"
+        )
 
 
 #: Pages whose commands write only into a folder of their own (tutorial-out/, out/, ...), never
 #: beside the repository's files.
-WRITES_INTO_A_FOLDER = [ROOT / "README.md", ROOT / "docs" / "tutorial.md",
-                        *(ROOT / "docs" / "howto" / f"{name}.md" for name in
-                          ("choose-sampler", "cluster-runs", "pkp", "profile-first", "profile-or-features", "report"))]
+WRITES_INTO_A_FOLDER = [
+    ROOT / "README.md",
+    ROOT / "docs" / "tutorial.md",
+    *(
+        ROOT / "docs" / "howto" / f"{name}.md"
+        for name in ("choose-sampler", "cluster-runs", "pkp", "profile-first", "profile-or-features", "report")
+    ),
+]
 
 
 def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
     """Every file under ``folder`` with its size and modification time."""
-    return {p.relative_to(folder).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 # The runner's own rules, on small pages.
 
 
 def test_parser_reads_markers_and_expected_output():
-    page = "\n".join([
-        "text", "", "<!-- doc-test: skip needs a real simulator -->", "```bash", "accel-sim.out -trace x", "```", "",
-        "```bash", "echo hi", "```", "", "```text", "hi", "```",
-        "<!-- doc-test: exit 1 -->", "", "```console", "$ false", "```",
-        "<!-- doc-test: setup", "touch a", "-->", "```python", "print(1)", "```", "```json", "{}", "```",
-    ])
+    page = "\n".join(
+        [
+            "text",
+            "",
+            "<!-- doc-test: skip needs a real simulator -->",
+            "```bash",
+            "accel-sim.out -trace x",
+            "```",
+            "",
+            "```bash",
+            "echo hi",
+            "```",
+            "",
+            "```text",
+            "hi",
+            "```",
+            "<!-- doc-test: exit 1 -->",
+            "",
+            "```console",
+            "$ false",
+            "```",
+            "<!-- doc-test: setup",
+            "touch a",
+            "-->",
+            "```python",
+            "print(1)",
+            "```",
+            "```json",
+            "{}",
+            "```",
+        ]
+    )
     blocks = parse_blocks(page, "p.md")
     assert [(b.lang, b.skip, b.exit, b.expected) for b in blocks] == [
-        ("bash", "needs a real simulator", 0, None), ("bash", None, 0, "hi\n"), ("console", None, 1, None),
-        ("python", None, 0, None), ("json", None, 0, None),
+        ("bash", "needs a real simulator", 0, None),
+        ("bash", None, 0, "hi\n"),
+        ("console", None, 1, None),
+        ("python", None, 0, None),
+        ("json", None, 0, None),
     ]
     assert blocks[3].setup == ["touch a"]
     assert [b.line for b in blocks] == [4, 8, 17, 23, 26]
@@ -324,16 +385,19 @@ def test_indented_blocks_lose_their_indent():
     assert parse_blocks(page)[0].code == "echo a\n  echo b\n"
 
 
-@pytest.mark.parametrize(("expected", "actual", "ok"), [
-    ("a\nb", "a  \nb\n\n", True),
-    ("a\n...\nd", "a\nb\nc\nd", True),
-    ("a\n...\nd", "a\nd", True),
-    ("took ... s", "took 1.2 s", True),
-    ("a\nb", "a\nc", False),
-    ("a", "a\nb", False),
-    ("", "", True),
-    ("x (y) [z]", "x (y) [z]", True),
-])
+@pytest.mark.parametrize(
+    ("expected", "actual", "ok"),
+    [
+        ("a\nb", "a  \nb\n\n", True),
+        ("a\n...\nd", "a\nb\nc\nd", True),
+        ("a\n...\nd", "a\nd", True),
+        ("took ... s", "took 1.2 s", True),
+        ("a\nb", "a\nc", False),
+        ("a", "a\nb", False),
+        ("", "", True),
+        ("x (y) [z]", "x (y) [z]", True),
+    ],
+)
 def test_output_matching(expected, actual, ok):
     assert output_matches(expected, actual) is ok
 

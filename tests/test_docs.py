@@ -32,7 +32,14 @@ def test_readme_is_short():
 
 def test_readme_keeps_the_quick_start():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    for needed in ("make demo", "make test", "simsample plan", "simsample estimate", "import simsample", "## Where things are"):
+    for needed in (
+        "make demo",
+        "make test",
+        "simsample plan",
+        "simsample estimate",
+        "import simsample",
+        "## Where things are",
+    ):
         assert needed in text, needed
 
 
@@ -59,8 +66,13 @@ def test_measurements_live_in_the_results_pages():
 def test_site_builds_strictly(tmp_path):
     if shutil.which("mkdocs") is None and not (ROOT / ".venv" / "bin" / "mkdocs").exists():
         pytest.skip("mkdocs not installed (pip install '.[docs]')")
-    out = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                         cwd=ROOT, capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     assert (tmp_path / "site" / "reference" / "api" / "index.html").is_file()
 
@@ -84,7 +96,7 @@ def test_the_home_pages_diagram_fits_the_page():
     """The content column of the site shows about 70 characters of code at 1,400 px."""
     for page in (DOCS / "index.md", ROOT / "README.md"):
         text = page.read_text(encoding="utf-8")
-        diagram = text[text.index("```\nprofile / traces") + 4:]
+        diagram = text[text.index("```\nprofile / traces") + 4 :]
         diagram = diagram[: diagram.index("```")]
         assert max(len(line) for line in diagram.splitlines()) <= 70, page
 
@@ -97,5 +109,8 @@ def test_sphinx_roles_render_as_code():
     hooks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hooks)
     html = "see :meth:<code>to_parquet</code> and :class:<code>~simsample.errors.UserError</code>, not :<code>x</code>"
-    assert hooks.sphinx_roles_to_code(html) == "see <code>to_parquet</code> and <code>UserError</code>, not :<code>x</code>"
+    assert (
+        hooks.sphinx_roles_to_code(html)
+        == "see <code>to_parquet</code> and <code>UserError</code>, not :<code>x</code>"
+    )
     assert "hooks:\n  - scripts/mkdocs_hooks.py" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")

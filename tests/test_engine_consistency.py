@@ -15,12 +15,28 @@ from simsample.cli import run
 from tests.helpers import ROOT, shared_path
 
 FIXTURES = ROOT / "tests" / "fixtures"
-NOT_METRICS = {"kernel_id", "uid", "sim_seconds", "occupancy", "name", "trace", "log", "projected", "sim_cycles", "sim_insn",
-               "pkp_stop_cycle", "status"}
+NOT_METRICS = {
+    "kernel_id",
+    "uid",
+    "sim_seconds",
+    "occupancy",
+    "name",
+    "trace",
+    "log",
+    "projected",
+    "sim_cycles",
+    "sim_insn",
+    "pkp_stop_cycle",
+    "status",
+}
 
 
 def _training(tmp_path: Path) -> tuple[Path, list[Path], str]:
-    return FIXTURES / "accelsim_workloads" / "training-sampled-plan.json", [FIXTURES / "accelsim_workloads" / "training-sampled.out.gz"], "accelsim"
+    return (
+        FIXTURES / "accelsim_workloads" / "training-sampled-plan.json",
+        [FIXTURES / "accelsim_workloads" / "training-sampled.out.gz"],
+        "accelsim",
+    )
 
 
 def _chains(tmp_path: Path) -> tuple[Path, list[Path], str]:
@@ -40,7 +56,11 @@ def _macsim(tmp_path: Path) -> tuple[Path, list[Path], str]:
 
 
 def _macsim_warm(tmp_path: Path) -> tuple[Path, list[Path], str]:
-    return FIXTURES / "macsim_warmup" / "plan-vma-k0k2.json", [FIXTURES / "macsim_warmup" / "vma-k0k2-none.out.gz"], "macsim"
+    return (
+        FIXTURES / "macsim_warmup" / "plan-vma-k0k2.json",
+        [FIXTURES / "macsim_warmup" / "vma-k0k2-none.out.gz"],
+        "macsim",
+    )
 
 
 def _hyfiss(tmp_path: Path) -> tuple[Path, list[Path], str]:
@@ -67,13 +87,19 @@ def _tinytrace3(tmp_path: Path) -> tuple[Path, list[Path], str]:
 
 
 def _warm(tmp_path: Path) -> tuple[Path, list[Path], str]:
-    return FIXTURES / "accelsim_warmup" / "plan-root.json", [FIXTURES / "accelsim_warmup" / "sampled-warm.out.gz"], "accelsim"
+    return (
+        FIXTURES / "accelsim_warmup" / "plan-root.json",
+        [FIXTURES / "accelsim_warmup" / "sampled-warm.out.gz"],
+        "accelsim",
+    )
 
 
 def _macsim_full(tmp_path: Path) -> tuple[Path, list[Path], str]:
     traces = shared_path("simulators", "macsim", "sst-unit-test", "traces", "nvbit", "vectormultadd", "4096")
     plan = tmp_path / "plan.json"
-    simsample.plan(simsample.read(traces), "explicit", file=str(_ids(tmp_path, "kernel_id,weight\n0,1\n1,2\n"))).write(plan)
+    simsample.plan(simsample.read(traces), "explicit", file=str(_ids(tmp_path, "kernel_id,weight\n0,1\n1,2\n"))).write(
+        plan
+    )
     return plan, [shared_path("simulators", "macsim", "run-output-vectormultadd4096")], "macsim"
 
 
@@ -83,8 +109,17 @@ def _ids(tmp_path: Path, text: str) -> Path:
     return p
 
 
-CASES = {"accelsim-hetero": _hetero, "accelsim-tinytrace3": _tinytrace3, "accelsim-warmup": _warm, "macsim-full": _macsim_full,
-"accelsim-training": _training, "accelsim-chains": _chains, "macsim": _macsim, "macsim-warmup": _macsim_warm, "hyfiss": _hyfiss}
+CASES = {
+    "accelsim-hetero": _hetero,
+    "accelsim-tinytrace3": _tinytrace3,
+    "accelsim-warmup": _warm,
+    "macsim-full": _macsim_full,
+    "accelsim-training": _training,
+    "accelsim-chains": _chains,
+    "macsim": _macsim,
+    "macsim-warmup": _macsim_warm,
+    "hyfiss": _hyfiss,
+}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -92,7 +127,9 @@ def test_cli_and_api_give_the_same_estimates(case, tmp_path, capsys):
     plan, outputs, sim = CASES[case](tmp_path)
     capsys.readouterr()
     # a level every plan here supports (a plan of few draws has few degrees of freedom for 99%)
-    assert run(["estimate", "--sim", sim, "--plan", str(plan), *map(str, outputs), "--json", "--confidence", "0.8"]) == 0
+    assert (
+        run(["estimate", "--sim", sim, "--plan", str(plan), *map(str, outputs), "--json", "--confidence", "0.8"]) == 0
+    )
     cli = json.loads(capsys.readouterr().out)
     api = simsample.estimate(plan, simsample.collect(outputs, sim=sim, plan=plan), confidence=0.8)
     assert api.to_json() == cli
@@ -121,7 +158,9 @@ def test_a_plain_table_estimates_counts_and_leaves_ids_out(tmp_path):
     plain.attrs.clear()  # no declarations: numeric columns are counts, columns named like ids are not
     est = {e.metric: e for e in simsample.estimate(plan, plain, confidence=0.8).estimates}
     assert "uid" not in est and "kernel_id" not in est
-    assert est["cycles"].estimate == pytest.approx(simsample.estimate(plan, df, confidence=0.8).to_dataframe().loc["cycles", "estimate"])
+    assert est["cycles"].estimate == pytest.approx(
+        simsample.estimate(plan, df, confidence=0.8).to_dataframe().loc["cycles", "estimate"]
+    )
     declared = simsample.estimate(plan, plain, metrics=simsample.get_adapter("accelsim").metrics, confidence=0.8)
     assert declared.to_json() == simsample.estimate(plan, df, confidence=0.8).to_json()
 
@@ -187,8 +226,16 @@ def _list_adapter():
     class ListAdapter(Adapter):
         name = "listsim-test"
         description = "a folder of launches.txt; output lines 'kernel K cycles C instructions I'"
-        metrics = (count("cycles"), count("instructions"), ratio("ipc", "instructions", "cycles"), not_estimable("seconds"))
-        apply_options = (Param("force", bool, False, "Replace OUT."), Param("note", str, "", "A line written into OUT."))
+        metrics = (
+            count("cycles"),
+            count("instructions"),
+            ratio("ipc", "instructions", "cycles"),
+            not_estimable("seconds"),
+        )
+        apply_options = (
+            Param("force", bool, False, "Replace OUT."),
+            Param("note", str, "", "A line written into OUT."),
+        )
 
         def read(self, path):
             raise NotImplementedError
@@ -206,7 +253,15 @@ def _list_adapter():
             for o in outputs:
                 for line in Path(o).read_text().splitlines():
                     _, k, _, c, _, i = line.split()
-                    rows.append({"kernel_id": int(k), "cycles": float(c), "instructions": float(i), "seconds": 1.0, "status": "ok"})
+                    rows.append(
+                        {
+                            "kernel_id": int(k),
+                            "cycles": float(c),
+                            "instructions": float(i),
+                            "seconds": 1.0,
+                            "status": "ok",
+                        }
+                    )
             return pd.DataFrame(rows)
 
     class Plugin:
@@ -228,14 +283,60 @@ def test_an_adapter_without_commands_gets_the_hosts(tmp_path, capsys):
         wl = simsample.read(ROOT / "examples" / "profile" / "train_step.pt.trace.json.gz")
         plan = simsample.plan(wl, "random", rate=0.05, seed=1)
         plan.write(tmp_path / "p.json")
-        assert run(["apply", "--sim", "listsim-test", "--plan", str(tmp_path / "p.json"), "--out", str(tmp_path / "o"), "--note", "hi"]) == 0
+        assert (
+            run(
+                [
+                    "apply",
+                    "--sim",
+                    "listsim-test",
+                    "--plan",
+                    str(tmp_path / "p.json"),
+                    "--out",
+                    str(tmp_path / "o"),
+                    "--note",
+                    "hi",
+                ]
+            )
+            == 0
+        )
         assert (tmp_path / "o" / "note.txt").read_text() == "hi" and (tmp_path / "o" / "simsample-plan.json").is_file()
         assert "sampled launch(es)" in capsys.readouterr().out
-        assert run(["apply", "--sim", "listsim-test", "--plan", str(tmp_path / "p.json"), "--out", str(tmp_path / "o2"), "--bogus"]) == 1
+        assert (
+            run(
+                [
+                    "apply",
+                    "--sim",
+                    "listsim-test",
+                    "--plan",
+                    str(tmp_path / "p.json"),
+                    "--out",
+                    str(tmp_path / "o2"),
+                    "--bogus",
+                ]
+            )
+            == 1
+        )
         log = tmp_path / "run.out"
-        log.write_text("".join(f"kernel {k} cycles {100 + k % 7} instructions {300 + k % 11}\n" for k in plan.sampled_ids))
+        log.write_text(
+            "".join(f"kernel {k} cycles {100 + k % 7} instructions {300 + k % 11}\n" for k in plan.sampled_ids)
+        )
         capsys.readouterr()
-        assert run(["estimate", "--sim", "listsim-test", "--plan", str(tmp_path / "p.json"), str(log), "--json", "--confidence", "0.8"]) == 0
+        assert (
+            run(
+                [
+                    "estimate",
+                    "--sim",
+                    "listsim-test",
+                    "--plan",
+                    str(tmp_path / "p.json"),
+                    str(log),
+                    "--json",
+                    "--confidence",
+                    "0.8",
+                ]
+            )
+            == 0
+        )
         cli = json.loads(capsys.readouterr().out)
         api = simsample.estimate(plan, simsample.collect(log, sim="listsim-test", plan=plan), confidence=0.8)
         assert api.to_json() == cli and [e["metric"] for e in cli["estimates"]] == ["cycles", "instructions", "ipc"]

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simsample.sampling.allocation import design_variance
 from simsample.errors import UserError
-from simsample.sampling.estimate import estimate_ratio, estimate_ratio_total, estimate_results, estimate_total
 from simsample.manager import get_host
 from simsample.planfile import Cluster, Plan
+from simsample.sampling.allocation import design_variance
 from simsample.sampling.draws import cluster_stats
+from simsample.sampling.estimate import estimate_ratio, estimate_ratio_total, estimate_results, estimate_total
 from simsample.workload import from_records
 
 POP = {0: np.array([3.0, 7.0, 8.0, 20.0]), 1: np.array([5.0, 5.0, 6.0])}
@@ -43,8 +43,19 @@ def plan_from(wl, values, members, picks, *, replace, kind="stratified", spread=
             stats = {k: v for k, v in stats.items() if k not in ("cov", "std")}
         clusters.append(Cluster(cid, f"c{cid}", len(mem), len(p), stats, sorted(set(p))))
     return Plan.build(
-        wl, get_host().sampler("stem"), {}, 0, metric="duration_ns", rows=rows, weights=weights,
-        cluster_of_row=cl, clusters=clusters, kind=kind, replace=replace, error_bound=0.05, confidence=0.95,
+        wl,
+        get_host().sampler("stem"),
+        {},
+        0,
+        metric="duration_ns",
+        rows=rows,
+        weights=weights,
+        cluster_of_row=cl,
+        clusters=clusters,
+        kind=kind,
+        replace=replace,
+        error_bound=0.05,
+        confidence=0.95,
     )
 
 
@@ -66,7 +77,11 @@ def test_variance_formula_against_enumeration_of_all_samples(replace):
     estimates, var_estimates = [], []
     for combo in itertools.product(*per_cluster):  # every sample is equally likely
         # own_draws=2: each cluster's own variance, the textbook estimator whose unbiasedness this checks
-        e = estimate_total(plan_from(wl, values, members, dict(enumerate(combo)), replace=replace, spread=False), by_id(values), own_draws=2)
+        e = estimate_total(
+            plan_from(wl, values, members, dict(enumerate(combo)), replace=replace, spread=False),
+            by_id(values),
+            own_draws=2,
+        )
         estimates.append(e.estimate)
         var_estimates.append(e.std_error**2)
     truth = values.sum()
@@ -132,7 +147,9 @@ def test_coverage_of_the_interval_by_simulation():
     s = get_host().sampler("stem")
     truth = dur.sum()
     covered = sum(
-        (lambda e: e.ci_low <= truth <= e.ci_high)(estimate_total(s.plan(wl, s.resolve_params({"eps": 0.05}), seed), by_id(dur)))
+        (lambda e: e.ci_low <= truth <= e.ci_high)(
+            estimate_total(s.plan(wl, s.resolve_params({"eps": 0.05}), seed), by_id(dur))
+        )
         for seed in range(200)
     )
     assert 0.9 <= covered / 200 <= 0.99
@@ -220,7 +237,9 @@ def test_single_draw_cluster_with_no_design_spread_borrows_the_pooled_relative_v
     # its own term: the design metric's spread (S_x² of all four, in y's units by ȳ/x̄ of the
     # draws) and its own scatter about its line in x
     xc = x[[15, 16, 17]]
-    own = np.var(x[15:19], ddof=1) * (yc.mean() / xc.mean()) ** 2 + v_pool * yc.mean() ** 2  # S_x² part + its own scatter
+    own = (
+        np.var(x[15:19], ddof=1) * (yc.mean() / xc.mean()) ** 2 + v_pool * yc.mean() ** 2
+    )  # S_x² part + its own scatter
     expected += 16 * own / 3 * (1 - 3 / 4)
     assert e.std_error**2 == pytest.approx(expected)
     assert e.std_error > 0.01 * e.estimate  # the old estimator gave 0 here
@@ -243,7 +262,10 @@ def test_collapsed_strata_when_no_cluster_has_two_draws():
     # each cluster's level: its design mean times the draw's y/x (the draw itself where x has no spread)
     level = {0: y[0], 4: y[4], 10: y[10], 15: y[15] * 25.0 / x[15]}
     # added to each one's own CoV²
-    expected = sum(n * n * (excess + c) * level[k] ** 2 * (1 - 1 / n) for n, k, c in ((4, 0, 0), (6, 4, 0), (5, 10, 0), (4, 15, cov2)))
+    expected = sum(
+        n * n * (excess + c) * level[k] ** 2 * (1 - 1 / n)
+        for n, k, c in ((4, 0, 0), (6, 4, 0), (5, 10, 0), (4, 15, cov2))
+    )
     assert e.std_error**2 == pytest.approx(expected)
 
 
@@ -262,7 +284,9 @@ def test_cross_metric_coverage_by_simulation():
     n = 600
     shape = rng.integers(0, 12, n)
     x = (1000.0 * (1 + shape)).round()
-    wl = from_records({"name": [f"k{s % 3}" for s in shape], "grid_x": shape + 1, "block_x": np.ones(n, int), "duration_ns": x})
+    wl = from_records(
+        {"name": [f"k{s % 3}" for s in shape], "grid_x": shape + 1, "block_x": np.ones(n, int), "duration_ns": x}
+    )
     y = 5000.0 + 0.5 * x + rng.normal(0, 300.0, n)
     s = get_host().sampler("root")
     params = s.resolve_params({"eps": 0.05})
@@ -295,7 +319,9 @@ def test_ratio_estimator_uses_the_design_metric():
     assert e.std_error == pytest.approx(0.0, abs=1e-9)
     assert estimate_total(plan, y).estimate != pytest.approx(4.0 * values.sum())
     # plans of format 1.0 have no design values: they must be given
-    old = Plan.from_json({**(d := plan.to_json()), "samples": [{k: v for k, v in s.items() if k != "x"} for s in d["samples"]]})
+    old = Plan.from_json(
+        {**(d := plan.to_json()), "samples": [{k: v for k, v in s.items() if k != "x"} for s in d["samples"]]}
+    )
     with pytest.raises(UserError, match="design-metric values"):
         estimate_ratio_total(old, y)
     assert estimate_ratio_total(old, y, by_id(values)).estimate == pytest.approx(e.estimate)
@@ -329,8 +355,10 @@ def test_single_draw_from_the_low_end_of_a_spread_cluster_keeps_its_interval():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.one_of(st.just(0.0), st.floats(1e-3, 1e6)), min_size=7, max_size=7),
-       st.lists(st.one_of(st.just(0.0), st.floats(1e-6, 1.0)), min_size=7, max_size=7))
+@given(
+    st.lists(st.one_of(st.just(0.0), st.floats(1e-3, 1e6)), min_size=7, max_size=7),
+    st.lists(st.one_of(st.just(0.0), st.floats(1e-6, 1.0)), min_size=7, max_size=7),
+)
 def test_intervals_stay_where_the_metric_can_be(counts, shares):
     wl, values, members = population()
     plan = plan_from(wl, values, members, {0: [1], 1: [4, 5]}, replace=False)
@@ -359,5 +387,18 @@ def test_estimate_reports_at_the_plans_confidence(tmp_path, capsys):
 
     doc = json.loads(capsys.readouterr().out)
     assert doc["estimates"][0]["confidence"] == 0.99
-    assert cli_run(["estimate", "--plan", str(tmp_path / "plan.json"), str(tmp_path / "v.csv"), "--confidence", "0.9", "--json"]) == 0
+    assert (
+        cli_run(
+            [
+                "estimate",
+                "--plan",
+                str(tmp_path / "plan.json"),
+                str(tmp_path / "v.csv"),
+                "--confidence",
+                "0.9",
+                "--json",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["estimates"][0]["confidence"] == 0.9

@@ -10,6 +10,7 @@ import pytest
 
 from simsample.cli import run
 from simsample.errors import UserError
+from simsample.manager import get_host
 from simsample.sampling.estimate import estimate_total
 from simsample.sampling.evaluate import (
     discover_profiles,
@@ -19,7 +20,6 @@ from simsample.sampling.evaluate import (
     suite_summary,
     sweep_points,
 )
-from simsample.manager import get_host
 from simsample.workload import from_records
 
 
@@ -27,7 +27,9 @@ def synthetic(seed=0, n=3000, scale=1.0, names=("k1(int)", "k2(int)", "k3(int)")
     rng = np.random.default_rng(seed)
     name = rng.choice(list(names), n)
     dur = (rng.lognormal(8, 0.6, n) * scale).round()
-    return from_records({"name": name, "grid_x": np.ones(n, int), "block_x": np.full(n, 32), "duration_ns": dur}, source=f"syn{seed}")
+    return from_records(
+        {"name": name, "grid_x": np.ones(n, int), "block_x": np.full(n, 32), "duration_ns": dur}, source=f"syn{seed}"
+    )
 
 
 def test_scores_by_hand():
@@ -75,8 +77,10 @@ def test_means():
     assert harmonic_mean([2.0, 4.0, 4.0]) == pytest.approx(3.0)
     assert harmonic_mean([2.0, None]) is None
     assert sweep_points(["eps=0.03,0.05", "replace=true,false"]) == [
-        {"eps": "0.03", "replace": "true"}, {"eps": "0.03", "replace": "false"},
-        {"eps": "0.05", "replace": "true"}, {"eps": "0.05", "replace": "false"},
+        {"eps": "0.03", "replace": "true"},
+        {"eps": "0.03", "replace": "false"},
+        {"eps": "0.05", "replace": "true"},
+        {"eps": "0.05", "replace": "false"},
     ]
     with pytest.raises(UserError):
         sweep_points(["eps"])
@@ -96,8 +100,20 @@ def test_cli_json_has_exactly_the_documented_keys(tmp_path, capsys):
     assert set(doc) == {"workloads", "suite"}
     assert len(doc["workloads"]) == 2
     for w in doc["workloads"]:
-        assert set(w) == {"name", "launches", "sampler", "params", "error_mean_pct", "error_max_pct",
-                          "speedup_hmean", "sampled_launches_mean", "coverage", "half_width_median_pct", "refused", "fingerprint"}
+        assert set(w) == {
+            "name",
+            "launches",
+            "sampler",
+            "params",
+            "error_mean_pct",
+            "error_max_pct",
+            "speedup_hmean",
+            "sampled_launches_mean",
+            "coverage",
+            "half_width_median_pct",
+            "refused",
+            "fingerprint",
+        }
         assert w["sampler"] == "stem" and w["launches"] == 3000 and w["params"]["eps"] == 0.05
         assert 0 <= w["coverage"] <= 1 and w["error_max_pct"] >= w["error_mean_pct"]
     assert set(doc["suite"]) == {"error_mean_pct", "speedup_hmean", "coverage", "half_width_median_pct"}
@@ -124,13 +140,47 @@ def test_cli_folder_of_profiles(tmp_path, capsys):
     (tmp_path / "suite" / "NOTES.md").write_text("not a profile\n")
     (tmp_path / "suite" / "broken.parquet").write_bytes(b"PAR1 but not really")
     found = discover_profiles([tmp_path / "suite"])
-    assert [(p.name, in_folder) for p, in_folder in found] == [("a.parquet", True), ("broken.parquet", True), ("b.parquet", True)]
-    assert run(["evaluate", str(tmp_path / "suite"), "--sampler", "random", "--repeat", "2", "--min-launches", "1000", "--json"]) == 0
+    assert [(p.name, in_folder) for p, in_folder in found] == [
+        ("a.parquet", True),
+        ("broken.parquet", True),
+        ("b.parquet", True),
+    ]
+    assert (
+        run(
+            [
+                "evaluate",
+                str(tmp_path / "suite"),
+                "--sampler",
+                "random",
+                "--repeat",
+                "2",
+                "--min-launches",
+                "1000",
+                "--json",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     doc = json.loads(captured.out)
     assert [w["launches"] for w in doc["workloads"]] == [3000]
     assert captured.err.count("\n") == 1 and "skipped 3 input(s)" in captured.err  # one summary line
-    assert run(["evaluate", str(tmp_path / "suite"), "--sampler", "random", "--repeat", "2", "--min-launches", "1000", "--verbose"]) == 0
+    assert (
+        run(
+            [
+                "evaluate",
+                str(tmp_path / "suite"),
+                "--sampler",
+                "random",
+                "--repeat",
+                "2",
+                "--min-launches",
+                "1000",
+                "--verbose",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     assert "skipped" in captured.err and "b.parquet: 500 launches" in captured.err
     assert "broken.parquet" in captured.err  # detected by its first bytes, unreadable: skipped

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from simsample.errors import UserError
-from simsample.sampling.evaluate import evaluate_workload
 from simsample.manager import get_host
+from simsample.sampling.evaluate import evaluate_workload
 from tests.helpers import shared_path
 
 

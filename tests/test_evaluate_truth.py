@@ -15,8 +15,8 @@ import pytest
 
 from simsample.cli import run
 from simsample.errors import UserError
-from simsample.sampling.evaluate import evaluate_workload, read_truth_csv, truth_by_launch
 from simsample.manager import get_host
+from simsample.sampling.evaluate import evaluate_workload, read_truth_csv, truth_by_launch
 from simsample.workload import from_records
 from tests.helpers import shared_path
 
@@ -38,8 +38,21 @@ def evaluate_json(capsys, args):
 @pytest.mark.parametrize("sampler, params", [("root", []), ("stem", []), ("stem", ["--param", "group=name+shape"])])
 def test_hetero_cross_metric_error_and_coverage(capsys, hetero_features, sampler, params):
     traces, features = hetero_features
-    doc = evaluate_json(capsys, [str(features), "--sampler", sampler, *params, "--repeat", "10",
-                                 "--truth", str(traces / "full.out.gz"), "--sim", "accelsim"])
+    doc = evaluate_json(
+        capsys,
+        [
+            str(features),
+            "--sampler",
+            sampler,
+            *params,
+            "--repeat",
+            "10",
+            "--truth",
+            str(traces / "full.out.gz"),
+            "--sim",
+            "accelsim",
+        ],
+    )
     w = doc["workloads"][0]
     assert w["launches"] == 56
     assert w["error_mean_pct"] < 2.0
@@ -51,8 +64,8 @@ def test_hetero_root_interval_no_longer_collapses(hetero_features):
     """Seed 0 of root, estimated from the full run's own cycles of the sampled launches: the
     old interval (design CoV 0 borrowed by 18 single-draw clusters) was 2 cycles wide and missed
     the true 451,827 cycles."""
-    from simsample.sampling.estimate import estimate_total
     from simsample.io.loading import load_workload
+    from simsample.sampling.estimate import estimate_total
 
     traces, features = hetero_features
     wl = load_workload([features])
@@ -72,7 +85,9 @@ def test_tinytrace3_and_macsim_full_runs_as_truth(capsys, tmp_path, sampler):
     tt3 = shared_path("simulators", "accelsim", "tinytrace3")
     features = tmp_path / "tt3.parquet"
     assert run(["profile", "features", "--sim", "accelsim", str(tt3), "-o", str(features)]) == 0
-    doc = evaluate_json(capsys, [str(features), "--sampler", sampler, "--truth", str(tt3 / "run_full.out.gz"), "--sim", "accelsim"])
+    doc = evaluate_json(
+        capsys, [str(features), "--sampler", sampler, "--truth", str(tt3 / "run_full.out.gz"), "--sim", "accelsim"]
+    )
     w = doc["workloads"][0]
     assert w["launches"] == 3 and w["coverage"] >= 0.95
     vma = shared_path("simulators", "macsim", "sst-unit-test", "traces", "nvbit", "vectormultadd", "4096")
@@ -98,7 +113,9 @@ def workload(n=400, seed=0):
     rng = np.random.default_rng(seed)
     names = rng.choice(["a", "b", "c"], n)
     insts = np.where(names == "a", 1000.0, np.where(names == "b", 5000.0, rng.integers(100, 900, n).astype(float)))
-    wl = from_records({"name": names, "grid_x": np.ones(n, int), "block_x": np.ones(n, int), "duration_ns": insts}, source="syn")
+    wl = from_records(
+        {"name": names, "grid_x": np.ones(n, int), "block_x": np.ones(n, int), "duration_ns": insts}, source="syn"
+    )
     cycles = 3000 + 2.0 * insts + rng.normal(0, 150, n)  # a fixed cost and noise the design metric does not show
     return wl, cycles
 
@@ -112,7 +129,9 @@ def test_csv_truth_scores_against_the_other_metric(tmp_path, capsys):
     src = tmp_path / "wl.parquet"
     wl.to_parquet(src)
     write_truth(tmp_path / "truth.csv", wl.kernels["kernel_id"], cycles)
-    doc = evaluate_json(capsys, [str(src), "--sampler", "stem", "--repeat", "20", "--truth", str(tmp_path / "truth.csv")])
+    doc = evaluate_json(
+        capsys, [str(src), "--sampler", "stem", "--repeat", "20", "--truth", str(tmp_path / "truth.csv")]
+    )
     w = doc["workloads"][0]
     assert w["coverage"] >= 0.9
     # the same through the engine, by hand: the truth's total is what is scored

@@ -34,7 +34,9 @@ def test_the_example_profile_is_what_its_script_writes(tmp_path):
     out = tmp_path / "profile.json.gz"
     _script("generate_example_profile").main(str(out))
     # compared uncompressed: another zlib may compress the same bytes differently
-    assert gzip.decompress(out.read_bytes()) == gzip.decompress((EXAMPLES / "profile" / "train_step.pt.trace.json.gz").read_bytes())
+    assert gzip.decompress(out.read_bytes()) == gzip.decompress(
+        (EXAMPLES / "profile" / "train_step.pt.trace.json.gz").read_bytes()
+    )
 
 
 def test_the_example_traces_are_what_their_script_writes(tmp_path):
@@ -84,15 +86,35 @@ def test_the_recorded_sampled_run_is_the_run_of_the_tutorials_plan(tmp_path):
     list the tutorial's plan gives, launch by launch (else record it again: see its README)."""
     pytest.importorskip("simsample_accelsim")
     out = tmp_path / "tutorial-out"
-    assert run(["profile", "features", "--sim", "accelsim", str(EXAMPLES / "traces"), "-o", str(out / "features.parquet")]) == 0
+    assert (
+        run(["profile", "features", "--sim", "accelsim", str(EXAMPLES / "traces"), "-o", str(out / "features.parquet")])
+        == 0
+    )
     assert run(["plan", str(out / "features.parquet"), "-o", str(out / "trace-plan.json")]) == 0
-    assert run(["apply", "--sim", "accelsim", "--plan", str(out / "trace-plan.json"), "--traces", str(EXAMPLES / "traces"),
-                "--out", str(out / "sampled"), "--warmup-mode", "functional"]) == 0
+    assert (
+        run(
+            [
+                "apply",
+                "--sim",
+                "accelsim",
+                "--plan",
+                str(out / "trace-plan.json"),
+                "--traces",
+                str(EXAMPLES / "traces"),
+                "--out",
+                str(out / "sampled"),
+                "--warmup-mode",
+                "functional",
+            ]
+        )
+        == 0
+    )
     listed = _listed_in_order(out / "sampled" / "kernelslist.g")
     assert listed, "apply wrote no launch"
     assert _simulated_in_order(RECORDED / "sampled.out.gz") == listed, (
         "examples/simulator/accelsim/sampled.out.gz is not the run of the tutorial's plan any more: "
-        "record it again as examples/simulator/accelsim/README.md says")
+        "record it again as examples/simulator/accelsim/README.md says"
+    )
 
 
 def test_the_recorded_full_run_has_every_launch():
@@ -102,5 +124,6 @@ def test_the_recorded_full_run_has_every_launch():
     full = simsample.collect(RECORDED / "full.out.gz", sim="accelsim")
     assert sorted(full["kernel_id"].tolist()) == list(range(1, 41))
     assert (full["status"] == "ok").all() and (full["cycles"] > 0).all()
-    assert [name for role, name in _simulated_in_order(RECORDED / "full.out.gz")] == \
-        [name for role, name in _listed_in_order(EXAMPLES / "traces" / "kernelslist.g")]
+    assert [name for role, name in _simulated_in_order(RECORDED / "full.out.gz")] == [
+        name for role, name in _listed_in_order(EXAMPLES / "traces" / "kernelslist.g")
+    ]

@@ -117,18 +117,39 @@ def test_evaluate_scores_the_window_plan_keeps():
 
 
 def test_evaluate_command_gives_the_librarys_numbers_with_filters(capsys):
-    assert run(["evaluate", str(PROFILE), "--sampler", "random", "--param", "rate=0.1", "--repeat", "2",
-                "--time-range", "20ms-60ms", "--include", "sgemm", "--json"]) == 0
+    assert (
+        run(
+            [
+                "evaluate",
+                str(PROFILE),
+                "--sampler",
+                "random",
+                "--param",
+                "rate=0.1",
+                "--repeat",
+                "2",
+                "--time-range",
+                "20ms-60ms",
+                "--include",
+                "sgemm",
+                "--json",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     ev = simsample.evaluate(PROFILE, "random", repeats=2, time_range="20ms-60ms", include="sgemm", rate=0.1)
     assert doc == json.loads(json.dumps(ev.to_json()))
 
 
-@pytest.mark.parametrize(("option", "value", "needle"), [
-    ("--steps", "x", "expected A-B"),
-    ("--time-range", "60ms-20ms", "ends before it starts"),
-    ("--steps", "100-120", "the profile has steps 0-39"),
-])
+@pytest.mark.parametrize(
+    ("option", "value", "needle"),
+    [
+        ("--steps", "x", "expected A-B"),
+        ("--time-range", "60ms-20ms", "ends before it starts"),
+        ("--steps", "100-120", "the profile has steps 0-39"),
+    ],
+)
 def test_evaluate_refuses_a_bad_filter_in_one_line(option, value, needle, capsys):
     assert run(["evaluate", str(PROFILE), "--repeat", "1", option, value]) == 1
     assert needle in _error_line(capsys)
@@ -157,7 +178,10 @@ def test_photon_names_the_extras_file_a_moved_table_left_behind(tmp_path, capsys
     line = _error_line(capsys)
     assert "features.parquet.extras.npz is missing" in line and "warp_types" in line
     # what needs no extras still works on the moved table
-    assert run(["plan", str(moved / "features.parquet"), "--param", "metric=warp_insts", "-o", str(tmp_path / "m.json")]) == 0
+    assert (
+        run(["plan", str(moved / "features.parquet"), "--param", "metric=warp_insts", "-o", str(tmp_path / "m.json")])
+        == 0
+    )
     assert run(["plan", str(made / "features.parquet"), "--sampler", "photon", "-o", str(tmp_path / "ph.json")]) == 0
 
 
@@ -186,7 +210,12 @@ def _all_commands() -> list[list[str]]:
 def test_every_command_takes_dash_h(capsys):
     commands = _all_commands()
     assert ["estimate"] in commands and ["plan"] in commands
-    for argv in [*commands, ["estimate", "--sim", "accelsim"], ["collect", "--sim", "accelsim"], ["apply", "--sim", "accelsim"]]:
+    for argv in [
+        *commands,
+        ["estimate", "--sim", "accelsim"],
+        ["collect", "--sim", "accelsim"],
+        ["apply", "--sim", "accelsim"],
+    ]:
         capsys.readouterr()
         assert run([*argv, "-h"]) == 0, argv
         out = capsys.readouterr().out
@@ -212,7 +241,9 @@ def test_estimate_on_a_truncated_log_names_only_options_estimate_takes(tmp_path,
     import re
 
     pytest.importorskip("simsample_accelsim")
-    full = gzip.open(ROOT / "examples" / "simulator" / "accelsim" / "full.out.gz", "rt").read().splitlines(keepends=True)
+    full = (
+        gzip.open(ROOT / "examples" / "simulator" / "accelsim" / "full.out.gz", "rt").read().splitlines(keepends=True)
+    )
     cut = tmp_path / "truncated.log"
     cut.write_text("".join(full[: len(full) // 2]))
     samples = tmp_path / "samples.csv"
@@ -233,13 +264,15 @@ def test_estimate_on_a_truncated_log_names_only_options_estimate_takes(tmp_path,
 def test_the_test_summary_says_what_brings_each_skipped_kind():
     from tests.conftest import skipped_summary
 
-    lines = skipped_summary([
-        "chromium and chromedriver not installed (Debian: apt-get install chromium chromium-driver)",
-        "single-node SLURM unavailable: not installed: munged, slurmctld",
-        "single-node SLURM unavailable: not installed: munged, slurmctld",
-        "development data not available: profiles/x",
-        "something else entirely",
-    ])
+    lines = skipped_summary(
+        [
+            "chromium and chromedriver not installed (Debian: apt-get install chromium chromium-driver)",
+            "single-node SLURM unavailable: not installed: munged, slurmctld",
+            "single-node SLURM unavailable: not installed: munged, slurmctld",
+            "development data not available: profiles/x",
+            "something else entirely",
+        ]
+    )
     assert lines[0] == "skipped 2 SLURM tests: install the Debian packages slurm-wlm and munge"
     assert "skipped 1 browser test: install the Debian packages chromium and chromium-driver" in lines
     assert "skipped 1 test: something else entirely" in lines

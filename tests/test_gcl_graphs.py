@@ -10,7 +10,19 @@ from hypothesis import strategies as st
 from simsample.errors import UserError
 from simsample.gcl.build import launch_graphs
 from simsample.gcl.cluster import choose_k
-from simsample.gcl.graphs import CONTROL, DEF, INSTRUCTION, MEM, PSEUDO, USE, VARIABLE, KernelGraph, _group_stats, _versions, build_graph
+from simsample.gcl.graphs import (
+    CONTROL,
+    DEF,
+    INSTRUCTION,
+    MEM,
+    PSEUDO,
+    USE,
+    VARIABLE,
+    KernelGraph,
+    _group_stats,
+    _versions,
+    build_graph,
+)
 from simsample.gcl.streams import MEM_LOAD, MEM_STORE, InstructionTraces, StreamBuilder, WarpSelection
 from simsample_accelsim import scan_python
 from simsample_accelsim.synth import write_kernel
@@ -120,12 +132,31 @@ def test_selection_takes_one_sms_ctas_and_is_repeatable():
 
 
 _bodies = st.lists(
-    st.sampled_from(["FFMA", "IMAD", "LDG.E", "LDG.E.128", "STG.E", "LDS", "STS.128", "LDL", "STL", "ATOMG.E.ADD.STRONG.GPU", "LD.E", "ST.E", "BAR.SYNC"]),
-    min_size=1, max_size=5,
+    st.sampled_from(
+        [
+            "FFMA",
+            "IMAD",
+            "LDG.E",
+            "LDG.E.128",
+            "STG.E",
+            "LDS",
+            "STS.128",
+            "LDL",
+            "STL",
+            "ATOMG.E.ADD.STRONG.GPU",
+            "LD.E",
+            "ST.E",
+            "BAR.SYNC",
+        ]
+    ),
+    min_size=1,
+    max_size=5,
 ).map(tuple)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(spec=kernel_specs(_bodies, binary_versions=[70, 61]), seed=st.integers(0, 3))
 def test_reading_every_warp_sees_every_instruction_the_scanner_counts(tmp_path, spec, seed):
     path = tmp_path / f"k-{seed}.traceg"

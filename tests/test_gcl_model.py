@@ -65,7 +65,9 @@ def test_symmetric_info_nce():
     assert torch.isclose(info_nce(a, b, 0.05), info_nce(b, a, 0.05))
     assert info_nce(a, a, 0.05) < info_nce(a, a[torch.randperm(8, generator=gen)], 0.05)  # aligned positives cost less
     s = torch.nn.functional.normalize(a, dim=1) @ torch.nn.functional.normalize(b, dim=1).T / 0.5
-    want = 0.5 * (torch.nn.functional.cross_entropy(s, torch.arange(8)) + torch.nn.functional.cross_entropy(s.T, torch.arange(8)))
+    want = 0.5 * (
+        torch.nn.functional.cross_entropy(s, torch.arange(8)) + torch.nn.functional.cross_entropy(s.T, torch.arange(8))
+    )
     assert torch.isclose(info_nce(a, b, 0.5), want)
 
 
@@ -129,7 +131,9 @@ def test_an_epoch_trains_on_at_most_epoch_launches(hetero_graphs, monkeypatch):
         return real(graphs, cfg, gen)
 
     monkeypatch.setattr(train_module, "_views", views)
-    cfg = TrainConfig(hidden=16, out=16, proj_hidden=8, proj_out=8, epochs=2, batch=3, epoch_launches=4, validation_max=2)
+    cfg = TrainConfig(
+        hidden=16, out=16, proj_hidden=8, proj_out=8, epochs=2, batch=3, epoch_launches=4, validation_max=2
+    )
     r = train_and_embed(hetero_graphs, cfg, seed=0)
     assert (r.train_launches, r.validation_launches) == (10, 2)
     # per epoch: two views of the 4 launches drawn (one batch of 3 and a last one of 1 joined to it), then the validation's two
@@ -148,7 +152,20 @@ def test_a_last_batch_of_one_joins_the_batch_before_it():
 def test_plan_on_hetero_traces_is_applied(tmp_path):
     hetero = shared_path("simulators", "accelsim", "hetero")
     plan = tmp_path / "gcl.json"
-    args = ["plan", str(hetero), "--sampler", "gcl", "--param", "epochs=1", "--param", "warps=2", "--param", f"cache={tmp_path / 'cache'}", "-o", str(plan)]
+    args = [
+        "plan",
+        str(hetero),
+        "--sampler",
+        "gcl",
+        "--param",
+        "epochs=1",
+        "--param",
+        "warps=2",
+        "--param",
+        f"cache={tmp_path / 'cache'}",
+        "-o",
+        str(plan),
+    ]
     assert cli_run(args) == 0
     doc = json.loads(plan.read_text())
     assert doc["sampler"]["name"] == "gcl" and doc["prediction"]["gcl"]["graphs"]["launches"] == 56
@@ -158,7 +175,24 @@ def test_plan_on_hetero_traces_is_applied(tmp_path):
     for c in doc["clusters"]:  # the first launch of each cluster stands for it
         assert c["representatives"][0] == min(c["representatives"])
     out = tmp_path / "sampled"
-    assert cli_run(["apply", "--sim", "accelsim", "--plan", str(plan), "--traces", str(hetero), "--out", str(out), "--warmup", "none"]) == 0
+    assert (
+        cli_run(
+            [
+                "apply",
+                "--sim",
+                "accelsim",
+                "--plan",
+                str(plan),
+                "--traces",
+                str(hetero),
+                "--out",
+                str(out),
+                "--warmup",
+                "none",
+            ]
+        )
+        == 0
+    )
     assert len([ln for ln in (out / "kernelslist.g").read_text().splitlines() if ln.startswith("kernel")]) == k
     assert any((tmp_path / "cache").glob("*.npz"))
 
@@ -185,15 +219,39 @@ sys.exit(run(sys.argv[1:]))
 
 def test_without_the_extra_gcl_is_listed_with_a_note_and_refuses_to_plan(tmp_path):
     hetero = shared_path("simulators", "accelsim", "hetero")
-    listing = subprocess.run([sys.executable, "-c", HIDE, "samplers", "--json"], capture_output=True, text=True, timeout=120)
+    listing = subprocess.run(
+        [sys.executable, "-c", HIDE, "samplers", "--json"], capture_output=True, text=True, timeout=120
+    )
     assert listing.returncode == 0, listing.stderr
     (gcl,) = [s for s in json.loads(listing.stdout)["samplers"] if s["name"] == "gcl"]
     assert "pip install 'simsample[gcl]'" in gcl["unavailable"]
     others = [s for s in json.loads(listing.stdout)["samplers"] if s["name"] != "gcl"]
     assert all(s["unavailable"] is None for s in others)
-    plan = subprocess.run([sys.executable, "-c", HIDE, "plan", str(hetero), "--sampler", "gcl", "-o", str(tmp_path / "p.json")], capture_output=True, text=True, timeout=120)
+    plan = subprocess.run(
+        [sys.executable, "-c", HIDE, "plan", str(hetero), "--sampler", "gcl", "-o", str(tmp_path / "p.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert plan.returncode == EXIT_USER
     assert "pip install 'simsample[gcl]'" in plan.stderr and "Traceback" not in plan.stderr
     profile = ROOT / "examples" / "profile" / "train_step.pt.trace.json.gz"
-    root = subprocess.run([sys.executable, "-c", HIDE, "plan", str(profile), "--sampler", "random", "--param", "count=3", "-o", str(tmp_path / "r.json")], capture_output=True, text=True, timeout=120)
+    root = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            HIDE,
+            "plan",
+            str(profile),
+            "--sampler",
+            "random",
+            "--param",
+            "count=3",
+            "-o",
+            str(tmp_path / "r.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert root.returncode == 0, root.stderr  # the rest works without it

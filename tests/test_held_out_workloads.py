@@ -38,10 +38,16 @@ def _scores(wl: Workload, truth: np.ndarray, params: dict, seeds: range) -> list
     for seed in seeds:
         plan = sampler.plan(wl, resolved, seed)
         rows = np.unique(plan.samples["launch"].to_numpy(np.int64))
-        e = estimate_total(plan, dict(zip(ids[rows].tolist(), truth[rows].tolist())), metric="cycles",
-                           confidence=plan.prediction["confidence"])
+        e = estimate_total(
+            plan,
+            dict(zip(ids[rows].tolist(), truth[rows].tolist())),
+            metric="cycles",
+            confidence=plan.prediction["confidence"],
+        )
         total = float(truth.sum())
-        out.append((e.estimate / total - 1.0, bool(e.ci_low <= total <= e.ci_high), (e.ci_high - e.ci_low) / 2 / e.estimate))
+        out.append(
+            (e.estimate / total - 1.0, bool(e.ci_low <= total <= e.ci_high), (e.ci_high - e.ci_low) / 2 / e.estimate)
+        )
     return out
 
 

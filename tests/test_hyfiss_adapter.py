@@ -69,7 +69,9 @@ def _crashed(tmp_path: Path, how: str) -> Path:
     return d
 
 
-@pytest.mark.parametrize("how, reason", [("zero", "GPU_active_cycles is 0"), ("truncated", "no 'Report Time' line"), ("nan", "is nan")])
+@pytest.mark.parametrize(
+    "how, reason", [("zero", "GPU_active_cycles is 0"), ("truncated", "no 'Report Time' line"), ("nan", "is nan")]
+)
 def test_report_of_a_crashed_run(tmp_path, capsys, how, reason):
     d = _crashed(tmp_path, how)
     s = parse_summary(d / "kernel-1-summary.txt")
@@ -93,7 +95,9 @@ def test_estimate_refuses_a_crashed_kernel(tmp_path, capsys):
     capsys.readouterr()
     assert run(["estimate", "--sim", "hyfiss", "--plan", str(tmp_path / "plan.json"), str(d)]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("error: cannot estimate: 1 of 1 kernel(s) have no usable result (kernel 2: crashed, ")
+    assert err.count("\n") == 1 and err.startswith(
+        "error: cannot estimate: 1 of 1 kernel(s) have no usable result (kernel 2: crashed, "
+    )
 
 
 def test_collect_and_estimate_against_a_plan(tmp_path, capsys):
@@ -101,11 +105,29 @@ def test_collect_and_estimate_against_a_plan(tmp_path, capsys):
     plan = _plan(wl, 2)
     plan.write(tmp_path / "plan.json")
     capsys.readouterr()
-    assert run(["collect", "--sim", "hyfiss", "--plan", str(tmp_path / "plan.json"), str(shared_path(*OUTPUTS)),
-                "-o", str(tmp_path / "r.csv")]) == 0
+    assert (
+        run(
+            [
+                "collect",
+                "--sim",
+                "hyfiss",
+                "--plan",
+                str(tmp_path / "plan.json"),
+                str(shared_path(*OUTPUTS)),
+                "-o",
+                str(tmp_path / "r.csv"),
+            ]
+        )
+        == 0
+    )
     df = pd.read_csv(tmp_path / "r.csv")
     assert df["kernel_id"].tolist() == [1, 2] and df["cycles"].tolist() == [3579, 3761]
-    assert run(["estimate", "--sim", "hyfiss", "--plan", str(tmp_path / "plan.json"), str(shared_path(*OUTPUTS)), "--json"]) == 0
+    assert (
+        run(
+            ["estimate", "--sim", "hyfiss", "--plan", str(tmp_path / "plan.json"), str(shared_path(*OUTPUTS)), "--json"]
+        )
+        == 0
+    )
     est = {e["metric"]: e for e in json.loads(capsys.readouterr().out)["estimates"]}
     assert est["cycles"]["estimate"] == pytest.approx(3579 + 3761)  # every launch simulated: exact
     assert est["cycles"]["std_error"] == 0.0
@@ -125,8 +147,10 @@ def test_apply_writes_script_app_view_and_weights(tmp_path):
     assert res.kernels == [k]
     script = (out / "run_sampled.sh").read_text()
     assert os.access(out / "run_sampled.sh", os.X_OK)
-    assert f"simulate {k} {k - 1} synth_k{k} 2 || failed=\"$failed {k}\"" in script  # --kernel_id is K-1; 2 CTAs: at most 2 ranks
-    assert "--configs \"$configs\"" in script and "os.path.relpath" in script
+    assert (
+        f'simulate {k} {k - 1} synth_k{k} 2 || failed="$failed {k}"' in script
+    )  # --kernel_id is K-1; 2 CTAs: at most 2 ranks
+    assert '--configs "$configs"' in script and "os.path.relpath" in script
     assert "default_home=/opt/hyfiss" in script and 'NP="${NP:-4}"' in script
     assert subprocess.run(["bash", "-n", str(out / "run_sampled.sh")]).returncode == 0  # valid bash
     view = out / "app"
@@ -163,8 +187,17 @@ def test_apply_refuses_a_kernel_without_memory_traces(tmp_path):
 
 def test_apply_refuses_other_plans_and_foreign_app_configs(tmp_path):
     app = shared_path(*APP)
-    other = from_records({"kernel_id": [0, 1, 2], "name": ["a", "b", "c"], "grid_x": [1] * 3, "block_x": [1] * 3,
-                          "duration_ns": [1, 2, 3]}, source="x", format="nsys")
+    other = from_records(
+        {
+            "kernel_id": [0, 1, 2],
+            "name": ["a", "b", "c"],
+            "grid_x": [1] * 3,
+            "block_x": [1] * 3,
+            "duration_ns": [1, 2, 3],
+        },
+        source="x",
+        format="nsys",
+    )
     with pytest.raises(PlanMismatchError):
         apply_plan(_plan(other, 1), tmp_path / "o1", traces=app)
     bad = tmp_path / "app.config"
@@ -174,8 +207,17 @@ def test_apply_refuses_other_plans_and_foreign_app_configs(tmp_path):
 
 
 def test_profile_plan_applies_by_position(tmp_path, capsys):
-    prof = from_records({"kernel_id": [40, 41], "name": ["synth_k1", "synth_k2"], "grid_x": [2, 2], "block_x": [32, 32],
-                         "duration_ns": [100, 300]}, source="prof.json", format="kineto")
+    prof = from_records(
+        {
+            "kernel_id": [40, 41],
+            "name": ["synth_k1", "synth_k2"],
+            "grid_x": [2, 2],
+            "block_x": [32, 32],
+            "duration_ns": [100, 300],
+        },
+        source="prof.json",
+        format="kineto",
+    )
     plan = _plan(prof, 1, seed=1)
     res = apply_plan(plan, tmp_path / "out", traces=shared_path(*APP))
     assert res.kernels == [int(plan.samples["launch"].iloc[0]) + 1]
@@ -186,7 +228,13 @@ def test_profile_plan_applies_by_position(tmp_path, capsys):
 
 
 def test_script_quotes_what_it_is_given():
-    s = render_script(kernels=[(1, "k; rm -rf /")], np_ranks=1, hyfiss_home="/a b/c", device_config="./DEV-Def/X.config", plan_name="p")
+    s = render_script(
+        kernels=[(1, "k; rm -rf /")],
+        np_ranks=1,
+        hyfiss_home="/a b/c",
+        device_config="./DEV-Def/X.config",
+        plan_name="p",
+    )
     assert "simulate 1 0 'k; rm -rf /'" in s and "default_home='/a b/c'" in s
 
 
@@ -244,12 +292,33 @@ def test_end_to_end_with_a_stand_in_simulator(tmp_path, capsys, monkeypatch):
     plan = tmp_path / "plan.json"
     assert run(["plan", str(app), "--sampler", "random", "--param", "count=2", "-o", str(plan)]) == 0
     out = tmp_path / "sampled"
-    assert run(["apply", "--sim", "hyfiss", "--plan", str(plan), "--traces", str(app), "--out", str(out), "--prune",
-                "--np", "2", "--hyfiss", str(home)]) == 0
+    assert (
+        run(
+            [
+                "apply",
+                "--sim",
+                "hyfiss",
+                "--plan",
+                str(plan),
+                "--traces",
+                str(app),
+                "--out",
+                str(out),
+                "--prune",
+                "--np",
+                "2",
+                "--hyfiss",
+                str(home),
+            ]
+        )
+        == 0
+    )
     monkeypatch.setenv("MPIRUN", str(home / "mpirun"))
     assert run(["run", "--sim", "hyfiss", "--sampled", str(out)]) == 0
     assert sorted(p.name for p in (out / "app" / "outputs").iterdir() if p.name.endswith("summary.txt")) == [
-        "kernel-0-summary.txt", "kernel-1-summary.txt"]
+        "kernel-0-summary.txt",
+        "kernel-1-summary.txt",
+    ]
     capsys.readouterr()
     assert run(["collect", "--sim", "hyfiss", "--plan", str(plan), str(out), "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["results"]

@@ -88,8 +88,12 @@ def test_bad_app_configs(tmp_path, text, message):
 
 def test_hash_lines_are_skipped_like_hyfiss_does(tmp_path):
     p = tmp_path / "app.config"
-    dims = "".join(f"-kernel_1_{k} 1\n" for k in ("grid_dim_x", "grid_dim_y", "grid_dim_z", "tb_dim_x", "tb_dim_y", "tb_dim_z"))
-    p.write_text("# generated\n-app_kernels_id 1\n-kernel_1_kernel_name real\n-kernel_1_kernel_name old # not this\n" + dims)
+    dims = "".join(
+        f"-kernel_1_{k} 1\n" for k in ("grid_dim_x", "grid_dim_y", "grid_dim_z", "tb_dim_x", "tb_dim_y", "tb_dim_z")
+    )
+    p.write_text(
+        "# generated\n-app_kernels_id 1\n-kernel_1_kernel_name real\n-kernel_1_kernel_name old # not this\n" + dims
+    )
     assert parse_app_config(p).kernels[0].name == "real"
 
 
@@ -102,8 +106,11 @@ def test_gap_in_kernel_ids_through_the_cli(tmp_path, capsys):
     before = folder_hash(app)
     plan, out = tmp_path / "plan.json", tmp_path / "out"
     capsys.readouterr()
-    for args in (["profile", "info", str(app)], ["plan", str(app), "--sampler", "random", "-o", str(plan)],
-                 ["apply", "--sim", "hyfiss", "--plan", str(good_plan), "--traces", str(app), "--out", str(out)]):
+    for args in (
+        ["profile", "info", str(app)],
+        ["plan", str(app), "--sampler", "random", "-o", str(plan)],
+        ["apply", "--sim", "hyfiss", "--plan", str(good_plan), "--traces", str(app), "--out", str(out)],
+    ):
         assert run(args) == 1
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "app.config, line 1: kernel ids must run 1..N without gaps" in err
@@ -138,7 +145,10 @@ def test_sampling_points_rewrite_keeps_every_other_line(tmp_path):
     text = with_sampling_points(parse_app_config(p), {1: 3, 2: 1})
     again = parse_app_config(_write(tmp_path / "b.config", text))
     assert [k.sampling_point for k in again.kernels] == [3, 1]
-    assert text.splitlines().index("-kernel_1_sampling_point 3") == text.splitlines().index("-kernel_1_local_base_addr 0") + 1
+    assert (
+        text.splitlines().index("-kernel_1_sampling_point 3")
+        == text.splitlines().index("-kernel_1_local_base_addr 0") + 1
+    )
 
 
 def _write(p: Path, text: str) -> Path:
@@ -172,5 +182,7 @@ def test_profile_features_counts_instructions_per_unit_class(tmp_path, capsys):
 
     k = Workload.from_parquet(out).kernels
     # per block: kernel 1 runs IADD3 x6 + EXIT (int 7), FFMA x3 (sp), LDG x1 (ldst); two blocks
-    assert k["insts_int"].tolist() == [14, 50] and k["insts_sp"].tolist() == [6, 24] and k["insts_ldst"].tolist() == [2, 2]
+    assert (
+        k["insts_int"].tolist() == [14, 50] and k["insts_sp"].tolist() == [6, 24] and k["insts_ldst"].tolist() == [2, 2]
+    )
     assert (k["insts_int"] + k["insts_sp"] + k["insts_ldst"]).tolist() == k["warp_insts"].tolist()

@@ -71,7 +71,9 @@ def device(tmp_path) -> Path:
 
 def _pick(app: Path, device: Path, k: int):
     paths = find_app(app)
-    return pick_kernel(paths, k, parse_issue_config(paths.issue_config), parse_instn_config(paths.instn_config), read_device(device))
+    return pick_kernel(
+        paths, k, parse_issue_config(paths.issue_config), parse_instn_config(paths.instn_config), read_device(device)
+    )
 
 
 def test_device_config(device):
@@ -89,7 +91,10 @@ def test_device_config(device):
 def test_synthetic_app_by_hand(device):
     app = shared_path(*APP)
     p1, p2 = _pick(app, device, 1), _pick(app, device, 2)
-    assert [(s.sm, s.ctas, s.counts["int"], s.counts["sp"], s.counts["ldst"]) for s in p1.sms] == [(0, 1, 7, 3, 1), (1, 1, 7, 3, 1)]
+    assert [(s.sm, s.ctas, s.counts["int"], s.counts["sp"], s.counts["ldst"]) for s in p1.sms] == [
+        (0, 1, 7, 3, 1),
+        (1, 1, 7, 3, 1),
+    ]
     assert [s.c_full_ir for s in p1.sms] == [K1, K1]
     assert [(s.counts["int"], s.counts["sp"], s.counts["ldst"]) for s in p2.sms] == [(25, 12, 1), (25, 12, 1)]
     assert [s.c_full_ir for s in p2.sms] == [K2, K2]
@@ -130,7 +135,10 @@ def test_pick_sm_command_writes_a_copy_of_app_config(tmp_path, device, capsys):
     picked = parse_app_config(out)
     assert [k.sampling_point for k in picked.kernels] == [0, 1]
     # refuses to overwrite the app's own app.config
-    assert run(["hyfiss", "pick-sm", str(app), "--device-config", str(device), "-o", str(app / "configs" / "app.config")]) == 1
+    assert (
+        run(["hyfiss", "pick-sm", str(app), "--device-config", str(device), "-o", str(app / "configs" / "app.config")])
+        == 1
+    )
     assert "inputs are never modified" in capsys.readouterr().err
     assert folder_hash(app) == before
     # the table form, one kernel
@@ -141,11 +149,23 @@ def test_pick_sm_command_writes_a_copy_of_app_config(tmp_path, device, capsys):
 @pytest.mark.parametrize(
     "change, message",
     [
-        (lambda app: (app / "sass_traces" / "kernel-1" / "kernel_1_block_0.sass").write_text("0 ! 0\n99 ! 0\n"), "pc 99 of kernel 1 is not in instn.config"),
-        (lambda app: (app / "sass_traces" / "kernel-1" / "kernel_1_block_0.sass").write_text("0 ! 0\n10 !\n"), "ends in the middle"),
-        (lambda app: (app / "sass_traces" / "kernel-1" / "kernel_1_block_1.sass").unlink(), "block 1 of kernel 1 is scheduled but has no trace"),
+        (
+            lambda app: (app / "sass_traces" / "kernel-1" / "kernel_1_block_0.sass").write_text("0 ! 0\n99 ! 0\n"),
+            "pc 99 of kernel 1 is not in instn.config",
+        ),
+        (
+            lambda app: (app / "sass_traces" / "kernel-1" / "kernel_1_block_0.sass").write_text("0 ! 0\n10 !\n"),
+            "ends in the middle",
+        ),
+        (
+            lambda app: (app / "sass_traces" / "kernel-1" / "kernel_1_block_1.sass").unlink(),
+            "block 1 of kernel 1 is scheduled but has no trace",
+        ),
         (lambda app: shutil.rmtree(app / "sass_traces" / "kernel-1"), "kernel 1 has no split SASS traces"),
-        (lambda app: (app / "configs" / "issue.config").write_text("-trace_issued_sm_id_9 2,9,(1,0,0),(1,1,0),\n"), "SM 9, but TEST.config has 4 SMs"),
+        (
+            lambda app: (app / "configs" / "issue.config").write_text("-trace_issued_sm_id_9 2,9,(1,0,0),(1,1,0),\n"),
+            "SM 9, but TEST.config has 4 SMs",
+        ),
     ],
 )
 def test_pick_sm_refuses_inconsistent_apps(tmp_path, device, change, message, capsys):

@@ -37,10 +37,23 @@ def make_plan(x, members, picks, *, names=None, kind="stratified"):
         rows += p
         weights += [len(mem) / len(p)] * len(p)
         cl += [cid] * len(p)
-        clusters.append(Cluster(cid, f"{names[mem[0]]} [{cid}]", len(mem), len(p), cluster_stats(x[mem]), sorted(set(p))))
+        clusters.append(
+            Cluster(cid, f"{names[mem[0]]} [{cid}]", len(mem), len(p), cluster_stats(x[mem]), sorted(set(p)))
+        )
     return Plan.build(
-        wl, get_host().sampler("stem"), {}, 0, metric="duration_ns", rows=rows, weights=weights,
-        cluster_of_row=cl, clusters=clusters, kind=kind, replace=False, error_bound=0.05, confidence=0.95,
+        wl,
+        get_host().sampler("stem"),
+        {},
+        0,
+        metric="duration_ns",
+        rows=rows,
+        weights=weights,
+        cluster_of_row=cl,
+        clusters=clusters,
+        kind=kind,
+        replace=False,
+        error_bound=0.05,
+        confidence=0.95,
     )
 
 
@@ -151,9 +164,19 @@ def test_cli_refuses_in_one_line_and_shows_the_dof(tmp_path):
     plan.prediction["confidence"] = 0.99
     plan.write(tmp_path / "plan.json")
     (tmp_path / "v.csv").write_text("kernel_id,cycles\n0,100\n1,105\n6,200\n")
-    cmd = [sys.executable, "-m", "simsample", "estimate", "--plan", str(tmp_path / "plan.json"), str(tmp_path / "v.csv")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "simsample",
+        "estimate",
+        "--plan",
+        str(tmp_path / "plan.json"),
+        str(tmp_path / "v.csv"),
+    ]
     env = {"COLUMNS": "200", "PATH": ""}
-    bad = subprocess.run([*cmd, "--confidence", "0.99"], capture_output=True, text=True, env=env, check=False)  # asked for
+    bad = subprocess.run(
+        [*cmd, "--confidence", "0.99"], capture_output=True, text=True, env=env, check=False
+    )  # asked for
     assert bad.returncode == 1
     assert len(bad.stderr.strip().splitlines()) == 1 and "degrees of freedom" in bad.stderr
     # at the plan's own confidence (not asked): the estimate, and why there is no interval
@@ -220,7 +243,9 @@ def test_margin_spends_no_second_draws_on_measured_times():
     none = s.plan(wl, s.resolve_params({"pool_dof": "0"}), 0)
     assert auto.samples["kernel_id"].tolist() == none.samples["kernel_id"].tolist()
     assert auto.prediction["pool_draws"] == 0
-    wl2 = from_records({"name": names, "grid_x": np.ones(n, int), "block_x": np.ones(n, int), "duration_ns": dur, "warp_insts": dur})
+    wl2 = from_records(
+        {"name": names, "grid_x": np.ones(n, int), "block_x": np.ones(n, int), "duration_ns": dur, "warp_insts": dur}
+    )
     proxy = s.plan(wl2, s.resolve_params({"metric": "warp_insts"}), 0)
     assert proxy.prediction["pool_draws"] > 0
     flat = {c.id for c in proxy.clusters if c.stats.get("std") == 0}

@@ -50,7 +50,9 @@ def _metrics(names, grids, values, ids=None, blocks=None, totals=False):
 
 
 def test_exact_join_by_order_within_name_and_shape():
-    t = _timeline(["void a<int>(int*)", "b(float)", "void a<int>(int*)", "a_other", "void a<int>(int*)"], [4, 8, 4, 4, 2])
+    t = _timeline(
+        ["void a<int>(int*)", "b(float)", "void a<int>(int*)", "a_other", "void a<int>(int*)"], [4, 8, 4, 4, 2]
+    )
     # ncu prints base names and numbers its own launches; a(4) twice, then a(2), b, a_other
     m = _metrics(["a", "a", "a", "b", "a_other"], [4, 4, 2, 8, 4], [10.0, 11.0, 12.0, 20.0, 30.0], ids=[5, 7, 9, 6, 8])
     j, report = join_metrics(t, m)
@@ -68,7 +70,9 @@ def test_partial_join_reports_what_differs():
     m = _metrics(["k", "k", "only_m"], [4, 4, 9], [1.0, 2.0, 3.0])
     j, report = join_metrics(t, m)
     assert report.matched == 2 and not report.complete
-    assert report.count_mismatches == [{"name": "k", "grid": "(4, 1, 1)", "block": "(128, 1, 1)", "timeline": 3, "metrics": 2}]
+    assert report.count_mismatches == [
+        {"name": "k", "grid": "(4, 1, 1)", "block": "(128, 1, 1)", "timeline": 3, "metrics": 2}
+    ]
     assert [g["name"] for g in report.only_in_timeline] == ["only_t"]
     assert [g["name"] for g in report.only_in_metrics] == ["only_m"]
     vals = j.kernels["smsp__inst_executed.sum"].tolist()
@@ -91,7 +95,9 @@ def test_shape_distinguishes_groups():
 
 
 def test_totals_when_metrics_lack_dimensions():
-    t = from_records({"name": ["k", "k"], "grid_x": [2, 4], "grid_y": [2, 1], "block_x": [64, 64], "duration_ns": [1, 2]})
+    t = from_records(
+        {"name": ["k", "k"], "grid_x": [2, 4], "grid_y": [2, 1], "block_x": [64, 64], "duration_ns": [1, 2]}
+    )
     m = _metrics(["k", "k"], [4, 4], [1.0, 2.0], blocks=[64, 64], totals=True)
     j, report = join_metrics(t, m)
     assert report.key == "kernel name, grid size and block size"

@@ -23,11 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simsample.errors import FormatError
-from simsample.io.files import read_all
-from simsample.io.loading import load_workload
 from simsample.io import kineto_decode as kd
 from simsample.io import kineto_native as kn
 from simsample.io import kineto_scan as ks
+from simsample.io.files import read_all
+from simsample.io.loading import load_workload
 from simsample.plugins.readers.kineto import read_file
 from tests.helpers import SHARED_DATA, shared_path
 
@@ -159,13 +159,21 @@ def _decimal(draw) -> Num:
 
 
 _NAMES = st.one_of(
-    st.sampled_from(["volta_sgemm_128x32_tn", "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >(int)", ""]),
+    st.sampled_from(
+        [
+            "volta_sgemm_128x32_tn",
+            "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >(int)",
+            "",
+        ]
+    ),
     st.text(st.characters(blacklist_categories=("Cs",)), max_size=24),
     st.text('a\\"/\b\f\n\r\t\x00\x1f\u00e9\u2028\U0001f600<>{}[]', max_size=12),
 )
 _JSON = st.recursive(
     st.one_of(st.none(), st.booleans(), _INT64, _decimal(), st.text(max_size=8)),
-    lambda inner: st.one_of(st.lists(inner, max_size=3), st.lists(st.tuples(st.text(max_size=6), inner), max_size=3).map(Obj)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.lists(st.tuples(st.text(max_size=6), inner), max_size=3).map(Obj)
+    ),
     max_leaves=8,
 )
 _OPTIONAL = ["stream", "correlation", "registers per thread", "shared memory", "device"]
@@ -174,7 +182,10 @@ _EXTRA_ARGS = ["External id", "queued", "context", "blocks per SM", "est. achiev
 
 @st.composite
 def _kernel(draw) -> Obj:
-    args = [("grid", draw(st.lists(_INT64, min_size=3, max_size=3))), ("block", draw(st.lists(st.integers(0, 1024), min_size=3, max_size=3)))]
+    args = [
+        ("grid", draw(st.lists(_INT64, min_size=3, max_size=3))),
+        ("block", draw(st.lists(st.integers(0, 1024), min_size=3, max_size=3))),
+    ]
     args += [(k, draw(_INT64)) for k in _OPTIONAL if draw(st.booleans())]
     args += [(k, draw(_JSON)) for k in _EXTRA_ARGS if draw(st.integers(0, 3)) == 0]
     fields = [
@@ -194,8 +205,16 @@ def _kernel(draw) -> Obj:
 
 @st.composite
 def _other_event(draw) -> Obj:
-    fields: list[tuple[str, Any]] = [("ph", draw(st.sampled_from(["X", "i", "f", "s", "M"]))), ("ts", draw(_JSON)), ("args", draw(_JSON))]
-    cat = draw(st.sampled_from(["cpu_op", "cuda_runtime", "gpu_memcpy", "gpu_memset", "Memcpy", "Memset", "memcpy", "kernel", "", None]))
+    fields: list[tuple[str, Any]] = [
+        ("ph", draw(st.sampled_from(["X", "i", "f", "s", "M"]))),
+        ("ts", draw(_JSON)),
+        ("args", draw(_JSON)),
+    ]
+    cat = draw(
+        st.sampled_from(
+            ["cpu_op", "cuda_runtime", "gpu_memcpy", "gpu_memset", "Memcpy", "Memset", "memcpy", "kernel", "", None]
+        )
+    )
     if cat == "kernel":
         fields[0] = ("ph", draw(st.sampled_from(["i", "f", "s", "B"])))  # not a complete event: no launch
     if cat is not None:
@@ -236,7 +255,28 @@ def test_generated_traces_equal_the_python_paths(raw):
         _identical(got, decoded)
 
 
-_MUTATIONS = st.sampled_from([b"", b",", b"]", b"}", b'"', b"\\", b"\x01", b"e5", b"E-1", b".", b"-", b"0", b"\xff", b"\xe9", b" ", b"{", b"[", b"nul"])
+_MUTATIONS = st.sampled_from(
+    [
+        b"",
+        b",",
+        b"]",
+        b"}",
+        b'"',
+        b"\\",
+        b"\x01",
+        b"e5",
+        b"E-1",
+        b".",
+        b"-",
+        b"0",
+        b"\xff",
+        b"\xe9",
+        b" ",
+        b"{",
+        b"[",
+        b"nul",
+    ]
+)
 
 
 @native
@@ -259,7 +299,14 @@ def _trace(*events: str, top: str = "") -> bytes:
     return ('{"traceEvents": [' + ", ".join(events) + "]" + top + "}").encode()
 
 
-def _k(name: str = '"k"', ts: str = "1", dur: str = "2", args: str = '"grid": [1, 1, 1], "block": [32, 1, 1]', cat: str = '"kernel"', more: str = "") -> str:
+def _k(
+    name: str = '"k"',
+    ts: str = "1",
+    dur: str = "2",
+    args: str = '"grid": [1, 1, 1], "block": [32, 1, 1]',
+    cat: str = '"kernel"',
+    more: str = "",
+) -> str:
     return f'{{"ph": "X", "cat": {cat}, "name": {name}, "ts": {ts}, "dur": {dur}, "args": {{{args}}}{more}}}'
 
 
@@ -274,7 +321,17 @@ def _check(raw: bytes) -> tuple[dict[str, Any], dict[str, Any], int]:
 
 @native
 def test_escaped_and_unicode_names():
-    names = [r'"q\"uote"', r'"back\\slash"', r'"sl\/ash"', r'"ctl\b\f\n\r\t"', r'"caf\u00e9"', '"caf\u00e9 raw"', r'"smile \ud83d\ude00"', r'"nul\u0000"', '"\u2028"']
+    names = [
+        r'"q\"uote"',
+        r'"back\\slash"',
+        r'"sl\/ash"',
+        r'"ctl\b\f\n\r\t"',
+        r'"caf\u00e9"',
+        '"caf\u00e9 raw"',
+        r'"smile \ud83d\ude00"',
+        r'"nul\u0000"',
+        '"\u2028"',
+    ]
     got = _check(_trace(*[_k(name=n, ts=str(i)) for i, n in enumerate(names)]))
     assert list(map(str, got[0]["name"])) == [json.loads(n) for n in names]
 
@@ -289,9 +346,23 @@ def test_one_category_per_name_however_it_is_escaped():
 @native
 @pytest.mark.parametrize(
     "text,ns",
-    [("0", 0), ("12", 12000), ("-3", -3000), ("1.5", 1500), ("-1.5", -1500), ("-0.0005", -1), ("0.00049", 0), ("0.00050", 1),
-     ("1.99995", 2000), ("4458676983543.183", 4458676983543183), ("1712195495505582.9884", 1712195495505582988),
-     ("1.123456789", 1123), ("-0", 0), ("0.0", 0), ("9223372036854775.807", 9223372036854775807)],
+    [
+        ("0", 0),
+        ("12", 12000),
+        ("-3", -3000),
+        ("1.5", 1500),
+        ("-1.5", -1500),
+        ("-0.0005", -1),
+        ("0.00049", 0),
+        ("0.00050", 1),
+        ("1.99995", 2000),
+        ("4458676983543.183", 4458676983543183),
+        ("1712195495505582.9884", 1712195495505582988),
+        ("1.123456789", 1123),
+        ("-0", 0),
+        ("0.0", 0),
+        ("9223372036854775.807", 9223372036854775807),
+    ],
 )
 def test_times_convert_exactly(text, ns):
     got = _check(_trace(_k(ts=text, dur=text)))
@@ -299,7 +370,9 @@ def test_times_convert_exactly(text, ns):
 
 
 @native
-@pytest.mark.parametrize("text", ["1e3", "1.5E-2", "1E+2", "9223372036854775.808", "-9223372036854775.809", "123456789012345678901"])
+@pytest.mark.parametrize(
+    "text", ["1e3", "1.5E-2", "1E+2", "9223372036854775.808", "-9223372036854775.809", "123456789012345678901"]
+)
 def test_numbers_outside_the_fast_path_are_left_to_python(text, tmp_path):
     raw = _trace(_k(ts=text))
     assert kn.extract(raw) is None
@@ -313,9 +386,20 @@ def test_numbers_outside_the_fast_path_are_left_to_python(text, tmp_path):
 def test_optional_args_defaults_and_sparse_columns():
     full = '"grid": [1, 2, 3], "block": [4, 5, 6], "stream": 7, "correlation": 8, "registers per thread": 9, "shared memory": 10, "device": 11'
     got = _check(_trace(_k(args=full), _k(args='"grid": [1, 1, 1], "block": [1, 1, 1]')))[0]
-    assert got["stream"].tolist() == [7, 0] and got["correlation"].tolist() == [8, -1] and got["device"].tolist() == [11, 0]
+    assert (
+        got["stream"].tolist() == [7, 0]
+        and got["correlation"].tolist() == [8, -1]
+        and got["device"].tolist() == [11, 0]
+    )
     assert got["regs"].tolist() == [9, 0] and got["shmem"].tolist() == [10, 0]
-    assert [got[c].tolist() for c in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")] == [[1, 1], [2, 1], [3, 1], [4, 1], [5, 1], [6, 1]]
+    assert [got[c].tolist() for c in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")] == [
+        [1, 1],
+        [2, 1],
+        [3, 1],
+        [4, 1],
+        [5, 1],
+        [6, 1],
+    ]
     bare = _check(_trace(_k()))[0]
     assert "regs" not in bare and "shmem" not in bare and bare["correlation"].tolist() == [-1]
 
@@ -334,7 +418,9 @@ def test_optional_args_defaults_and_sparse_columns():
         _trace(_k(args='"grid": [1, 1, 1], "block": [1, 1, 1], "stream": 9223372036854775808')),
         _trace(_k(args='"grid": [1, 1, 1], "grid": [1, 1, 1], "block": [1, 1, 1]')),  # a repeated key
         _trace('{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1}'),  # no args
-        _trace('{"ph": "X", "cat": "kernel", "name": "k", "dur": 1, "args": {"grid": [1, 1, 1], "block": [1, 1, 1]}}'),  # no ts
+        _trace(
+            '{"ph": "X", "cat": "kernel", "name": "k", "dur": 1, "args": {"grid": [1, 1, 1], "block": [1, 1, 1]}}'
+        ),  # no ts
         _trace(_k(ts='"1"')),
         _trace(_k(name="5")),
         _trace(_k(name=r'"\ud800"')),  # a lone surrogate
@@ -342,7 +428,9 @@ def test_optional_args_defaults_and_sparse_columns():
         _trace(_k(more=', "ph": "X"')),
         _trace(_k(cat=r'"\u212aernel"')),  # Kelvin sign: Unicode-lowercases to "kernel"
         _trace(_k(cat="7")),
-        _trace('{"ph": null, "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": {"grid": [1, 1, 1], "block": [1, 1, 1]}}'),
+        _trace(
+            '{"ph": null, "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": {"grid": [1, 1, 1], "block": [1, 1, 1]}}'
+        ),
         _trace(_k(), "5"),  # an event that is not an object
         _trace('{"ph": "i", "cat": "kernel", "ts": 1}'),  # no kernel launch at all
         _trace(),
@@ -419,7 +507,11 @@ def test_categories_phases_memcpy_and_base_time():
     arrays, meta, memcpy = _check(raw)
     assert memcpy == 2
     assert arrays["start_ns"].tolist() == [1001000, 1005000, 1006000, 1009000]
-    assert meta == {"deviceProperties": [{"name": "GPU", "clock": 1.5}], "distributedInfo": {"rank": 3}, "baseTimeNanoseconds": 1000000}
+    assert meta == {
+        "deviceProperties": [{"name": "GPU", "clock": 1.5}],
+        "distributedInfo": {"rank": 3},
+        "baseTimeNanoseconds": 1000000,
+    }
     floating = _check(_trace(_k(), top=', "baseTimeNanoseconds": 1.5'))
     assert floating[0]["start_ns"].tolist() == [1000]  # only an integer base time is added
 

@@ -16,8 +16,27 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "simsample"
 #: Modules that stay at the top of the package: the core, the public API, the SDK and the plugin host.
 CORE = {
-    "__init__", "__main__", "_version", "api", "arguments", "console", "errors", "hookspecs", "lazy_modules", "library", "manager", "native",
-    "outcomes", "plan_checks", "plan_columns", "planfile", "plugin_base", "progress", "sdk", "testing", "workload",
+    "__init__",
+    "__main__",
+    "_version",
+    "api",
+    "arguments",
+    "console",
+    "errors",
+    "hookspecs",
+    "lazy_modules",
+    "library",
+    "manager",
+    "native",
+    "outcomes",
+    "plan_checks",
+    "plan_columns",
+    "planfile",
+    "plugin_base",
+    "progress",
+    "sdk",
+    "testing",
+    "workload",
 }
 
 
@@ -125,8 +144,22 @@ def test_plugin_base_and_planfile_do_not_import_each_other():
 def test_the_core_never_imports_the_command_line():
     graph = module_imports()
     cli = {m for m in graph if m == "simsample.cli" or m.startswith(("simsample.cli.", "simsample.report"))}
-    core = [m for m in graph if m.startswith(("simsample.sampling", "simsample.io", "simsample.planfile", "simsample.workload",
-                                              "simsample.library", "simsample.adapter_support", "simsample.sdk", "simsample.plugin_base"))]
+    core = [
+        m
+        for m in graph
+        if m.startswith(
+            (
+                "simsample.sampling",
+                "simsample.io",
+                "simsample.planfile",
+                "simsample.workload",
+                "simsample.library",
+                "simsample.adapter_support",
+                "simsample.sdk",
+                "simsample.plugin_base",
+            )
+        )
+    ]
     for m in core:
         assert not graph[m] & cli, f"{m} imports the command line: {sorted(graph[m] & cli)}"
 

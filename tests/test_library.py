@@ -82,7 +82,9 @@ def test_estimate_is_the_weighted_total_with_a_half_width():
     results = launches.loc[p.sampled_ids, ["duration_ns"]].reset_index()
     results["cycles"] = results["duration_ns"] * 2
     est = simsample.estimate(p, results).to_dataframe()
-    want = float((p.samples["weight"].to_numpy() * launches.loc[p.samples["kernel_id"], "duration_ns"].to_numpy()).sum())
+    want = float(
+        (p.samples["weight"].to_numpy() * launches.loc[p.samples["kernel_id"], "duration_ns"].to_numpy()).sum()
+    )
     assert est.loc["duration_ns", "estimate"] == pytest.approx(want)
     assert est.loc["cycles", "estimate"] == pytest.approx(2 * want)
     row = est.loc["duration_ns"]
@@ -141,7 +143,9 @@ def test_apply_and_collect_through_the_adapter(tmp_path):
     p.write(plan_path)
     out = simsample.apply(plan_path, traces, tmp_path / "sampled", sim="accelsim", warmup="none")
     listed = (out / "kernelslist.g").read_text().split()
-    assert sorted(x for x in listed if x.startswith("kernel-")) == sorted(f"kernel-{k}.traceg.xz" for k in p.sampled_ids)
+    assert sorted(x for x in listed if x.startswith("kernel-")) == sorted(
+        f"kernel-{k}.traceg.xz" for k in p.sampled_ids
+    )
     with pytest.raises(UserError, match="no adapter named nosim"):
         simsample.apply(plan_path, traces, tmp_path / "other", sim="nosim")
 

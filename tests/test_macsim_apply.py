@@ -49,7 +49,9 @@ def test_apply_writes_a_runnable_sampled_folder(tmp_path, traces):
     assert (folder_hash(traces), params.read_bytes()) == before  # inputs untouched
     ids = plan.sampled_ids
     assert res.kernels == ids
-    assert (out / "kernel_config.txt").read_text() == "nvbit\n14\n-1\n" + "".join(f"./Kernel{n}/trace.txt\n" for n in ids)
+    assert (out / "kernel_config.txt").read_text() == "nvbit\n14\n-1\n" + "".join(
+        f"./Kernel{n}/trace.txt\n" for n in ids
+    )
     for n in ids:
         assert (out / f"Kernel{n}").is_symlink()
         assert (out / f"Kernel{n}").resolve() == (traces / f"Kernel{n}").resolve()
@@ -96,12 +98,25 @@ def test_sampled_kernel_info_is_what_the_tracer_reads(tmp_path, traces):
 
 def test_tracer_file_alone_without_traces(tmp_path):
     # a plan made from a profile: the tracer counts launches from 0, as the profile's positions
-    wl = from_records({"kernel_id": [7, 9, 11, 13], "name": ["a", "b", "a", "b"], "grid_x": [1] * 4, "block_x": [32] * 4,
-                       "duration_ns": [5, 6, 7, 8]}, source="p.csv", format="nsys")
+    wl = from_records(
+        {
+            "kernel_id": [7, 9, 11, 13],
+            "name": ["a", "b", "a", "b"],
+            "grid_x": [1] * 4,
+            "block_x": [32] * 4,
+            "duration_ns": [5, 6, 7, 8],
+        },
+        source="p.csv",
+        format="nsys",
+    )
     plan = _random_plan(wl, 2, seed=3)
     out = tmp_path / "out"
     res = apply_plan(plan, out, traces=None, params=None)
-    assert res.kernels == [] and sorted(p.name for p in out.iterdir()) == ["sampled_kernels_info.txt", "simsample-plan.json", "simsample-weights.csv"]
+    assert res.kernels == [] and sorted(p.name for p in out.iterdir()) == [
+        "sampled_kernels_info.txt",
+        "simsample-plan.json",
+        "simsample-weights.csv",
+    ]
     launches = sorted(plan.samples["launch"].tolist())
     got = [int(x) for line in (out / "sampled_kernels_info.txt").read_text().splitlines()[2:] for x in line.split()[2:]]
     assert sorted(got) == launches
@@ -114,8 +129,25 @@ def test_real_traces_and_params(tmp_path):
     plan = tmp_path / "plan.json"
     assert run(["plan", str(traces), "--sampler", "random", "--param", "count=2", "--seed", "0", "-o", str(plan)]) == 0
     out = tmp_path / "sampled"
-    assert run(["apply", "--sim", "macsim", "--plan", str(plan), "--traces", str(traces), "--out", str(out),
-                "--params", str(params), "--relative"]) == 0
+    assert (
+        run(
+            [
+                "apply",
+                "--sim",
+                "macsim",
+                "--plan",
+                str(plan),
+                "--traces",
+                str(traces),
+                "--out",
+                str(out),
+                "--params",
+                str(params),
+                "--relative",
+            ]
+        )
+        == 0
+    )
     assert folder_hash(traces) == before
     assert (out / "trace_file_list").read_text() == "1\n./kernel_config.txt\n"
     text = (out / "params.in").read_text()
@@ -130,7 +162,19 @@ def test_out_must_be_new_or_empty_and_failures_leave_nothing(tmp_path, traces, c
     out = tmp_path / "out"
     out.mkdir()
     (out / "old.txt").write_text("x")
-    args = ["apply", "--sim", "macsim", "--plan", str(plan_path), "--traces", str(traces), "--out", str(out), "--warmup", "none"]
+    args = [
+        "apply",
+        "--sim",
+        "macsim",
+        "--plan",
+        str(plan_path),
+        "--traces",
+        str(traces),
+        "--out",
+        str(out),
+        "--warmup",
+        "none",
+    ]
     assert run(args) == 1
     assert "not empty" in capsys.readouterr().err
     assert run([*args, "--force"]) == 0
@@ -138,7 +182,24 @@ def test_out_must_be_new_or_empty_and_failures_leave_nothing(tmp_path, traces, c
     # a plan for other traces: refused, nothing written, no partial folder left behind
     other = write_trace_folder(tmp_path / "other", [(0, [1]), (1, [2])])
     new_out = tmp_path / "new"
-    assert run(["apply", "--sim", "macsim", "--plan", str(plan_path), "--traces", str(other), "--out", str(new_out), "--warmup", "none"]) == 1
+    assert (
+        run(
+            [
+                "apply",
+                "--sim",
+                "macsim",
+                "--plan",
+                str(plan_path),
+                "--traces",
+                str(other),
+                "--out",
+                str(new_out),
+                "--warmup",
+                "none",
+            ]
+        )
+        == 1
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("error: plan was made for workload")
     assert not new_out.exists()
@@ -168,9 +229,17 @@ def test_copy_makes_real_folders(tmp_path, traces):
 def test_plan_from_a_profile_of_the_same_launches_applies_by_position(tmp_path, traces, capsys):
     k = load_trace_folder(traces, quiet=True).workload.kernels
     # same launch sequence (names and shapes), other ids: a profile of the traced run
-    prof = from_records({"kernel_id": np.arange(500, 506), "name": [f"kernel{n}" for n in range(6)],
-                         "grid_x": k["grid_x"], "block_x": k["block_x"], "duration_ns": np.arange(1, 7) * 100},
-                        source="prof.sqlite", format="nsys")
+    prof = from_records(
+        {
+            "kernel_id": np.arange(500, 506),
+            "name": [f"kernel{n}" for n in range(6)],
+            "grid_x": k["grid_x"],
+            "block_x": k["block_x"],
+            "duration_ns": np.arange(1, 7) * 100,
+        },
+        source="prof.sqlite",
+        format="nsys",
+    )
     plan = _random_plan(prof, 2, seed=5)
     capsys.readouterr()
     res = apply_plan(plan, tmp_path / "out", traces=traces, params=None)
@@ -179,15 +248,22 @@ def test_plan_from_a_profile_of_the_same_launches_applies_by_position(tmp_path, 
     w = (tmp_path / "out" / "simsample-weights.csv").read_text().splitlines()[1:]
     assert [int(line.split(",")[0]) for line in w] == plan.sampled_ids  # the plan's own ids are kept
     # a plan whose launch sequence differs is refused
-    bad = from_records({"kernel_id": np.arange(6), "name": ["x"] * 6, "grid_x": [1] * 6, "block_x": [1] * 6,
-                        "duration_ns": [1] * 6}, source="other", format="nsys")
+    bad = from_records(
+        {"kernel_id": np.arange(6), "name": ["x"] * 6, "grid_x": [1] * 6, "block_x": [1] * 6, "duration_ns": [1] * 6},
+        source="other",
+        format="nsys",
+    )
     with pytest.raises(PlanMismatchError):
         apply_plan(_random_plan(bad, 2), tmp_path / "out2", traces=traces, params=None)
 
 
 @pytest.mark.parametrize("defect", ["short-line", "missing-kernel"])
 def test_bad_inputs_end_in_one_line_and_change_nothing(tmp_path, defect, capsys):
-    traces = write_trace_folder(tmp_path / "traces", [(0, [4]), (1, [5])], names={0: ("a", (1, 1, 1), (32, 1, 1)), 1: ("b", (1, 1, 1), (32, 1, 1))})
+    traces = write_trace_folder(
+        tmp_path / "traces",
+        [(0, [4]), (1, [5])],
+        names={0: ("a", (1, 1, 1), (32, 1, 1)), 1: ("b", (1, 1, 1), (32, 1, 1))},
+    )
     plan_path = tmp_path / "plan.json"
     _random_plan(load_trace_folder(traces, quiet=True).workload, 1).write(plan_path)
     if defect == "short-line":
@@ -198,8 +274,10 @@ def test_bad_inputs_end_in_one_line_and_change_nothing(tmp_path, defect, capsys)
         expect = "kernel_config.txt, line 5: Kernel1: folder"
     before = folder_hash(traces)
     capsys.readouterr()
-    for args in (["profile", "info", str(traces)],
-                 ["apply", "--sim", "macsim", "--plan", str(plan_path), "--traces", str(traces), "--out", str(tmp_path / "o")]):
+    for args in (
+        ["profile", "info", str(traces)],
+        ["apply", "--sim", "macsim", "--plan", str(plan_path), "--traces", str(traces), "--out", str(tmp_path / "o")],
+    ):
         assert run(args) == 1
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith("error: ") and expect in err
@@ -209,9 +287,24 @@ def test_bad_inputs_end_in_one_line_and_change_nothing(tmp_path, defect, capsys)
 
 @settings(max_examples=60, deadline=None)
 @given(
-    st.lists(st.sampled_from(["num_sim_cores 16", "stdout x.out", "STDERR e.out", "max_insts 5", "max_insts 999999999999",
-                              "sim_cycle_count 0", "sim_cycle_count 77", "# comment", "", "repeat_trace 1", "max_insts1 abc"]),
-             max_size=12),
+    st.lists(
+        st.sampled_from(
+            [
+                "num_sim_cores 16",
+                "stdout x.out",
+                "STDERR e.out",
+                "max_insts 5",
+                "max_insts 999999999999",
+                "sim_cycle_count 0",
+                "sim_cycle_count 77",
+                "# comment",
+                "",
+                "repeat_trace 1",
+                "max_insts1 abc",
+            ]
+        ),
+        max_size=12,
+    ),
     st.one_of(st.none(), st.integers(0, 10**9)),
 )
 def test_patched_params_have_every_knob_right(lines, max_warp):
@@ -233,7 +326,7 @@ def test_patched_params_have_every_knob_right(lines, max_warp):
     assert again == text and changes == []
 
 
-FAKE_MACSIM = '''\
+FAKE_MACSIM = """\
 #!/usr/bin/env python3
 # stands in for MacSim: reads params.in, trace_file_list and kernel_config.txt the way MacSim does
 import os, sys
@@ -261,12 +354,12 @@ for i, path in enumerate(kernels):
         print(f"**Core 00 Thread {j:02d} Finished:   insts:{n:<10d}  cycles:1 (1)")
     cycle += 1000 + 10 * int(os.path.basename(os.path.dirname(path))[6:])
 print(f"src/macsim.cc:624: (I=3  C={cycle}):  finalize simulation")
-'''
+"""
 
 
 def test_end_to_end_with_a_stand_in_macsim(tmp_path, traces, capsys):
-    import stat
     import json
+    import stat
 
     exe = tmp_path / "macsim"
     exe.write_text(FAKE_MACSIM)
@@ -276,8 +369,26 @@ def test_end_to_end_with_a_stand_in_macsim(tmp_path, traces, capsys):
     plan = tmp_path / "plan.json"
     assert run(["plan", str(traces), "--sampler", "random", "--param", "count=3", "--seed", "2", "-o", str(plan)]) == 0
     out = tmp_path / "sampled"
-    assert run(["apply", "--sim", "macsim", "--plan", str(plan), "--traces", str(traces), "--out", str(out), "--params", str(params),
-                "--warmup", "none"]) == 0  # these stand-in traces have no instruction streams to choose warm-up from
+    assert (
+        run(
+            [
+                "apply",
+                "--sim",
+                "macsim",
+                "--plan",
+                str(plan),
+                "--traces",
+                str(traces),
+                "--out",
+                str(out),
+                "--params",
+                str(params),
+                "--warmup",
+                "none",
+            ]
+        )
+        == 0
+    )  # these stand-in traces have no instruction streams to choose warm-up from
     assert run(["run", "--sim", "macsim", "--sampled", str(out), "--macsim", str(exe)]) == 0
     capsys.readouterr()
     assert run(["collect", "--sim", "macsim", "--plan", str(plan), str(out), "--json"]) == 0
@@ -286,7 +397,9 @@ def test_end_to_end_with_a_stand_in_macsim(tmp_path, traces, capsys):
     assert [r["kernel_id"] for r in rows] == ids
     assert [r["cycles"] for r in rows] == [1000 + 10 * n for n in ids]
     assert [r["instructions"] for r in rows] == [(n + 2) * (10 * (n + 1) - 1) for n in ids]
-    assert run(["run", "--sim", "macsim", "--sampled", str(out), "--macsim", str(exe)]) == 1  # the log exists: not overwritten
+    assert (
+        run(["run", "--sim", "macsim", "--sampled", str(out), "--macsim", str(exe)]) == 1
+    )  # the log exists: not overwritten
     assert "exists" in capsys.readouterr().err
 
 
@@ -302,9 +415,17 @@ def test_folder_traced_with_sampled_kernel_info(tmp_path, capsys):
     assert (tmp_path / "o1" / f"Kernel{picked[0]}").resolve() == (partial / f"Kernel{picked[0]}").resolve()
     # a plan made from a profile of the same run: matched by position through kernel_names.txt
     k = load_trace_folder(full, quiet=True).workload.kernels
-    prof = from_records({"kernel_id": np.arange(900, 906), "name": [f"kernel{n}" for n in range(6)],
-                         "grid_x": k["grid_x"], "block_x": k["block_x"], "duration_ns": np.arange(1, 7)},
-                        source="prof", format="nsys")
+    prof = from_records(
+        {
+            "kernel_id": np.arange(900, 906),
+            "name": [f"kernel{n}" for n in range(6)],
+            "grid_x": k["grid_x"],
+            "block_x": k["block_x"],
+            "duration_ns": np.arange(1, 7),
+        },
+        source="prof",
+        format="nsys",
+    )
     s = RandomSampler()
     for seed in range(50):
         plan = s.plan(prof, s.resolve_params({"count": 2}), seed)
@@ -318,7 +439,10 @@ def test_folder_traced_with_sampled_kernel_info(tmp_path, capsys):
         apply_plan(bad, tmp_path / "o3", traces=partial, params=None)
     assert other not in picked and not (tmp_path / "o3").exists()
     # a plan for other launches still gets the plain mismatch error
-    alien = from_records({"kernel_id": [0, 1], "name": ["x", "y"], "grid_x": [1, 1], "block_x": [1, 1], "duration_ns": [1, 1]},
-                         source="alien", format="nsys")
+    alien = from_records(
+        {"kernel_id": [0, 1], "name": ["x", "y"], "grid_x": [1, 1], "block_x": [1, 1], "duration_ns": [1, 1]},
+        source="alien",
+        format="nsys",
+    )
     with pytest.raises(PlanMismatchError, match="but traces"):
         apply_plan(_random_plan(alien, 1), tmp_path / "o4", traces=partial, params=None)

@@ -67,7 +67,9 @@ def _plan_from_traces(tmp_path: Path, samples: str) -> Path:
     csv = tmp_path / "samples.csv"
     csv.write_text(samples)
     plan = tmp_path / "plan.json"
-    assert run(["plan", str(shared_path(*VMA)), "--sampler", "explicit", "--param", f"file={csv}", "-o", str(plan)]) == 0
+    assert (
+        run(["plan", str(shared_path(*VMA)), "--sampler", "explicit", "--param", f"file={csv}", "-o", str(plan)]) == 0
+    )
     return plan
 
 
@@ -92,15 +94,22 @@ def test_a_sampled_kernel_missing_from_the_output(tmp_path, capsys):
     assert run(["collect", "--sim", "macsim", "--plan", str(plan), str(shared_path(*SAMPLED))]) == 1
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "note: 2 simulated kernel(s) are not in the plan and are left out (Kernel2, Kernel0)"
-    assert err[1] == "error: 1 of 1 kernel(s) have no usable result (kernel 1: missing, in none of the outputs given); " \
+    assert (
+        err[1] == "error: 1 of 1 kernel(s) have no usable result (kernel 1: missing, in none of the outputs given); "
         "rerun them, or pass --allow-incomplete to keep the partial table"
-    assert run(["collect", "--sim", "macsim", "--plan", str(plan), str(shared_path(*SAMPLED)), "--allow-incomplete"]) == 0
+    )
+    assert (
+        run(["collect", "--sim", "macsim", "--plan", str(plan), str(shared_path(*SAMPLED)), "--allow-incomplete"]) == 0
+    )
 
 
 def test_estimate_from_the_sampled_run(tmp_path, capsys):
     plan = _plan_from_traces(tmp_path, "kernel_id,weight\n2,1.5\n0,1.5\n")
     capsys.readouterr()
-    assert run(["estimate", "--sim", "macsim", "--plan", str(plan), str(shared_path(*SAMPLED, "macsim.out")), "--json"]) == 0
+    assert (
+        run(["estimate", "--sim", "macsim", "--plan", str(plan), str(shared_path(*SAMPLED, "macsim.out")), "--json"])
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     est = {e["metric"]: e["estimate"] for e in doc["estimates"]}
     assert est["cycles"] == pytest.approx(1.5 * 2691 + 1.5 * 3820)
@@ -110,8 +119,17 @@ def test_estimate_from_the_sampled_run(tmp_path, capsys):
 
 def test_plan_from_a_profile_maps_kernels_by_launch_position(tmp_path):
     # a profile of the same three launches, with its own ids (e.g. correlation ids)
-    wl = from_records({"kernel_id": [100, 105, 110], "name": ["a", "b", "c"], "grid_x": [1, 1, 1], "block_x": [32, 32, 32],
-                       "duration_ns": [10, 20, 30]}, source="profile.csv", format="nsys")
+    wl = from_records(
+        {
+            "kernel_id": [100, 105, 110],
+            "name": ["a", "b", "c"],
+            "grid_x": [1, 1, 1],
+            "block_x": [32, 32, 32],
+            "duration_ns": [10, 20, 30],
+        },
+        source="profile.csv",
+        format="nsys",
+    )
     from simsample.plugins.samplers.random import RandomSampler
 
     s = RandomSampler()
@@ -138,8 +156,10 @@ def test_incomplete_run_is_detected(tmp_path, capsys):
     assert "did not finish" in r.kernels[-1].reason and r.problems == []
     assert run(["collect", "--sim", "macsim", str(log)]) == 1
     err = capsys.readouterr().err
-    assert err == (f"error: 1 of 3 kernel(s) have no usable result (kernel 2: incomplete, no 'finalize simulation' line in {log}: "
-                   "the run did not finish); rerun them, or pass --allow-incomplete to keep the partial table\n")
+    assert err == (
+        f"error: 1 of 3 kernel(s) have no usable result (kernel 2: incomplete, no 'finalize simulation' line in {log}: "
+        "the run did not finish); rerun them, or pass --allow-incomplete to keep the partial table\n"
+    )
     assert run(["collect", "--sim", "macsim", str(log), "--allow-incomplete", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["results"][2] == {"kernel_id": 2, "cycles": None, "instructions": None, "status": "incomplete"}
@@ -179,7 +199,9 @@ def test_synthetic_logs(kernels, finished):
     lines = ["Arguments: ./macsim", "src/macsim.cc:541: (I=0  C=0):  initialize simulation"]
     cycle, n = 0, len(kernels)
     for i, (dur, warps) in enumerate(kernels):
-        lines.append(f"src/process_manager.cc:426: (I=7  C={cycle}):  setup_process:0 /x/y/Kernel{3 * i}/trace.txt current_index:{i} ({n})")
+        lines.append(
+            f"src/process_manager.cc:426: (I=7  C={cycle}):  setup_process:0 /x/y/Kernel{3 * i}/trace.txt current_index:{i} ({n})"
+        )
         lines += [f"**Core 01 Thread {w:02d} Finished:   insts:{c:<10d}  cycles:5 (5)" for w, c in enumerate(warps)]
         lines.append(f"**Core 01 Core_Total  Finished:   insts:{10**9}  cycles:5 (5)")  # per-core totals are ignored
         cycle += dur
@@ -216,8 +238,14 @@ def test_estimate_from_a_results_table_matches_the_log(tmp_path, capsys):
 def test_run_dry_run_prints_the_command(tmp_path, capsys):
     for name in ("params.in", "trace_file_list", "kernel_config.txt"):
         (tmp_path / name).write_text("x\n")
-    assert run(["run", "--sim", "macsim", "--sampled", str(tmp_path), "--macsim", "/opt/macsim/bin/macsim", "--dry-run"]) == 0
-    assert capsys.readouterr().out.strip() == f"cd {tmp_path} && /opt/macsim/bin/macsim > {tmp_path.resolve() / 'macsim.out'} 2>&1"
+    assert (
+        run(["run", "--sim", "macsim", "--sampled", str(tmp_path), "--macsim", "/opt/macsim/bin/macsim", "--dry-run"])
+        == 0
+    )
+    assert (
+        capsys.readouterr().out.strip()
+        == f"cd {tmp_path} && /opt/macsim/bin/macsim > {tmp_path.resolve() / 'macsim.out'} 2>&1"
+    )
     (tmp_path / "params.in").unlink()
     assert run(["run", "--sim", "macsim", "--sampled", str(tmp_path), "--macsim", "/opt/macsim/bin/macsim"]) == 1
     assert "no params.in" in capsys.readouterr().err

@@ -53,7 +53,9 @@ def write_trace_folder(
         d = root / f"Kernel{n}"
         d.mkdir()
         warp_ids = [i * 4 for i in range(len(counts))]  # warp ids need not be contiguous
-        (d / "trace.txt").write_text("nvbit\n14\n" + f"{max_blocks}\n{len(counts)}\n" + "".join(f"{w} 0\n" for w in warp_ids))
+        (d / "trace.txt").write_text(
+            "nvbit\n14\n" + f"{max_blocks}\n{len(counts)}\n" + "".join(f"{w} 0\n" for w in warp_ids)
+        )
         (d / "trace_info.txt").write_text("".join(f"{w} {c}\n" for w, c in zip(warp_ids, counts)))
         (d / "trace_0.raw").write_bytes(b"\x1f\x8b")  # never opened by the reader
         lines.append(f"./Kernel{n}/trace.txt")
@@ -95,7 +97,10 @@ def test_detect_folder_config_and_list(tmp_path):
     lst = tmp_path / "trace_file_list"
     lst.write_text(f"1\n{cfg}\n")
     assert r.detect(lst, lst.read_bytes())
-    assert load_trace_folder(lst, quiet=True).workload.fingerprint == load_trace_folder(folder, quiet=True).workload.fingerprint
+    assert (
+        load_trace_folder(lst, quiet=True).workload.fingerprint
+        == load_trace_folder(folder, quiet=True).workload.fingerprint
+    )
     other = tmp_path / "x.csv"
     other.write_text("kernel_id,weight\n1,2\n")
     assert not r.detect(other, other.read_bytes())
@@ -168,7 +173,10 @@ def test_only_the_last_two_components_count(tmp_path):
         (lambda r: (r / "kernel_config.txt").write_text("nvbit\n13\n-1\n./Kernel0/trace.txt\n"), "version 13"),
         (lambda r: (r / "kernel_config.txt").write_text("nvbit\n14\n128\n"), "expected -1"),
         (lambda r: (r / "kernel_config.txt").write_text("nvbit\n14\n-1\n"), "lists no kernels"),
-        (lambda r: (r / "kernel_config.txt").write_text("nvbit\n14\n-1\n./Kernel0/trace.txt\n./Kernel0/trace.txt\n"), "listed twice"),
+        (
+            lambda r: (r / "kernel_config.txt").write_text("nvbit\n14\n-1\n./Kernel0/trace.txt\n./Kernel0/trace.txt\n"),
+            "listed twice",
+        ),
         (lambda r: (r / "kernel_config.txt").write_text("nvbit\n14\n-1\n./Kernel7/trace.txt\n"), "Kernel7: folder"),
         (lambda r: (r / "Kernel0" / "trace.txt").write_text("nvbit\n14\n8\n"), "did not finish"),
         (lambda r: (r / "Kernel0" / "trace_info.txt").write_text("0 5\n"), "lists 1 warps but trace.txt says 2"),
@@ -214,7 +222,11 @@ def test_profile_features(tmp_path):
     from simsample.cli import run
     from simsample.workload import Workload
 
-    root = write_trace_folder(tmp_path / "t", [(0, [2, 2, 8]), (1, [5])], names={0: ("a", (1, 1, 1), (96, 1, 1)), 1: ("b", (1, 1, 1), (32, 1, 1))})
+    root = write_trace_folder(
+        tmp_path / "t",
+        [(0, [2, 2, 8]), (1, [5])],
+        names={0: ("a", (1, 1, 1), (96, 1, 1)), 1: ("b", (1, 1, 1), (32, 1, 1))},
+    )
     out = tmp_path / "f.parquet"
     assert run(["profile", "features", "--sim", "macsim", str(root), "-o", str(out)]) == 0
     k = Workload.from_parquet(out).kernels

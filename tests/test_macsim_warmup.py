@@ -81,8 +81,13 @@ def test_parse_warmup(text, k):
 
 @pytest.mark.parametrize(
     "args, needle",
-    [(("-1",), "K must be >= 0"), (("soon",), "expected a number of launches"), (("1", 0), "--warmup-horizon"),
-     (("1", 5, 0.0), "--warmup-coverage"), (("1", 5, 0.8, -1.0), "--warmup-budget")],
+    [
+        (("-1",), "K must be >= 0"),
+        (("soon",), "expected a number of launches"),
+        (("1", 0), "--warmup-horizon"),
+        (("1", 5, 0.0), "--warmup-coverage"),
+        (("1", 5, 0.8, -1.0), "--warmup-budget"),
+    ],
 )
 def test_parse_warmup_refuses_with_one_line(args, needle):
     with pytest.raises(UserError) as e:
@@ -138,7 +143,9 @@ def test_targeted_budget_limits_the_warmup_instructions():
     fps = {0: _fp([1, 2, 3], 100), 1: _fp([4], 10), 2: _fp([1, 2, 3, 4], 10)}
     for window in (True, False):
         assert targeted([2], fps.__getitem__, budget=None, window=window) == {2: [0, 1]}
-        assert targeted([2], fps.__getitem__, budget=1.0, window=window) == {2: [1]}  # 100 warp instructions do not fit 1 x 10
+        assert targeted([2], fps.__getitem__, budget=1.0, window=window) == {
+            2: [1]
+        }  # 100 warp instructions do not fit 1 x 10
     assert targeted([2], fps.__getitem__, coverage=0.2, window=False) == {2: [0]}  # the producer of most lines first
     assert targeted([2], fps.__getitem__, coverage=0.2) == {2: [1]}  # the window's nearest launch covers 1 of 4 lines
     assert choose([2], parse_warmup("none"), fps.__getitem__) == {2: []}
@@ -155,7 +162,9 @@ def test_footprint_of_the_real_vectormultadd_traces():
     assert not np.isin(fp[1].lines, fp[0].lines).any()
     assert targeted([2], fp.__getitem__) == {2: [0, 1]}
     assert targeted([1], fp.__getitem__, window=False) == {1: []}  # nothing kernel 1 touches was touched before it
-    assert targeted([1], fp.__getitem__) == {1: [0]}  # but the window has at least the predecessor (same code, measured to warm it)
+    assert targeted([1], fp.__getitem__) == {
+        1: [0]
+    }  # but the window has at least the predecessor (same code, measured to warm it)
 
 
 def test_synth_records_are_what_the_footprint_reads(tmp_path):
@@ -178,8 +187,12 @@ def test_synth_records_are_what_the_footprint_reads(tmp_path):
 @pytest.fixture
 def chain(tmp_path):
     """Six launches: k3 reads what k0 and k2 wrote."""
-    ks = [ElementwiseKernel(f"k{i}", a, b, o, 1024, "add", 256)
-          for i, (a, b, o) in enumerate([("x", "y", "p"), ("u", "v", "q"), ("u", "y", "r"), ("p", "r", "s"), ("s", "s", "t"), ("t", "p", "z")])]
+    ks = [
+        ElementwiseKernel(f"k{i}", a, b, o, 1024, "add", 256)
+        for i, (a, b, o) in enumerate(
+            [("x", "y", "p"), ("u", "v", "q"), ("u", "y", "r"), ("p", "r", "s"), ("s", "s", "t"), ("t", "p", "z")]
+        )
+    ]
     write_workload(tmp_path / "chain", ks)
     return tmp_path / "chain"
 
@@ -190,7 +203,9 @@ def test_apply_lists_warmup_kernels_before_their_sample(tmp_path, chain):
     res = apply_plan(plan, tmp_path / "out", traces=chain, params=None, warmup=parse_warmup("1"))
     assert folder_hash(chain) == before
     assert res.kernels == [0, 1, 2, 3, 4, 5] and res.warmup == [0, 2, 4]
-    assert (tmp_path / "out" / "kernel_config.txt").read_text().split("\n")[3:-1] == [f"./Kernel{n}/trace.txt" for n in range(6)]
+    assert (tmp_path / "out" / "kernel_config.txt").read_text().split("\n")[3:-1] == [
+        f"./Kernel{n}/trace.txt" for n in range(6)
+    ]
     w = pd.read_csv(tmp_path / "out" / "simsample-weights.csv")
     assert w["kernel_id"].tolist() == [0, 1, 2, 3, 4, 5]
     assert w["role"].tolist() == ["warmup", "sample", "warmup", "sample", "warmup", "sample"]
@@ -201,7 +216,11 @@ def test_apply_lists_warmup_kernels_before_their_sample(tmp_path, chain):
     assert sorted(_tracer_ids(info)) == [0, 1, 2, 3, 4, 5]
 
     res = apply_plan(plan, tmp_path / "t", traces=chain, params=None, warmup=parse_warmup("targeted"))
-    assert res.warmup == [0, 2, 4]  # 3 reads p (from 0) and r (from 2); 5 reads t (from 4) and p, last touched by 3 (sampled: free)
+    assert res.warmup == [
+        0,
+        2,
+        4,
+    ]  # 3 reads p (from 0) and r (from 2); 5 reads t (from 4) and p, last touched by 3 (sampled: free)
     assert (tmp_path / "t" / "kernel_config.txt").read_text().count("Kernel") == 6
 
     res = apply_plan(plan, tmp_path / "cold", traces=chain, params=None)
@@ -241,10 +260,42 @@ def test_a_folder_traced_without_the_warmup_launches_is_refused(tmp_path, chain)
 def test_cli_apply_with_warmup_and_a_bad_setting(tmp_path, chain, capsys):
     plan = _explicit_plan(tmp_path, chain, "3,6,0\n")
     plan.write(tmp_path / "p.json")
-    assert run(["apply", "--sim", "macsim", "--plan", str(tmp_path / "p.json"), "--traces", str(chain), "--out", str(tmp_path / "o"), "--warmup", "2"]) == 0
+    assert (
+        run(
+            [
+                "apply",
+                "--sim",
+                "macsim",
+                "--plan",
+                str(tmp_path / "p.json"),
+                "--traces",
+                str(chain),
+                "--out",
+                str(tmp_path / "o"),
+                "--warmup",
+                "2",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "3 kernel(s) to simulate (Kernel1, Kernel2, Kernel3), 2 of them warm-up only (K=2)" in out
-    assert run(["apply", "--sim", "macsim", "--plan", str(tmp_path / "p.json"), "--out", str(tmp_path / "b"), "--warmup", "lots"]) == 1
+    assert (
+        run(
+            [
+                "apply",
+                "--sim",
+                "macsim",
+                "--plan",
+                str(tmp_path / "p.json"),
+                "--out",
+                str(tmp_path / "b"),
+                "--warmup",
+                "lots",
+            ]
+        )
+        == 1
+    )
     err = capsys.readouterr().err.strip()
     assert "--warmup 'lots'" in err and "\n" not in err and not (tmp_path / "b").exists()
 
@@ -260,7 +311,11 @@ def _expected() -> dict:
 
 
 def _runs():
-    return [pytest.param(r, id=r["id"]) for r in json.loads((FIXTURES / "expected.json").read_text())["runs"]] if (FIXTURES / "expected.json").exists() else []
+    return (
+        [pytest.param(r, id=r["id"]) for r in json.loads((FIXTURES / "expected.json").read_text())["runs"]]
+        if (FIXTURES / "expected.json").exists()
+        else []
+    )
 
 
 @pytest.mark.parametrize("r", _runs())
@@ -307,7 +362,13 @@ def test_apply_on_the_real_traces_writes_what_was_run(tmp_path, setting):
             continue
         plan = Plan.read(FIXTURES / r["plan"])
         out = tmp_path / f"{r['id']}-{setting}"
-        res = apply_plan(plan, out, traces=traces, params=shared_path("simulators", "macsim", "bin", "params.in"), warmup=parse_warmup(setting))
+        res = apply_plan(
+            plan,
+            out,
+            traces=traces,
+            params=shared_path("simulators", "macsim", "bin", "params.in"),
+            warmup=parse_warmup(setting),
+        )
         assert res.kernels == r["kernels"] and res.warmup == r["warmup"]
         lines = (out / "kernel_config.txt").read_text().split("\n")[3:-1]
         assert lines == [f"./Kernel{n}/trace.txt" for n in r["kernels"]]
@@ -322,7 +383,9 @@ def layers(tmp_path_factory):
     """The layers traces, rewritten by the benchmark's generator (about 50 MB, tens of seconds)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("layers", Path(__file__).parents[1] / "benchmarks" / "macsim_layers_workload.py")
+    spec = importlib.util.spec_from_file_location(
+        "layers", Path(__file__).parents[1] / "benchmarks" / "macsim_layers_workload.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     root = tmp_path_factory.mktemp("macsim-layers") / "layers"
@@ -336,5 +399,11 @@ def test_apply_on_the_layers_workload_writes_what_was_run(tmp_path, layers, sett
     exp = _expected()
     for r in exp["runs"]:
         if r["workload"] == "layers" and setting in r["settings"]:
-            res = apply_plan(Plan.read(FIXTURES / r["plan"]), tmp_path / setting, traces=layers, params=None, warmup=parse_warmup(setting))
+            res = apply_plan(
+                Plan.read(FIXTURES / r["plan"]),
+                tmp_path / setting,
+                traces=layers,
+                params=None,
+                warmup=parse_warmup(setting),
+            )
             assert res.kernels == r["kernels"] and res.warmup == r["warmup"]

@@ -20,7 +20,9 @@ from tests.helpers import shared_path
 
 def workload(names, dur):
     n = len(dur)
-    return from_records({"name": list(names), "grid_x": [1] * n, "block_x": [1] * n, "duration_ns": np.asarray(dur, float)})
+    return from_records(
+        {"name": list(names), "grid_x": [1] * n, "block_x": [1] * n, "duration_ns": np.asarray(dur, float)}
+    )
 
 
 def skewed(n=3000, seed=0):
@@ -40,7 +42,11 @@ def test_margin_is_root_joint_with_the_correction_sized_at_its_sizing_confidence
         # the tree of a larger ε, where it is no slower and more precise for this ε
         def cost_and_variance(plan):
             cost = sum(c.draws * c.stats["mean"] for c in plan.clusters)
-            var = sum(c.size**2 * c.stats["std"] ** 2 * c.size / (c.size - 1) * (1 / c.draws - 1 / c.size) for c in plan.clusters if c.size > 1)
+            var = sum(
+                c.size**2 * c.stats["std"] ** 2 * c.size / (c.size - 1) * (1 / c.draws - 1 / c.size)
+                for c in plan.clusters
+                if c.size > 1
+            )
             return cost, var
 
         (ca, va), (cb, vb) = cost_and_variance(a), cost_and_variance(b)
@@ -77,7 +83,11 @@ def test_pooling_merges_tiny_clusters_across_kernels_and_stays_unbiased():
 
 @settings(max_examples=200, deadline=None)
 @given(
-    st.lists(st.tuples(st.integers(1, 60), st.integers(1, 60), st.floats(0.1, 50), st.floats(-500, 500)), min_size=1, max_size=6),
+    st.lists(
+        st.tuples(st.integers(1, 60), st.integers(1, 60), st.floats(0.1, 50), st.floats(-500, 500)),
+        min_size=1,
+        max_size=6,
+    ),
     st.floats(0.05, 2.0),
 )
 def test_skew_sizes_only_raise_draws_within_the_cluster_and_meet_the_bound(clusters, bound):
@@ -104,14 +114,39 @@ def test_skewness_option_adds_draws_to_a_skewed_stratum():
 
 def test_plan_without_sampler_uses_margin_and_says_so(tmp_path, capsys):
     rng = np.random.default_rng(0)
-    pd.DataFrame({"name": rng.choice(["a", "b"], 400), "duration_ns": rng.gamma(2.0, 500.0, 400).round() + 1}).to_csv(tmp_path / "p.csv", index=False)
-    rc = cli_run(["plan", str(tmp_path / "p.csv"), "--format", "csv", "--columns", "name=name,duration_ns=duration_ns", "-o", str(tmp_path / "plan.json")])
+    pd.DataFrame({"name": rng.choice(["a", "b"], 400), "duration_ns": rng.gamma(2.0, 500.0, 400).round() + 1}).to_csv(
+        tmp_path / "p.csv", index=False
+    )
+    rc = cli_run(
+        [
+            "plan",
+            str(tmp_path / "p.csv"),
+            "--format",
+            "csv",
+            "--columns",
+            "name=name,duration_ns=duration_ns",
+            "-o",
+            str(tmp_path / "plan.json"),
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0 and "sampler margin, the default" in out
     doc = json.loads((tmp_path / "plan.json").read_text())
     assert doc["sampler"]["name"] == "margin" and doc["prediction"]["default_sampler"] is True
-    rc = cli_run(["plan", str(tmp_path / "p.csv"), "--format", "csv", "--columns", "name=name,duration_ns=duration_ns", "--sampler", "root",
-                  "-o", str(tmp_path / "plan2.json")])
+    rc = cli_run(
+        [
+            "plan",
+            str(tmp_path / "p.csv"),
+            "--format",
+            "csv",
+            "--columns",
+            "name=name,duration_ns=duration_ns",
+            "--sampler",
+            "root",
+            "-o",
+            str(tmp_path / "plan2.json"),
+        ]
+    )
     doc = json.loads((tmp_path / "plan2.json").read_text())
     assert rc == 0 and "default_sampler" not in doc["prediction"] and "the default" not in capsys.readouterr().out
 
@@ -119,7 +154,9 @@ def test_plan_without_sampler_uses_margin_and_says_so(tmp_path, capsys):
 def test_interval_covers_a_skewed_real_workload():
     """Lonestar dmr (nvprof): a small kernel's cluster of 129 launches has a tail of two 20x
     launches; samples that missed it gave intervals that missed the truth in 3 of 20 plans."""
-    wl = load_workload([shared_path("profiles", "nvprof", "magus", "devid_lonestar", "traces", "traces_lonestar_dmr.csv")])
+    wl = load_workload(
+        [shared_path("profiles", "nvprof", "magus", "devid_lonestar", "traces", "traces_lonestar_dmr.csv")]
+    )
     s = get_host().sampler("margin")
     v = wl.values(wl.default_metric())
     ids = wl.kernels["kernel_id"].to_numpy()

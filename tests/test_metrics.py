@@ -55,8 +55,18 @@ def test_declarations_are_checked():
 
 
 def test_a_table_without_declarations():
-    df = pd.DataFrame({"kernel_id": [1], "uid": [3], "launch": [2], "stream_id": [7], "cycles": [10.0], "name": ["k"], "ok": [True],
-                       "l2_hits": [4]})
+    df = pd.DataFrame(
+        {
+            "kernel_id": [1],
+            "uid": [3],
+            "launch": [2],
+            "stream_id": [7],
+            "cycles": [10.0],
+            "name": ["k"],
+            "ok": [True],
+            "l2_hits": [4],
+        }
+    )
     assert [m.name for m in infer_metrics(df)] == ["cycles", "l2_hits"]
     assert all(m.kind == "count" for m in infer_metrics(df))
     for name in ("kernel_id", "uid", "launch", "stream_id", "status", "correlation_id", "kernel_index"):
@@ -66,10 +76,26 @@ def test_a_table_without_declarations():
 
 
 def test_a_count_printed_for_some_launches_only_is_left_out_with_its_ratios():
-    decl = [count("cycles"), count("l1_hits"), count("l1_accesses"), ratio("l1_hit_rate", "l1_hits", "l1_accesses"),
-            ratio("ipc", "instructions", "cycles"), count("instructions"), not_estimable("uid"), count("never")]
-    df = pd.DataFrame({"cycles": [1.0, 2.0], "instructions": [3.0, 4.0], "l1_hits": [1.0, np.nan], "l1_accesses": [2.0, 2.0],
-                       "uid": [1, 2], "never": [np.nan, np.nan]})
+    decl = [
+        count("cycles"),
+        count("l1_hits"),
+        count("l1_accesses"),
+        ratio("l1_hit_rate", "l1_hits", "l1_accesses"),
+        ratio("ipc", "instructions", "cycles"),
+        count("instructions"),
+        not_estimable("uid"),
+        count("never"),
+    ]
+    df = pd.DataFrame(
+        {
+            "cycles": [1.0, 2.0],
+            "instructions": [3.0, 4.0],
+            "l1_hits": [1.0, np.nan],
+            "l1_accesses": [2.0, 2.0],
+            "uid": [1, 2],
+            "never": [np.nan, np.nan],
+        }
+    )
     counts, ratios, left_out = estimable(df, check_declarations(decl))
     assert counts == ["cycles", "l1_accesses", "instructions"]
     assert ratios == {"ipc": ("instructions", "cycles")}
@@ -83,11 +109,15 @@ def test_a_declared_ratio_is_the_ratio_of_the_estimated_totals(plan, seed, sprea
     rng = np.random.default_rng(seed)
     insn = rng.lognormal(10, spread_insn, len(ids))
     cyc = rng.lognormal(9, spread_cycles, len(ids))
-    df = pd.DataFrame({"kernel_id": ids, "instructions": insn, "cycles": cyc, "ipc": insn / cyc, "uid": range(len(ids))})
+    df = pd.DataFrame(
+        {"kernel_id": ids, "instructions": insn, "cycles": cyc, "ipc": insn / cyc, "uid": range(len(ids))}
+    )
     decl = [count("cycles"), count("instructions"), ratio("ipc", "instructions", "cycles"), not_estimable("uid")]
     est = simsample.estimate(plan, df, metrics=decl, confidence=0.9).to_dataframe()
     assert est.loc["ipc", "kind"] == "ratio" and "uid" not in est.index
-    assert est.loc["ipc", "estimate"] == pytest.approx(est.loc["instructions", "estimate"] / est.loc["cycles", "estimate"], rel=1e-9)
+    assert est.loc["ipc", "estimate"] == pytest.approx(
+        est.loc["instructions", "estimate"] / est.loc["cycles", "estimate"], rel=1e-9
+    )
     assert est.loc["ipc", "ci_low"] <= est.loc["ipc", "estimate"] <= est.loc["ipc", "ci_high"]
 
 

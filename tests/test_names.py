@@ -13,7 +13,10 @@ from simsample.io.names import base_name, strip_args
     "name, expected",
     [
         ("void foo<int>(float*, int)", "void foo<int>"),
-        ("void at::native::(anonymous namespace)::foo<float, 4>(float*, int)", "void at::native::(anonymous namespace)::foo<float, 4>"),
+        (
+            "void at::native::(anonymous namespace)::foo<float, 4>(float*, int)",
+            "void at::native::(anonymous namespace)::foo<float, 4>",
+        ),
         ("volta_sgemm_128x64_nn", "volta_sgemm_128x64_nn"),
         ("k(void (*)(int), int)", "k"),
         ("Foo::bar(int) const", "Foo::bar"),
@@ -36,7 +39,10 @@ def test_strip_args_does_not_cut_at_first_paren():
     [
         ("_Z12sgemm_kernelPKfS0_Pfiii", "sgemm_kernel"),
         ("_Z4tinyPi", "tiny"),
-        ("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEviT0_", "vectorized_elementwise_kernel"),
+        (
+            "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEviT0_",
+            "vectorized_elementwise_kernel",
+        ),
         ("sgemm_kernel(float const*, float const*, float*, int, int, int)", "sgemm_kernel"),
         ("void at::native::(anonymous namespace)::foo<float, 4>(float*, int)", "foo"),
         ("volta_sgemm_128x64_nn", "volta_sgemm_128x64_nn"),
@@ -52,7 +58,10 @@ def test_helpers_never_fail_and_never_grow(name):
     assert isinstance(base_name(name), str)
 
 
-@given(st.from_regex(r"[a-z_][a-z0-9_]{0,15}", fullmatch=True), st.lists(st.sampled_from(["int", "float*", "const char*"]), max_size=4))
+@given(
+    st.from_regex(r"[a-z_][a-z0-9_]{0,15}", fullmatch=True),
+    st.lists(st.sampled_from(["int", "float*", "const char*"]), max_size=4),
+)
 def test_strip_args_removes_exactly_the_argument_list(ident, args):
     assert strip_args(f"void {ident}({', '.join(args)})") == f"void {ident}"
     assert base_name(f"void {ident}({', '.join(args)})") == ident

@@ -8,9 +8,9 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simsample.sampling.bbv import GpuBBVs
 from simsample.errors import UserError
 from simsample.plugins.samplers.photon import PhotonSampler, match_launches
+from simsample.sampling.bbv import GpuBBVs
 from simsample.workload import from_records
 
 BLOCKS = {"start_pc": [0, 32, 96, 160], "length": [4, 8, 2, 6]}
@@ -28,7 +28,13 @@ def make_wl(launches, *, cycles=None, name="k", scale=None, insts=False):
             count.append(w)
     n = len(launches)
     cycles = np.full(n, 1000) if cycles is None else np.asarray(cycles)
-    rec = {"name": [name] * n, "grid_x": np.ones(n, dtype=int), "block_x": np.full(n, 32), "duration_ns": cycles, "cycles": cycles}
+    rec = {
+        "name": [name] * n,
+        "grid_x": np.ones(n, dtype=int),
+        "block_x": np.full(n, 32),
+        "duration_ns": cycles,
+        "cycles": cycles,
+    }
     wl = from_records(rec, source="test")
     wl.extras = {
         "warp_types": sp.csr_matrix(np.vstack(rows)),
@@ -129,7 +135,9 @@ def test_cpi_prediction_scales_by_instructions():
 def test_missing_features_and_unknown_gpu_are_user_errors():
     wl = from_records({"name": ["k"], "grid_x": [1], "block_x": [32], "duration_ns": [5]}, source="run.nsys-rep")
     s = PhotonSampler()
-    with pytest.raises(UserError, match=r"run.nsys-rep has no per-warp basic-block vectors.*simsample profile features --sim accelsim"):
+    with pytest.raises(
+        UserError, match=r"run.nsys-rep has no per-warp basic-block vectors.*simsample profile features --sim accelsim"
+    ):
         s.check_workload(wl, s.resolve_params({}))
     ok = make_wl([[("a", 1)]])
     with pytest.raises(UserError, match="unknown GPU"):
@@ -179,7 +187,10 @@ def test_walk_invariants(launches, threshold):
     same warp count unless both fill the GPU; representatives stand for themselves."""
     from simsample.sampling.bbv import WarpFeatures, gpu_bbvs
 
-    wl = make_wl([[("a", max(1, round(s * w))), ("c", w - max(1, round(s * w)))] for s, w, _ in launches], scale=[k for _, _, k in launches])
+    wl = make_wl(
+        [[("a", max(1, round(s * w))), ("c", w - max(1, round(s * w)))] for s, w, _ in launches],
+        scale=[k for _, _, k in launches],
+    )
     n = len(launches)
     feats = WarpFeatures.from_extras(wl.extras, n)
     bbvs = gpu_bbvs(feats, n)

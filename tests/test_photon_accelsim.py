@@ -32,7 +32,9 @@ SHORT_SHA256 = "22af9a98b91b38c7bc92db1fce82361a696031b46eee1bd753002aefd776d226
 
 
 def generator():
-    spec = importlib.util.spec_from_file_location("short_kernels_workload", ROOT / "benchmarks" / "short_kernels_workload.py")
+    spec = importlib.util.spec_from_file_location(
+        "short_kernels_workload", ROOT / "benchmarks" / "short_kernels_workload.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -68,7 +70,19 @@ def photon_clusters(features: Path, *, per_kernel: bool = True) -> list[list[str
 
 def evaluate(capsys, features: Path, truth: Path, sampler: str, repeat: int = 3) -> dict:
     capsys.readouterr()
-    args = ["evaluate", str(features), "--sampler", sampler, "--repeat", str(repeat), "--truth", str(truth), "--sim", "accelsim", "--json"]
+    args = [
+        "evaluate",
+        str(features),
+        "--sampler",
+        sampler,
+        "--repeat",
+        str(repeat),
+        "--truth",
+        str(truth),
+        "--sim",
+        "accelsim",
+        "--json",
+    ]
     assert run(args) == 0
     return json.loads(capsys.readouterr().out)["workloads"][0]
 
@@ -112,8 +126,12 @@ def test_two_launches_of_one_kernel_merge_and_two_kernels_do_not(tmp_path):
     PCs (each a long block from PC 0 and its EXIT)."""
     from simsample_accelsim.synth import KernelSpec, write_workload
 
-    a = KernelSpec("_Z3addPf", grid=(16, 1, 1), block=(128, 1, 1), body=("LDG.E",) + ("FADD",) * 12 + ("STG.E",), iters=1)
-    b = KernelSpec("_Z3mulPf", grid=(16, 1, 1), block=(128, 1, 1), body=("LDG.E", "LDG.E") + ("FMUL",) * 14 + ("STG.E",), iters=1)
+    a = KernelSpec(
+        "_Z3addPf", grid=(16, 1, 1), block=(128, 1, 1), body=("LDG.E",) + ("FADD",) * 12 + ("STG.E",), iters=1
+    )
+    b = KernelSpec(
+        "_Z3mulPf", grid=(16, 1, 1), block=(128, 1, 1), body=("LDG.E", "LDG.E") + ("FMUL",) * 14 + ("STG.E",), iters=1
+    )
     write_workload(tmp_path / "t", [a, b, a, b, a], seed=0)
     out = tmp_path / "f.parquet"
     assert run(["profile", "features", "--sim", "accelsim", str(tmp_path / "t"), "-o", str(out)]) == 0

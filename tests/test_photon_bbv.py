@@ -8,9 +8,9 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from simsample.errors import UserError
 from simsample.sampling import gpus
 from simsample.sampling.bbv import WarpFeatures, block_addresses, gpu_bbvs, projection_weights
-from simsample.errors import UserError
 
 
 def go_count_weights(pc: int) -> list[int]:
@@ -98,6 +98,7 @@ def test_bad_extras_are_user_errors():
 
 # --- named GPUs ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     "name,warps",
     [
@@ -124,6 +125,7 @@ def test_unknown_gpu_lists_the_known_ones():
 
 
 # --- block identity: trace PCs are relative to their kernel ---------------------------------
+
 
 def test_block_addresses_give_each_kernel_its_own_range():
     pcs = np.array([0, 0x40, 0, 0x1000, 0x30, 0])

@@ -20,7 +20,13 @@ def make_wl(names, inst, cycles, *, grid=None, ratio=None, detailed=None):
     inst = np.asarray(inst, dtype=np.float64)
     grid = np.full(n, 80) if grid is None else np.asarray(grid)
     ratio = np.full(n, 32.0) if ratio is None else np.asarray(ratio, dtype=float)
-    rec = {"name": names, "grid_x": grid, "block_x": np.full(n, 128), "duration_ns": np.asarray(cycles), "cycles": np.asarray(cycles)}
+    rec = {
+        "name": names,
+        "grid_x": grid,
+        "block_x": np.full(n, 128),
+        "duration_ns": np.asarray(cycles),
+        "cycles": np.asarray(cycles),
+    }
     for i, m in enumerate(PKA_METRICS):
         if i in _SHARE:
             col = np.round(inst * _SHARE[i])
@@ -67,6 +73,7 @@ def three_groups():
 
 # --- k selection -----------------------------------------------------------------------------
 
+
 def test_smallest_k_within_target_error_is_chosen():
     wl = three_groups()
     plan = plan_of(wl)
@@ -112,10 +119,12 @@ def test_center_and_random_representatives():
     wl = three_groups()
     center = plan_of(wl, representative="center")
     inst = wl.values("smsp__inst_executed.sum")
-    for c, rep in zip(center.clusters, center.sampled_ids):
+    for _cluster, rep in zip(center.clusters, center.sampled_ids):
         members = np.flatnonzero(wl.kernels["name"].to_numpy() == wl.kernels["name"].iloc[rep])
         # with every metric proportional to instructions, the centre is the median-most count
-        assert abs(inst[rep] - inst[members].mean()) == pytest.approx(np.min(np.abs(inst[members] - inst[members].mean())))
+        assert abs(inst[rep] - inst[members].mean()) == pytest.approx(
+            np.min(np.abs(inst[members] - inst[members].mean()))
+        )
     a = plan_of(wl, seed=1, representative="random")
     b = plan_of(wl, seed=1, representative="random")
     assert a.dumps() == b.dumps()
@@ -124,6 +133,7 @@ def test_center_and_random_representatives():
 
 
 # --- heartwall (STEM paper §4.2) -------------------------------------------------------------
+
 
 def test_heartwall_stem_variant_first_launch_misestimates_by_99_9_percent():
     wl = heartwall()
@@ -152,6 +162,7 @@ def test_heartwall_paper_method_isolates_the_short_launch():
 
 
 # --- two-level -------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("classifier", ["sgd", "gnb", "mlp"])
 def test_two_level_labels_the_rest_by_name_and_shape(classifier):
@@ -185,8 +196,12 @@ def test_two_level_needs_metrics_only_for_the_first_launches():
 
 # --- errors ----------------------------------------------------------------------------------
 
+
 def test_missing_metrics_are_named_with_how_to_get_them():
-    wl = from_records({"name": ["k"], "grid_x": [1], "block_x": [32], "duration_ns": [5], "smsp__inst_executed.sum": [9]}, source="nsys.sqlite")
+    wl = from_records(
+        {"name": ["k"], "grid_x": [1], "block_x": [32], "duration_ns": [5], "smsp__inst_executed.sum": [9]},
+        source="nsys.sqlite",
+    )
     s = PKASampler()
     with pytest.raises(UserError) as exc:
         s.check_workload(wl, s.resolve_params({}))

@@ -186,7 +186,17 @@ def test_every_cycle_and_every_period_feeding_agree(Monitor):
     for c in range(250, 20001, 250):
         sparse.update(c, insns(c), ctas(c))
     assert every.stopped and sparse.stopped
-    for attr in ("stop_cycle", "stop_insns", "stop_ctas", "projected_cycles", "projected_insns", "samples", "stable_since", "last_cov", "last_ipc"):
+    for attr in (
+        "stop_cycle",
+        "stop_insns",
+        "stop_ctas",
+        "projected_cycles",
+        "projected_insns",
+        "samples",
+        "stable_since",
+        "last_cov",
+        "last_ipc",
+    ):
         assert getattr(every, attr) == getattr(sparse, attr), attr
 
 
@@ -205,7 +215,18 @@ def test_restart_starts_over(Monitor):
 
 
 def test_config_round_trips(Monitor):
-    m = Monitor(period=7, window=50, threshold=0.5, total_ctas=3, wave_size=9, wave_rule="artifact", projection="artifact", small_grid_fraction=0.2, launch_latency=11, drain_tail=True)
+    m = Monitor(
+        period=7,
+        window=50,
+        threshold=0.5,
+        total_ctas=3,
+        wave_size=9,
+        wave_rule="artifact",
+        projection="artifact",
+        small_grid_fraction=0.2,
+        launch_latency=11,
+        drain_tail=True,
+    )
     assert m.config == {
         "period": 7, "window": 50, "threshold": 0.5, "total_ctas": 3, "wave_size": 9,
         "wave_rule": "artifact", "projection": "artifact", "small_grid_fraction": 0.2, "launch_latency": 11,
@@ -288,9 +309,7 @@ configs = st.fixed_dictionaries(
         "settle": st.one_of(st.just(0.0), st.floats(0.0, 0.99)),
     }
 )
-steps = st.lists(
-    st.tuples(st.integers(1, 900), st.integers(0, 1 << 40), st.integers(0, 40)), min_size=1, max_size=120
-)
+steps = st.lists(st.tuples(st.integers(1, 900), st.integers(0, 1 << 40), st.integers(0, 40)), min_size=1, max_size=120)
 
 
 @pytest.mark.skipif(NATIVE is None, reason="C++ extension simsample._pkp is not built")
@@ -305,7 +324,9 @@ def test_native_and_python_agree_bit_for_bit(cfg, signal, end):
         cycle, insns, ctas = cycle + dc, insns + di, ctas + dk
         assert a.update(cycle, insns, ctas) == b.update(cycle, insns, ctas)
         assert _state(a) == _state(b)
-        assert a.project(insns, ctas) == b.project(insns, ctas) or (math.isnan(a.project(insns, ctas)) and math.isnan(b.project(insns, ctas)))
+        assert a.project(insns, ctas) == b.project(insns, ctas) or (
+            math.isnan(a.project(insns, ctas)) and math.isnan(b.project(insns, ctas))
+        )
         assert a.wave_ok(ctas) == b.wave_ok(ctas)
         assert a.remaining_ok(ctas) == b.remaining_ok(ctas)
         assert a.project_cycles(cycle, ctas).hex() == b.project_cycles(cycle, ctas).hex() or (
@@ -316,7 +337,9 @@ def test_native_and_python_agree_bit_for_bit(cfg, signal, end):
         ia, ib = a.project_insns(insns, ctas), b.project_insns(insns, ctas)
         assert ia.hex() == ib.hex() or (math.isnan(ia) and math.isnan(ib))
     # The kernel ends (drained or not): the final projections agree to the bit as well.
-    assert a.finish(cycle + end[0], insns + end[1], ctas + end[2]) == b.finish(cycle + end[0], insns + end[1], ctas + end[2])
+    assert a.finish(cycle + end[0], insns + end[1], ctas + end[2]) == b.finish(
+        cycle + end[0], insns + end[1], ctas + end[2]
+    )
     assert a.finished == b.finished == a.stopped
     for fa, fb in ((a.final_cycles, b.final_cycles), (a.final_insns, b.final_insns)):
         assert (fa is None and fb is None) or fa.hex() == fb.hex() or (math.isnan(fa) and math.isnan(fb))
@@ -440,7 +463,14 @@ def test_instruction_projection_ignores_where_in_a_wave_the_stop_falls(Monitor):
     latency, wave, waves, per_wave, rate = 100, 8, 20, 405, 10  # a wave every 405 cycles, 10 insns/cycle
     total_insns = waves * per_wave * rate
     end = latency + waves * per_wave
-    kw = {"period": 10, "window": 20, "threshold": 50.0, "total_ctas": wave * waves, "wave_size": wave, "launch_latency": latency}
+    kw = {
+        "period": 10,
+        "window": 20,
+        "threshold": 50.0,
+        "total_ctas": wave * waves,
+        "wave_size": wave,
+        "launch_latency": latency,
+    }
     by_insns = Monitor(**kw, projection="instructions", total_insns=total_insns)
     by_ctas = Monitor(**kw)
     for m in (by_insns, by_ctas):
@@ -528,8 +558,11 @@ def test_finish_needs_a_stop_and_survives_odd_counts(Monitor):
 
 
 @given(
-    rate=st.integers(1, 64), waves=st.integers(4, 40), wave_cycles=st.integers(50, 2000),
-    tail=st.integers(0, 3000), latency=st.integers(0, 5000),
+    rate=st.integers(1, 64),
+    waves=st.integers(4, 40),
+    wave_cycles=st.integers(50, 2000),
+    tail=st.integers(0, 3000),
+    latency=st.integers(0, 5000),
 )
 def test_finish_recovers_a_steady_kernel_with_a_slow_tail(rate, waves, wave_cycles, tail, latency):
     """A kernel at a steady rate whose last wave runs ``tail`` cycles longer than the others
@@ -538,8 +571,17 @@ def test_finish_recovers_a_steady_kernel_with_a_slow_tail(rate, waves, wave_cycl
     wave_insns = rate * wave_cycles
     total_insns = waves * wave_insns
     actual = latency + waves * wave_cycles + tail
-    m = twin.Monitor(period=wave_cycles, window=2 * wave_cycles, threshold=50.0, total_ctas=waves, wave_size=1,
-                     launch_latency=latency, projection="instructions", total_insns=total_insns, drain_tail=True)
+    m = twin.Monitor(
+        period=wave_cycles,
+        window=2 * wave_cycles,
+        threshold=50.0,
+        total_ctas=waves,
+        wave_size=1,
+        launch_latency=latency,
+        projection="instructions",
+        total_insns=total_insns,
+        drain_tail=True,
+    )
     cycle = latency
     while not m.stopped:
         cycle += wave_cycles
@@ -559,7 +601,14 @@ def _drifting(k: int) -> int:
 
 
 def test_settle_keeps_a_drifting_kernel_running(Monitor):
-    kw = {"period": 500, "window": 3000, "threshold": 0.5, "total_ctas": 100_000, "wave_size": 10, "launch_latency": 1000}
+    kw = {
+        "period": 500,
+        "window": 3000,
+        "threshold": 0.5,
+        "total_ctas": 100_000,
+        "wave_size": 10,
+        "launch_latency": 1000,
+    }
     plain, settled = Monitor(**kw), Monitor(**kw, settle=0.5)
     for k in range(1, 400):
         cycle = 1000 + 500 * k
@@ -571,7 +620,14 @@ def test_settle_keeps_a_drifting_kernel_running(Monitor):
 
 
 def test_settle_does_not_delay_a_steady_kernel(Monitor):
-    kw = {"period": 500, "window": 3000, "threshold": 2.0, "total_ctas": 10_000, "wave_size": 10, "launch_latency": 1000}
+    kw = {
+        "period": 500,
+        "window": 3000,
+        "threshold": 2.0,
+        "total_ctas": 10_000,
+        "wave_size": 10,
+        "launch_latency": 1000,
+    }
     a, b = Monitor(**kw), Monitor(**kw, settle=0.5)
     for cycle in range(500, 50_000, 500):
         insns = max(0, cycle - 1000) * 300
@@ -596,13 +652,22 @@ def test_settle_history_keeps_every_strideth_sample():
 @pytest.mark.skipif(NATIVE is None, reason="C++ extension simsample._pkp is not built")
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    settle=st.floats(0.01, 0.99), s=st.floats(0.05, 10.0), latency=st.integers(0, 2000),
+    settle=st.floats(0.01, 0.99),
+    s=st.floats(0.05, 10.0),
+    latency=st.integers(0, 2000),
     rates=st.lists(st.integers(0, 5000), min_size=200, max_size=1500),
 )
 def test_native_and_python_agree_over_long_runs(settle, s, latency, rates):
     """Runs long enough for the settle history to fill and halve several times."""
-    cfg = {"period": 100, "window": 600, "threshold": s, "total_ctas": 100_000, "wave_size": 50,
-           "launch_latency": latency, "settle": settle}
+    cfg = {
+        "period": 100,
+        "window": 600,
+        "threshold": s,
+        "total_ctas": 100_000,
+        "wave_size": 50,
+        "launch_latency": latency,
+        "settle": settle,
+    }
     a, b = NATIVE.Monitor(**cfg), twin.Monitor(**cfg)
     insns = 0
     for i, r in enumerate(rates):

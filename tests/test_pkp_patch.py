@@ -47,7 +47,16 @@ def test_patch_touches_only_accel_sim_files():
 
 def test_patch_options_and_printed_lines():
     text = PATCH.read_text()
-    for opt in ("-pkp_enable", "-pkp_window", "-pkp_threshold", "-pkp_period", "-pkp_wave_rule", "-pkp_projection", "-pkp_settle", "-pkp_drain_tail"):
+    for opt in (
+        "-pkp_enable",
+        "-pkp_window",
+        "-pkp_threshold",
+        "-pkp_period",
+        "-pkp_wave_rule",
+        "-pkp_projection",
+        "-pkp_settle",
+        "-pkp_drain_tail",
+    ):
         assert f'"{opt}"' in text, opt
     # The collector parses these exact lines; build a stats block from the patch's own formats.
     formats = re.findall(r'printf\("(pkp_\w+ = )%llu\\n"', text)
@@ -70,7 +79,9 @@ def test_stdout_reader_picks_up_the_patch_lines(tmp_path):
     p = tmp_path / "out.txt"
     p.write_text("\n".join(block) + "\n")
     (k,) = read_accelsim_stdout(p).kernels
-    assert k.pkp["pkp_stop_cycle"] == 1000 and k.pkp["pkp_projected_cycle"] == 1001 and k.pkp["pkp_projected_insn"] == 1002
+    assert (
+        k.pkp["pkp_stop_cycle"] == 1000 and k.pkp["pkp_projected_cycle"] == 1001 and k.pkp["pkp_projected_insn"] == 1002
+    )
     assert k.cycles == 18000
 
 
@@ -121,7 +132,9 @@ int main() {
 def _python_driver() -> list[str]:
     out = []
     for rule in ("paper", "artifact"):
-        m = twin.Monitor(period=100, window=700, threshold=2.5, total_ctas=900, wave_size=160, wave_rule=rule, projection=rule)
+        m = twin.Monitor(
+            period=100, window=700, threshold=2.5, total_ctas=900, wave_size=160, wave_rule=rule, projection=rule
+        )
         insns = ctas = 0
         x = 12345
         mask = (1 << 64) - 1
@@ -136,12 +149,15 @@ def _python_driver() -> list[str]:
                 cov = m.last_cov
                 out.append(f"cov {float('nan').hex() if cov is None else cov.hex()}")
         pc, pi = (m.projected_cycles, m.projected_insns) if m.stopped else (float("nan"), float("nan"))
-        out.append(f"stop {int(m.stopped)} {m.stop_cycle or 0} {m.stop_insns or 0} {m.stop_ctas or 0} {pc.hex()} {pi.hex()}")
+        out.append(
+            f"stop {int(m.stopped)} {m.stop_cycle or 0} {m.stop_insns or 0} {m.stop_ctas or 0} {pc.hex()} {pi.hex()}"
+        )
     return out
 
 
 def _c_hex_to_python(line: str) -> str:
     """printf's %a (e.g. 0x1.8p+1, nan, inf) -> Python's float.hex() spelling."""
+
     def conv(tok: str) -> str:
         if tok.startswith(("0x", "-0x")) or tok in ("nan", "-nan", "inf", "-inf"):
             return float.fromhex(tok).hex() if "x" in tok else float(tok.lstrip("-") if "nan" in tok else tok).hex()

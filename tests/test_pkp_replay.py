@@ -14,13 +14,23 @@ import pytest
 from simsample.cli import run as cli_run
 from simsample.errors import FormatError, UserError
 from simsample.pkp import monitor as twin
-from simsample.pkp.replay import ReplayParams, make_monitor, measured_drains, read_insn_file, replay_run, summarize, sweep_params
+from simsample.pkp.replay import (
+    ReplayParams,
+    make_monitor,
+    measured_drains,
+    read_insn_file,
+    replay_run,
+    summarize,
+    sweep_params,
+)
 from simsample.pkp.visualizer import read_accelsim_stdout, read_visualizer_log
 from tests.helpers import shared_path
 
 #: The paper's settings (threshold 0.25%, stops at any time, projection by CTAs), which most of
 #: these tests study; a test's own keywords override them.
-PaperParams = functools.partial(ReplayParams, threshold=0.25, min_remaining=0.0, projection="paper", drain_tail=False, settle=0.0)
+PaperParams = functools.partial(
+    ReplayParams, threshold=0.25, min_remaining=0.0, projection="paper", drain_tail=False, settle=0.0
+)
 
 try:
     from simsample import _pkp as NATIVE
@@ -43,8 +53,19 @@ def write_log(path: Path, kernels: list[list[tuple[int, int, int]]]) -> Path:
     lines = []
     for samples in kernels:
         for cyc, ins, done in samples:
-            lines += ["CFLog00: 0 0 ", "dramncmd: 0 375", "ShdrCTACount: 0 0", f"ctas_completed: {done}", "Ltwowritemiss: 0"]
-            lines += [f"globalcyclecount: {cyc}", f"globalinsncount: {ins}", "globaltotinsncount: 0", "LDmemlatdist: 0 0"]
+            lines += [
+                "CFLog00: 0 0 ",
+                "dramncmd: 0 375",
+                "ShdrCTACount: 0 0",
+                f"ctas_completed: {done}",
+                "Ltwowritemiss: 0",
+            ]
+            lines += [
+                f"globalcyclecount: {cyc}",
+                f"globalinsncount: {ins}",
+                "globaltotinsncount: 0",
+                "LDmemlatdist: 0 0",
+            ]
     with gzip.open(path, "wt") as fh:
         fh.write("\n".join(lines) + "\n")
     return path
@@ -61,7 +82,17 @@ OPTIONS = """\
 """
 
 
-def kernel_text(kid: int, uid: int, grid: tuple, block: int, shmem: int, nregs: int, cycles: int, insns: int, cta_core: int | None = None) -> str:
+def kernel_text(
+    kid: int,
+    uid: int,
+    grid: tuple,
+    block: int,
+    shmem: int,
+    nregs: int,
+    cycles: int,
+    insns: int,
+    cta_core: int | None = None,
+) -> str:
     out = [
         f"Processing kernel ./kernel-{kid}.traceg",
         "-kernel name = _Z3fooPf",
@@ -168,7 +199,9 @@ def test_replay_counts_the_estimated_drain_as_the_tail(two_kernel_run, monitor_c
     assert a.projected_insns == a.stop_insns * (200 - 64) / 72 + a.drain_insns
     assert a.estimated_cycles == a.projected_cycles
     # A PKP run's own drain, when given, replaces the estimate.
-    (m,) = [r for r in replay_run(log, out, params, monitor_cls=monitor_cls, drains={1: (1250, 150000, 136)}) if r.uid == 1]
+    (m,) = [
+        r for r in replay_run(log, out, params, monitor_cls=monitor_cls, drains={1: (1250, 150000, 136)}) if r.uid == 1
+    ]
     assert (m.drain_end, m.drain_insns) == (1250, 150000 - m.stop_insns)
     assert m.projected_cycles == 700 * (200 - 64) / 72 + (1250 - 700)
 
@@ -361,7 +394,26 @@ def test_k10_launch_latency_apart(k10, monitor_cls):
 # --- command line ------------------------------------------------------------------------------
 def test_cli_replay_json_sweep(k10, capsys):
     log, out, _ = k10
-    rc = cli_run(["pkp", "replay", str(log), "--stdout", str(out), "--sweep", "s=0.1,0.25,0.5,1,5", "--launch-latency", "0", "--projection", "paper", "--min-remaining", "0", "--settle", "0", "--json"])
+    rc = cli_run(
+        [
+            "pkp",
+            "replay",
+            str(log),
+            "--stdout",
+            str(out),
+            "--sweep",
+            "s=0.1,0.25,0.5,1,5",
+            "--launch-latency",
+            "0",
+            "--projection",
+            "paper",
+            "--min-remaining",
+            "0",
+            "--settle",
+            "0",
+            "--json",
+        ]
+    )
     assert rc == 0
     doc = json.loads(capsys.readouterr().out)
     assert [r["params"]["threshold"] for r in doc["runs"]] == [0.1, 0.25, 0.5, 1.0, 5.0]
@@ -372,7 +424,23 @@ def test_cli_replay_json_sweep(k10, capsys):
 
 def test_cli_replay_table(two_kernel_run, capsys):
     log, out = two_kernel_run
-    rc = cli_run(["pkp", "replay", str(log), "--stdout", str(out), "--window", "300", "-s", "1", "--min-remaining", "0", "--sweep", "s=1,2"])
+    rc = cli_run(
+        [
+            "pkp",
+            "replay",
+            str(log),
+            "--stdout",
+            str(out),
+            "--window",
+            "300",
+            "-s",
+            "1",
+            "--min-remaining",
+            "0",
+            "--sweep",
+            "s=1,2",
+        ]
+    )
     assert rc == 0
     text = capsys.readouterr().out
     assert "PKP replay: s=1%" in text and "Sweep" in text and "1/3 kernels stopped" in text

@@ -124,7 +124,11 @@ def test_replay_equals_the_simulator(name, impl, monkeypatch):
     pkp = kernel(f"{name}_pkp")
     sim = pkp.pkp
     assert r.launch_latency == 5000 and r.stopped
-    assert (r.stop_cycle, r.stop_ctas, r.stop_insns) == (sim["pkp_stop_cycle"], sim["pkp_stop_completed_cta"], sim["pkp_stop_insn"])
+    assert (r.stop_cycle, r.stop_ctas, r.stop_insns) == (
+        sim["pkp_stop_cycle"],
+        sim["pkp_stop_completed_cta"],
+        sim["pkp_stop_insn"],
+    )
     assert round(r.stop_projected_cycles) == sim["pkp_stop_projected_cycle"]
     assert round(r.stop_projected_insns) == sim["pkp_stop_projected_insn"]
     # With the drain the PKP run measured, the final projection is the simulator's as well.
@@ -157,7 +161,9 @@ def test_generator_reproduces_the_traces(tmp_path, waves, iters, shape, sha256):
     """The committed outputs come from these exact traces (see the fixtures' README)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("pkp_in_simulator", Path(__file__).parents[1] / "benchmarks" / "pkp_in_simulator.py")
+    spec = importlib.util.spec_from_file_location(
+        "pkp_in_simulator", Path(__file__).parents[1] / "benchmarks" / "pkp_in_simulator.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     mod.write_long_kernel(tmp_path, waves, iters=iters, shape=shape)
@@ -176,6 +182,8 @@ def test_hetero_defaults_stop_no_kernel_and_why_half_the_grid():
     res = replay_run(log, out, ReplayParams())
     assert len(res) == 56 and not any(r.stopped for r in res)
     assert sum(r.estimated_cycles for r in res) == 451827
-    quarter = [r for r in replay_run(log, out, ReplayParams(min_remaining=0.25, settle=0.0, drain_tail=False)) if r.stopped]
+    quarter = [
+        r for r in replay_run(log, out, ReplayParams(min_remaining=0.25, settle=0.0, drain_tail=False)) if r.stopped
+    ]
     assert [(r.kernel_id, r.stop_cycle) for r in quarter] == [(10, 11500), (38, 11500)]
     assert all(-6.0 < r.cycles_error_pct < -5.0 for r in quarter)

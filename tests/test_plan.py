@@ -55,7 +55,12 @@ def test_plan_records_what_the_schema_requires(tmp_path):
     doc = plan.to_json()
     assert doc["simsample_plan"] == PLAN_FORMAT_VERSION
     assert doc["workload"]["fingerprint"] == wl.fingerprint
-    assert doc["sampler"] == {"name": "random", "version": "2", "params": {"rate": 0.1, "count": None, "speedup": None, "replace": False, "metric": "auto"}, "seed": 0}
+    assert doc["sampler"] == {
+        "name": "random",
+        "version": "2",
+        "params": {"rate": 0.1, "count": None, "speedup": None, "replace": False, "metric": "auto"},
+        "seed": 0,
+    }
     assert set(doc["samples"][0]) == {"kernel_id", "launch", "weight", "cluster", "x"}
     assert doc["simsample_plan_minor"] == PLAN_FORMAT_MINOR
     design = wl.values(doc["workload"]["metric"])
@@ -164,7 +169,11 @@ _JSON_LEAF = st.one_of(
     st.text(max_size=5),
     st.just("0" * 32),
 )
-_JSON = st.recursive(_JSON_LEAF, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=6)
+_JSON = st.recursive(
+    _JSON_LEAF,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
 
 
 def _paths(doc, prefix=()):
@@ -253,11 +262,21 @@ def test_column_check_agrees_with_the_schema(field, values):
     from simsample.planfile import check_sample_columns
 
     n = len(values)
-    cols = {"kernel_id": np.arange(n), "launch": np.arange(n), "weight": np.ones(n), "cluster": np.zeros(n, dtype=np.int64), "x": np.full(n, 3.5)}
+    cols = {
+        "kernel_id": np.arange(n),
+        "launch": np.arange(n),
+        "weight": np.ones(n),
+        "cluster": np.zeros(n, dtype=np.int64),
+        "x": np.full(n, 3.5),
+    }
     ints = all(isinstance(v, int) for v in values)
     cols[field] = np.array(values, dtype=np.int64 if ints and field not in ("weight", "x") else np.float64)
     frame = pd.DataFrame(cols)
-    clusters = [{"id": int(c), "key": "k", "size": 1, "draws": 1, "stats": {}, "representatives": []} for c in set(frame["cluster"].tolist()) if np.isfinite(c) and float(c).is_integer()]
+    clusters = [
+        {"id": int(c), "key": "k", "size": 1, "draws": 1, "stats": {}, "representatives": []}
+        for c in set(frame["cluster"].tolist())
+        if np.isfinite(c) and float(c).is_integer()
+    ]
     try:
         lines = check_sample_columns(frame, clusters)
         ours = True
@@ -267,7 +286,11 @@ def test_column_check_agrees_with_the_schema(field, values):
     finite = field == "x" or all(np.isfinite(float(v)) for v in frame[field])  # a missing x is left out
     if finite:
         items = [
-            {f: (int(frame[f][i]) if frame[f].dtype.kind in "iu" else float(frame[f][i])) for f in cols if not (f == "x" and not np.isfinite(frame[f][i]))}
+            {
+                f: (int(frame[f][i]) if frame[f].dtype.kind in "iu" else float(frame[f][i]))
+                for f in cols
+                if not (f == "x" and not np.isfinite(frame[f][i]))
+            }
             for i in range(n)
         ]
         schema = plan_schema()["properties"]["samples"]
@@ -298,7 +321,9 @@ def test_a_format_1_0_plan_without_design_values_still_reads_and_estimates(tmp_p
 
 
 # --- the columnar writer and reader against a straightforward reference ------------------------
-EXAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "profile" / "train_step.pt.trace.json.gz"
+EXAMPLE = (
+    __import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "profile" / "train_step.pt.trace.json.gz"
+)
 
 
 def _reference_jsonable(v):
@@ -323,7 +348,10 @@ def _reference_jsonable(v):
 def _reference_dumps(plan) -> str:
     """A plan's canonical text, one ``json.dumps`` per sample, cluster and process entry: what the
     columnar writer must reproduce byte for byte."""
-    dumps = lambda v, **kw: json.dumps(v, ensure_ascii=False, allow_nan=False, **kw)
+
+    def dumps(v, **kw):
+        return json.dumps(v, ensure_ascii=False, allow_nan=False, **kw)
+
     fields = [f for f in ("kernel_id", "launch", "weight", "cluster", "x") if f in plan.samples.columns]
     samples = [
         {f: v for f, v in zip(fields, map(_reference_jsonable, row)) if v is not None or f != "x"}
@@ -350,7 +378,9 @@ def _reference_dumps(plan) -> str:
         elif key == "process" and value.get("samples"):
             head = dumps({k: v for k, v in value.items() if k != "samples"}, indent=2)
             rows = ",".join(f"\n    {dumps(r)}" for r in value["samples"])
-            body = (head[:-2] + ("," if len(value) > 1 else "") + '\n  "samples": [' + rows + "\n  ]\n}").replace("\n", "\n  ")
+            body = (head[:-2] + ("," if len(value) > 1 else "") + '\n  "samples": [' + rows + "\n  ]\n}").replace(
+                "\n", "\n  "
+            )
         else:
             body = dumps(value, indent=2).replace("\n", "\n  ")
         lines.append(f'  "{key}": {body}{comma}')
@@ -398,7 +428,11 @@ def test_columnar_writer_is_byte_identical_to_the_reference(tmp_path):
 @settings(max_examples=60, deadline=None)
 @given(
     weights=st.lists(st.floats(min_value=1e-300, max_value=1e300, allow_nan=False), min_size=1, max_size=30),
-    xs=st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-(2**60), 2**60).map(float)), min_size=1, max_size=30),
+    xs=st.lists(
+        st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-(2**60), 2**60).map(float)),
+        min_size=1,
+        max_size=30,
+    ),
     ids=st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=30),
 )
 def test_columnar_text_of_odd_numbers_matches_json_dumps(weights, xs, ids):
@@ -478,10 +512,13 @@ _PROCESS_DOC = _process_doc()
 
 
 @settings(max_examples=200, deadline=None)
-@given(doc=st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text()),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4), max_leaves=12,
-))
+@given(
+    doc=st.recursive(
+        st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text()),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+        max_leaves=12,
+    )
+)
 def test_plan_files_parse_as_json_loads_parses_them(doc):
     """The fast decoder a plan file goes through gives ``json.loads``'s values (big integers,
     every float, any text), so nothing downstream can tell which parser read the file."""

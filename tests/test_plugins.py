@@ -30,8 +30,18 @@ class FirstOnly(Sampler):
         values = workload.values()
         ids = workload.kernels["kernel_id"].to_numpy()
         c = make_cluster(0, "all", np.arange(n), np.array([0]), values, ids)
-        return Plan.build(workload, self, params, seed, metric=workload.default_metric(), rows=[0],
-                          weights=[float(n)], cluster_of_row=[0], clusters=[c], kind="representative")
+        return Plan.build(
+            workload,
+            self,
+            params,
+            seed,
+            metric=workload.default_metric(),
+            rows=[0],
+            weights=[float(n)],
+            cluster_of_row=[0],
+            clusters=[c],
+            kind="representative",
+        )
 
 
 class GoodPlugin:
@@ -105,7 +115,12 @@ def test_builtins_are_the_public_plugin_modules():
 
 def test_every_hookspec_is_documented():
     specs = [f for n, f in inspect.getmembers(hookspecs, inspect.isfunction) if n.startswith("register_")]
-    assert {f.__name__ for f in specs} == {"register_samplers", "register_readers", "register_adapters", "register_commands"}
+    assert {f.__name__ for f in specs} == {
+        "register_samplers",
+        "register_readers",
+        "register_adapters",
+        "register_commands",
+    }
     for f in specs:
         doc = inspect.getdoc(f) or ""
         assert len(doc.split()) >= 20, f"hookspec {f.__name__} needs a real docstring"
@@ -125,8 +140,20 @@ def fake_dist(tmp_path_factory):
     """The fake third-party distribution under tests/, installed into a folder of its own."""
     target = tmp_path_factory.mktemp("site")
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(ROOT / "tests" / "fake_plugin")],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--target",
+            str(target),
+            str(ROOT / "tests" / "fake_plugin"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if proc.returncode != 0:
         pytest.fail(f"could not install the fake plugin distribution: {proc.stderr[-2000:]}")
@@ -137,7 +164,9 @@ def _simsample(args, site, **env):
     e = dict(os.environ)
     e["PYTHONPATH"] = str(site) + os.pathsep + e.get("PYTHONPATH", "")
     e.update(env)
-    return subprocess.run([sys.executable, "-m", "simsample", *args], capture_output=True, text=True, env=e, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "simsample", *args], capture_output=True, text=True, env=e, check=False
+    )
 
 
 def test_entry_point_plugin_is_discovered(fake_dist):
@@ -166,9 +195,23 @@ def test_entry_point_plugin_can_be_disabled(fake_dist):
 def test_entry_point_sampler_plans(fake_dist, tmp_path):
     from simsample.workload import from_records
 
-    wl = from_records({"name": ["a", "b"] * 5, "grid_x": [1] * 10, "block_x": [32] * 10, "duration_ns": list(range(10, 20))})
+    wl = from_records(
+        {"name": ["a", "b"] * 5, "grid_x": [1] * 10, "block_x": [32] * 10, "duration_ns": list(range(10, 20))}
+    )
     wl.to_parquet(tmp_path / "w.parquet")
-    proc = _simsample(["plan", str(tmp_path / "w.parquet"), "--sampler", "fake-every-nth", "--param", "n=5", "-o", str(tmp_path / "p.json")], fake_dist)
+    proc = _simsample(
+        [
+            "plan",
+            str(tmp_path / "w.parquet"),
+            "--sampler",
+            "fake-every-nth",
+            "--param",
+            "n=5",
+            "-o",
+            str(tmp_path / "p.json"),
+        ],
+        fake_dist,
+    )
     assert proc.returncode == 0, proc.stderr
     plan = Plan.read(tmp_path / "p.json")
     assert plan.sampled_ids == [0, 5]
@@ -183,10 +226,16 @@ def example_dist(tmp_path_factory):
 
     target = tmp_path_factory.mktemp("example-site")
     source = tmp_path_factory.mktemp("example-source") / "plugin-example"  # a build writes into its source folder
-    shutil.copytree(ROOT / "examples" / "plugin-example", source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    shutil.copytree(
+        ROOT / "examples" / "plugin-example",
+        source,
+        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"),
+    )
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(source)],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if proc.returncode != 0:
         pytest.fail(f"could not install the example plugin distribution: {proc.stderr[-2000:]}")
@@ -201,21 +250,34 @@ def test_example_plugin_works_from_the_command_line(example_dist, tmp_path):
     proc = _simsample(["plugins", "--json"], example_dist)
     assert proc.returncode == 0, proc.stderr
     example = {p["name"]: p for p in json.loads(proc.stdout)["plugins"]}["example"]
-    assert example["origin"] == "entrypoint" and example["distribution"] == "simsample-plugin-example" and example["error"] is None
+    assert (
+        example["origin"] == "entrypoint"
+        and example["distribution"] == "simsample-plugin-example"
+        and example["error"] is None
+    )
     assert example["registers"] == {"samplers": ["every-nth"], "readers": ["klog"], "adapters": ["listsim"]}
     plan = tmp_path / "plan.json"
-    proc = _simsample(["plan", str(data / "run.klog"), "--sampler", "every-nth", "--param", "n=4", "-o", str(plan)], example_dist)
+    proc = _simsample(
+        ["plan", str(data / "run.klog"), "--sampler", "every-nth", "--param", "n=4", "-o", str(plan)], example_dist
+    )
     assert proc.returncode == 0, proc.stderr
     assert Plan.read(plan).sampler["name"] == "every-nth" and len(Plan.read(plan).samples) == 10
     out = tmp_path / "sampled"
-    proc = _simsample(["apply", "--sim", "listsim", "--plan", str(plan), "--traces", str(data / "run-traces"), "--out", str(out)], example_dist)
+    proc = _simsample(
+        ["apply", "--sim", "listsim", "--plan", str(plan), "--traces", str(data / "run-traces"), "--out", str(out)],
+        example_dist,
+    )
     assert proc.returncode == 0, proc.stderr
     assert len([ln for ln in (out / "launches.txt").read_text().splitlines() if not ln.startswith("#")]) == 10
-    proc = _simsample(["estimate", "--sim", "listsim", "--plan", str(plan), str(data / "run-full.out"), "--json"], example_dist)
+    proc = _simsample(
+        ["estimate", "--sim", "listsim", "--plan", str(plan), str(data / "run-full.out"), "--json"], example_dist
+    )
     assert proc.returncode == 0, proc.stderr
     by_metric = {e["metric"]: e for e in json.loads(proc.stdout)["estimates"]}
     assert set(by_metric) == {"cycles", "instructions", "ipc"}
-    assert by_metric["ipc"]["estimate"] == pytest.approx(by_metric["instructions"]["estimate"] / by_metric["cycles"]["estimate"])
+    assert by_metric["ipc"]["estimate"] == pytest.approx(
+        by_metric["instructions"]["estimate"] / by_metric["cycles"]["estimate"]
+    )
 
 
 def test_implementations_name_every_compiled_part(monkeypatch):

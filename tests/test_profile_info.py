@@ -9,7 +9,15 @@ from simsample.workload import from_records
 
 
 def test_untimed_workload_is_ranked_by_launches(tmp_path, capsys):
-    wl = from_records({"kernel_id": [1, 2, 3], "name": ["a", "b", "a"], "grid_x": [1, 2, 1], "block_x": [32, 32, 32], "duration_ns": [None] * 3})
+    wl = from_records(
+        {
+            "kernel_id": [1, 2, 3],
+            "name": ["a", "b", "a"],
+            "grid_x": [1, 2, 1],
+            "block_x": [32, 32, 32],
+            "duration_ns": [None] * 3,
+        }
+    )
     wl.to_parquet(tmp_path / "w.parquet")
     assert run(["profile", "info", str(tmp_path / "w.parquet"), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
@@ -18,7 +26,9 @@ def test_untimed_workload_is_ranked_by_launches(tmp_path, capsys):
 
 
 def test_timed_workload_summary(tmp_path, capsys):
-    wl = from_records({"name": ["a", "b", "a"], "grid_x": [1, 2, 1], "block_x": [32, 32, 32], "duration_ns": [10, 50, 30]})
+    wl = from_records(
+        {"name": ["a", "b", "a"], "grid_x": [1, 2, 1], "block_x": [32, 32, 32], "duration_ns": [10, 50, 30]}
+    )
     wl.to_parquet(tmp_path / "w.parquet")
     assert run(["profile", "info", str(tmp_path / "w.parquet"), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)

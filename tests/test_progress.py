@@ -43,7 +43,9 @@ def test_plan_shows_a_stage_line_on_a_terminal(tmp_path):
     env = {**os.environ, "COLUMNS": "120", "TERM": "xterm"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "simsample", "plan", str(PROFILE), "-o", str(tmp_path / "plan.json")],
-        stdout=subprocess.PIPE, stderr=child, env=env,
+        stdout=subprocess.PIPE,
+        stderr=child,
+        env=env,
     )
     os.close(child)
     seen = b""

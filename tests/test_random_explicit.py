@@ -10,9 +10,9 @@ import pytest
 
 from simsample.cli import run
 from simsample.errors import UserError
-from simsample.sampling.estimate import estimate_total
 from simsample.manager import get_host
 from simsample.planfile import Plan
+from simsample.sampling.estimate import estimate_total
 from simsample.workload import from_records
 
 
@@ -21,7 +21,12 @@ def wl():
     rng = np.random.default_rng(5)
     n = 500
     return from_records(
-        {"name": rng.choice(["a", "b"], n), "grid_x": np.full(n, 2), "block_x": np.full(n, 64), "duration_ns": rng.integers(50, 150, n)},
+        {
+            "name": rng.choice(["a", "b"], n),
+            "grid_x": np.full(n, 2),
+            "block_x": np.full(n, 64),
+            "duration_ns": rng.integers(50, 150, n),
+        },
         source="syn",
     )
 
@@ -100,10 +105,13 @@ def test_explicit_refuses_unknown_ids(wl, tmp_path):
 
 def test_explicit_with_members_gives_an_interval(wl, tmp_path):
     ids = wl.kernels["kernel_id"].to_numpy()
-    doc = {"weights": {"0": 250, "250": 250}, "representatives": [
-        {"id": 0, "cluster": "first half", "represents": [int(i) for i in ids[:250]]},
-        {"id": 250, "cluster": "second half", "represents": [int(i) for i in ids[250:]]},
-    ]}
+    doc = {
+        "weights": {"0": 250, "250": 250},
+        "representatives": [
+            {"id": 0, "cluster": "first half", "represents": [int(i) for i in ids[:250]]},
+            {"id": 250, "cluster": "second half", "represents": [int(i) for i in ids[250:]]},
+        ],
+    }
     (tmp_path / "s.json").write_text(json.dumps(doc))
     p = plan_with(wl, "explicit", file=str(tmp_path / "s.json"))
     assert p.estimator["kind"] == "stratified"
@@ -114,7 +122,23 @@ def test_explicit_with_members_gives_an_interval(wl, tmp_path):
 
 def test_cli_profile_plan_estimate(wl, tmp_path, capsys):
     wl.to_parquet(tmp_path / "w.parquet")
-    assert run(["plan", str(tmp_path / "w.parquet"), "--sampler", "random", "--param", "rate=0.2", "--seed", "1", "-o", str(tmp_path / "p.json")]) == 0
+    assert (
+        run(
+            [
+                "plan",
+                str(tmp_path / "w.parquet"),
+                "--sampler",
+                "random",
+                "--param",
+                "rate=0.2",
+                "--seed",
+                "1",
+                "-o",
+                str(tmp_path / "p.json"),
+            ]
+        )
+        == 0
+    )
     plan = Plan.read(tmp_path / "p.json")
     vals = pd.DataFrame({"kernel_id": plan.sampled_ids, "cycles": [1000.0] * len(plan.sampled_ids)})
     vals.to_csv(tmp_path / "v.csv", index=False)
@@ -145,7 +169,21 @@ def test_cli_estimate_missing_values(wl, tmp_path, capsys):
 def test_cli_reports_weights_that_do_not_sum(wl, tmp_path, capsys):
     wl.to_parquet(tmp_path / "w.parquet")
     (tmp_path / "s.csv").write_text("kernel_id,weight\n3,10\n")
-    assert run(["plan", str(tmp_path / "w.parquet"), "--sampler", "explicit", "--param", f"file={tmp_path / 's.csv'}", "-o", str(tmp_path / "p.json")]) == 0
+    assert (
+        run(
+            [
+                "plan",
+                str(tmp_path / "w.parquet"),
+                "--sampler",
+                "explicit",
+                "--param",
+                f"file={tmp_path / 's.csv'}",
+                "-o",
+                str(tmp_path / "p.json"),
+            ]
+        )
+        == 0
+    )
     assert "note: weights sum to 10, not to the 500 launches" in capsys.readouterr().err
 
 

@@ -39,7 +39,17 @@ def test_bad_inputs(tmp_path, capsys, command):
     assert run([*cmd, str(empty)]) == 1
     _one_line_error(capsys, str(empty), "empty")
 
-    events = [{"ph": "X", "cat": "kernel", "name": f"k{i % 7}", "ts": i, "dur": 1, "args": {"grid": [1, 1, 1], "block": [32, 1, 1]}} for i in range(20000)]
+    events = [
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": f"k{i % 7}",
+            "ts": i,
+            "dur": 1,
+            "args": {"grid": [1, 1, 1], "block": [32, 1, 1]},
+        }
+        for i in range(20000)
+    ]
     whole = gzip.compress(json.dumps({"traceEvents": events}).encode())
     cut = tmp_path / "trace.json.gz"
     cut.write_bytes(whole[: len(whole) // 2])
@@ -90,9 +100,24 @@ def test_format_overrides_detection(tmp_path, capsys):
 
 def test_every_real_format_through_the_cli(capsys):
     files = [
-        (shared_path("profiles", "nsys-sqlite", "pipit-cloverleaf", "perlmutter-cloverleaf-cuda.sqlite.xz"), "nsys_sqlite", 1312),
+        (
+            shared_path("profiles", "nsys-sqlite", "pipit-cloverleaf", "perlmutter-cloverleaf-cuda.sqlite.xz"),
+            "nsys_sqlite",
+            1312,
+        ),
         (shared_path("profiles", "nvprof", "gpuperfpredict-k40c", "lud-1024-run9.csv.xz"), "nvprof", None),
-        (shared_path("profiles", "kineto", "hta", "critical_path", "alexnet", "benchmark_result_2869224_1695835535_trace.json.gz"), "kineto", 79),
+        (
+            shared_path(
+                "profiles",
+                "kineto",
+                "hta",
+                "critical_path",
+                "alexnet",
+                "benchmark_result_2869224_1695835535_trace.json.gz",
+            ),
+            "kineto",
+            79,
+        ),
         (shared_path("profiles", "ncu", "microgpusim", "nsight_vectoradd_100_32_metrics_all.csv"), "ncu", 3),
     ]
     for f, fmt, n in files:
@@ -108,12 +133,20 @@ def test_each_real_file_is_claimed_by_its_reader_only():
     from simsample.manager import get_host
 
     samples = {
-        "nsys_sqlite": shared_path("profiles", "nsys-sqlite", "pipit-cloverleaf", "perlmutter-cloverleaf-cuda.sqlite.xz"),
-        "nvprof": shared_path("profiles", "nvprof", "magus", "devid_cudasdk80", "traces", "traces_cudasdk_vectorAdd.csv"),
-        "kineto": shared_path("profiles", "kineto", "kineto-resnet50", "resnet50_num_workers_0", "worker0.1623143089861.pt.trace.json.gz"),
+        "nsys_sqlite": shared_path(
+            "profiles", "nsys-sqlite", "pipit-cloverleaf", "perlmutter-cloverleaf-cuda.sqlite.xz"
+        ),
+        "nvprof": shared_path(
+            "profiles", "nvprof", "magus", "devid_cudasdk80", "traces", "traces_cudasdk_vectorAdd.csv"
+        ),
+        "kineto": shared_path(
+            "profiles", "kineto", "kineto-resnet50", "resnet50_num_workers_0", "worker0.1623143089861.pt.trace.json.gz"
+        ),
         "ncu": shared_path("profiles", "ncu", "microgpusim", "nsight_vectoradd_100_32_metrics_all.csv"),
     }
-    readers = {n: r for n, r in get_host().readers().items() if n in {"nsys_sqlite", "nsys_csv", "nvprof", "kineto", "ncu"}}
+    readers = {
+        n: r for n, r in get_host().readers().items() if n in {"nsys_sqlite", "nsys_csv", "nvprof", "kineto", "ncu"}
+    }
     assert len(readers) == 5
     for fmt, path in samples.items():
         head = read_head(path)

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from simsample.errors import FormatError, UserError
-from simsample.io.loading import detect_format, load_workload
 from simsample.io import kineto_decode as kd
 from simsample.io import kineto_native as kn
 from simsample.io import kineto_scan as ks
+from simsample.io.loading import detect_format, load_workload
 from simsample.plugins.readers.kineto import read_file
 from tests.helpers import shared_path
 
@@ -76,20 +76,26 @@ def test_bulk_scan_equals_json_module(parts, count):
 
 
 def test_values_and_metadata():
-    f = shared_path("profiles", "kineto", "hta", "critical_path", "alexnet", "benchmark_result_2869224_1695835535_trace.json.gz")
+    f = shared_path(
+        "profiles", "kineto", "hta", "critical_path", "alexnet", "benchmark_result_2869224_1695835535_trace.json.gz"
+    )
     wl = load_workload([f])
     k = wl.kernels.iloc[0]
     assert k["start_ns"] == 1695835573023613000 and k["duration_ns"] == 71000
     assert (k["grid_x"], k["grid_y"], k["block_x"]) == (864, 1, 256)
     assert (k["stream"], k["correlation"], k["regs"], k["shmem"]) == (7, 218, 47, 0)
-    assert str(k["name"]).startswith("void at::native::(anonymous namespace)::distribution_elementwise_grid_stride_kernel<float, 4")
+    assert str(k["name"]).startswith(
+        "void at::native::(anonymous namespace)::distribution_elementwise_grid_stride_kernel<float, 4"
+    )
     assert wl.meta["gpu"] == "NVIDIA A100-PG509-200"
     assert wl.meta["rank"] == 0
     assert wl.memcpy_count == 19  # gpu_memcpy + gpu_memset events
 
 
 def test_capital_kernel_category_and_old_args():
-    f = shared_path("profiles", "kineto", "kineto-resnet50", "resnet50_num_workers_0", "worker0.1623143089861.pt.trace.json.gz")
+    f = shared_path(
+        "profiles", "kineto", "kineto-resnet50", "resnet50_num_workers_0", "worker0.1623143089861.pt.trace.json.gz"
+    )
     wl = load_workload([f])
     assert wl.meta["gpu"] == "Tesla V100-DGXS-32GB"
     assert "rank" not in wl.meta
@@ -131,7 +137,15 @@ def test_several_ranks_and_rank_option():
 
 # --- hand-written traces ---------------------------------------------------------------------
 def _kernel(i, ts, name="k(int)", **args):
-    a = {"device": 0, "stream": 7, "correlation": 100 + i, "registers per thread": 32, "shared memory": 0, "grid": [2, 1, 1], "block": [64, 1, 1]}
+    a = {
+        "device": 0,
+        "stream": 7,
+        "correlation": 100 + i,
+        "registers per thread": 32,
+        "shared memory": 0,
+        "grid": [2, 1, 1],
+        "block": [64, 1, 1],
+    }
     a.update(args)
     return {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": 1.5, "args": a}
 
@@ -175,12 +189,21 @@ def test_layouts_the_scanner_cannot_take_are_decoded_alone(tmp_path):
 
 def test_escapes_in_names(tmp_path):
     names = ["back\\slash<int>()", "tab\there", "caf\u00e9", 'q"uote', "plain"]
-    wl = load_workload([_write(tmp_path / "e.json", [_kernel(i, 10 + i, name=n) for i, n in enumerate(names)], indent=2)])
+    wl = load_workload(
+        [_write(tmp_path / "e.json", [_kernel(i, 10 + i, name=n) for i, n in enumerate(names)], indent=2)]
+    )
     assert wl.kernels["name"].astype(str).tolist() == names
 
 
 def test_name_before_cat_with_braces_falls_back_to_json(tmp_path):
-    ev = {"name": "f<{lambda()#1}>(int)", "ph": "X", "cat": "Kernel", "ts": 5, "dur": 1, "args": {"grid": [1, 1, 1], "block": [32, 1, 1]}}
+    ev = {
+        "name": "f<{lambda()#1}>(int)",
+        "ph": "X",
+        "cat": "Kernel",
+        "ts": 5,
+        "dur": 1,
+        "args": {"grid": [1, 1, 1], "block": [32, 1, 1]},
+    }
     wl = load_workload([_write(tmp_path / "n.json", [ev], indent=1)])
     assert wl.kernels["name"].astype(str).tolist() == ["f<{lambda()#1}>(int)"]
     assert wl.kernels["correlation"].tolist() == [-1]
@@ -279,7 +302,9 @@ def test_typed_decoder_exact_times_and_fallbacks(tmp_path):
     assert fast["arrays"]["correlation"].tolist() == [-1, 5, -1]
     assert "regs" not in fast["arrays"]
     for col in slow["arrays"]:
-        assert np.array_equal(np.asarray(fast["arrays"][col], dtype=object), np.asarray(slow["arrays"][col], dtype=object)), col
+        assert np.array_equal(
+            np.asarray(fast["arrays"][col], dtype=object), np.asarray(slow["arrays"][col], dtype=object)
+        ), col
     odd = _write(tmp_path / "n.json", [{"ph": "X", "cat": "cpu_op", "name": 5, "ts": 1, "dur": 1}, _kernel(0, 10)])
     assert read_file(odd, engine="decode")["scan"]["engine"] != "decode"
     assert load_workload([odd]).kernels["start_ns"].tolist() == [10000]

@@ -37,14 +37,14 @@ def test_microgpusim_raw_page():
     assert wl.meta["metric_units"]["dram__bytes_per_sec"] == "byte/second"
 
 
-RAW = '''==PROF== Connected to process 77 (/app)
+RAW = """==PROF== Connected to process 77 (/app)
 ==PROF== Profiling "k" - 0: 0%....50%....100% - 9 passes
 "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","gpu__time_duration.sum","smsp__inst_executed.sum","dram__bytes_read.sum","launch__registers_per_thread","sm__throughput.avg.pct_of_peak_sustained_elapsed"
 "","","","","","","","","","","","usecond","inst","Kbyte","register/thread","%"
 "0","77","app","host","k","1","7","(256, 1, 1)","(1024, 2, 1)","NVIDIA H100 (0)","9.0","2.50","1,234,567","1.5","32","45.1"
 "1","77","app","host","j","1","7","(128, 2, 1)","(8, 1, 1)","NVIDIA H100 (0)","9.0","1,002.25","9","n/a","40","3"
 ==PROF== Disconnected from process 77
-'''
+"""
 
 
 def test_raw_page_with_shapes_units_and_separators(tmp_path):
@@ -54,7 +54,12 @@ def test_raw_page_with_shapes_units_and_separators(tmp_path):
     wl = load_workload([p])
     k = wl.kernels
     assert wl.meta["ncu_form"] == "raw" and wl.meta["launch_shape"] == "xyz"
-    assert (k["block_x"].tolist(), k["block_y"].tolist(), k["grid_x"].tolist(), k["grid_y"].tolist()) == ([256, 128], [1, 2], [1024, 8], [2, 1])
+    assert (k["block_x"].tolist(), k["block_y"].tolist(), k["grid_x"].tolist(), k["grid_y"].tolist()) == (
+        [256, 128],
+        [1, 2],
+        [1024, 8],
+        [2, 1],
+    )
     assert k["duration_ns"].tolist() == [2500, 1002250]  # usecond → ns
     assert k["gpu__time_duration.sum"].tolist() == [2500.0, 1002250.0]
     assert k["smsp__inst_executed.sum"].tolist() == [1234567.0, 9.0]
@@ -93,7 +98,10 @@ def test_long_form_with_per_row_units(tmp_path):
 
 
 def test_long_form_without_duration_is_untimed(tmp_path):
-    rows = [_long_row(0, "a", "smsp__inst_executed.sum", "inst", "10"), _long_row(1, "a", "smsp__inst_executed.sum", "inst", "12")]
+    rows = [
+        _long_row(0, "a", "smsp__inst_executed.sum", "inst", "10"),
+        _long_row(1, "a", "smsp__inst_executed.sum", "inst", "12"),
+    ]
     p = tmp_path / "l.csv"
     p.write_text(LONG_HEADER + "\n" + "\n".join(rows) + "\n")
     wl = load_workload([p])
@@ -104,7 +112,9 @@ def test_long_form_without_duration_is_untimed(tmp_path):
 
 def test_no_launch_shape(tmp_path):
     p = tmp_path / "s.csv"
-    p.write_text('"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n"0","k","smsp__inst_executed.sum","inst","1"\n')
+    p.write_text(
+        '"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n"0","k","smsp__inst_executed.sum","inst","1"\n'
+    )
     with pytest.raises(FormatError, match="no launch shape"):
         load_workload([p])
 
@@ -134,10 +144,20 @@ def test_pka_plans_directly_on_an_ncu_export(tmp_path):
     for i in range(60):
         k = i % 3
         for m in pka.requires:
-            base = {"launch__grid_size": 64 * (k + 1), "smsp__thread_inst_executed_per_inst_executed.ratio": 31.5}.get(m, 1000 * (k + 1))
+            base = {"launch__grid_size": 64 * (k + 1), "smsp__thread_inst_executed_per_inst_executed.ratio": 31.5}.get(
+                m, 1000 * (k + 1)
+            )
             v = base * (1 + 0.01 * rng.standard_normal()) if m != "launch__grid_size" else base
-            rows.append(_long_row(i, f"kern{k}", m, "inst" if m.endswith(".sum") else "", f"{v:,.2f}", grid=f"({64 * (k + 1)}, 1, 1)"))
-        rows.append(_long_row(i, f"kern{k}", "gpu__time_duration.sum", "usecond", f"{5 * (k + 1):.3f}", grid=f"({64 * (k + 1)}, 1, 1)"))
+            rows.append(
+                _long_row(
+                    i, f"kern{k}", m, "inst" if m.endswith(".sum") else "", f"{v:,.2f}", grid=f"({64 * (k + 1)}, 1, 1)"
+                )
+            )
+        rows.append(
+            _long_row(
+                i, f"kern{k}", "gpu__time_duration.sum", "usecond", f"{5 * (k + 1):.3f}", grid=f"({64 * (k + 1)}, 1, 1)"
+            )
+        )
     p = tmp_path / "pka.csv"
     p.write_text(LONG_HEADER + "\n" + "\n".join(rows) + "\n")
     wl = load_workload([p])

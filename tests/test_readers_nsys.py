@@ -81,11 +81,20 @@ _FULL = [
 ]
 
 
-def _export(path: Path, columns: list[str], rows: list[dict], strings: dict[int, str] | None = None, extra: dict[str, int] | None = None) -> Path:
+def _export(
+    path: Path,
+    columns: list[str],
+    rows: list[dict],
+    strings: dict[int, str] | None = None,
+    extra: dict[str, int] | None = None,
+) -> Path:
     con = sqlite3.connect(path)
     con.execute(f"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(c + ' INTEGER' for c in columns)})")
     for r in rows:
-        con.execute(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({', '.join('?' * len(columns))})", [r.get(c) for c in columns])
+        con.execute(
+            f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({', '.join('?' * len(columns))})",
+            [r.get(c) for c in columns],
+        )
     if strings is not None:
         con.execute("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL)")
         con.executemany("INSERT INTO StringIds VALUES (?, ?)", list(strings.items()))
@@ -127,7 +136,9 @@ STRINGS = {1: "void k<int>(int*)", 2: "void j(float)", 101: "k", 102: "j", 201: 
 
 def test_synthetic_full_columns_order_and_counts(tmp_path):
     rows = [_row(300, 10, 3), _row(100, 5, 2, name_id=2), _row(100, 7, 1)]
-    p = _export(tmp_path / "a.sqlite", _FULL, rows, STRINGS, {"CUPTI_ACTIVITY_KIND_MEMCPY": 4, "CUPTI_ACTIVITY_KIND_MEMSET": 2})
+    p = _export(
+        tmp_path / "a.sqlite", _FULL, rows, STRINGS, {"CUPTI_ACTIVITY_KIND_MEMCPY": 4, "CUPTI_ACTIVITY_KIND_MEMSET": 2}
+    )
     wl = load_workload([p])
     k = wl.kernels
     assert k["correlation"].tolist() == [1, 2, 3]  # start order, ties by correlation id
@@ -150,7 +161,10 @@ def test_older_column_set_short_names_only(tmp_path):
 
 
 def test_values_too_large_to_pack_are_read_unpacked(tmp_path):
-    rows = [_row(1, 1, 1, gridY=100_000, blockZ=5000, registersPerThread=600, deviceId=3), _row(2, 1, 2, deviceId=0, staticSharedMemory=2**41)]
+    rows = [
+        _row(1, 1, 1, gridY=100_000, blockZ=5000, registersPerThread=600, deviceId=3),
+        _row(2, 1, 2, deviceId=0, staticSharedMemory=2**41),
+    ]
     p = _export(tmp_path / "big.sqlite", _FULL, rows, STRINGS)
     k = load_workload([p]).kernels
     assert k["grid_y"].tolist() == [100_000, 1]
@@ -172,7 +186,9 @@ def test_missing_kernel_table(tmp_path):
     con.commit()
     con.close()
     assert detect_format(p) == "nsys_sqlite"
-    with pytest.raises(FormatError, match="has no CUPTI_ACTIVITY_KIND_KERNEL table: export with `nsys export --type sqlite`"):
+    with pytest.raises(
+        FormatError, match="has no CUPTI_ACTIVITY_KIND_KERNEL table: export with `nsys export --type sqlite`"
+    ):
         load_workload([p])
 
 
@@ -244,7 +260,7 @@ def test_cuda_kern_exec_trace(tmp_path):
     p.write_text(
         "API Start (ns),API Dur (ns),Queue Start (ns),Queue Dur (ns),Kernel Start (ns),Kernel Dur (ns),"
         "Total Dur (ns),PID,TID,DevId,API Function,GridXYZ,BlockXYZ,Kernel Name\n"
-        '43803966,78512,,,43869847,75200,141081,1,1,0,cudaLaunchKernel,  2    1    1, 32    1    1,kernel_b\n'
+        "43803966,78512,,,43869847,75200,141081,1,1,0,cudaLaunchKernel,  2    1    1, 32    1    1,kernel_b\n"
         '43703966,78512,,,43769847,75100,141081,1,1,0,cuLaunchKernelEx, 148    2    1, 256    1    1,"void k<float>(float*, int)"\n'
     )
     assert detect_format(p) == "nsys_csv"

@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simsample.io import kineto_scan as ks
-from simsample.plugins.readers.ncu import unit_factor
 from simsample.io.tables import (
     TIME_SCALE,
     decimal_to_ns,
@@ -23,6 +22,7 @@ from simsample.io.tables import (
     strip_corr_suffixes,
     to_ns,
 )
+from simsample.plugins.readers.ncu import unit_factor
 
 UNITS = {"s": 9, "ms": 6, "us": 3, "ns": 0}
 
@@ -147,7 +147,11 @@ def test_narrow_and_launch_order():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(st.integers(-(2**40), 2**40), st.floats(allow_infinity=True, allow_nan=True, width=64)), max_size=20))
+@given(
+    st.lists(
+        st.one_of(st.integers(-(2**40), 2**40), st.floats(allow_infinity=True, allow_nan=True, width=64)), max_size=20
+    )
+)
 def test_narrow_whole_is_narrow_of_whole_numbers(values):
     """The fast path of the readers' shape columns: narrow(int64) exactly, or None to let the
     checks that name the offending row run."""
@@ -165,4 +169,6 @@ def test_narrow_whole_is_narrow_of_whole_numbers(values):
 def test_nan_to_zero():
     finite = np.array([1.5, 0.0, -2.0])
     assert nan_to_zero(finite) is finite
-    assert nan_to_zero(np.array([np.nan, 1.0, np.inf])).tolist() == np.nan_to_num(np.array([np.nan, 1.0, np.inf])).tolist()
+    assert (
+        nan_to_zero(np.array([np.nan, 1.0, np.inf])).tolist() == np.nan_to_num(np.array([np.nan, 1.0, np.inf])).tolist()
+    )

@@ -84,7 +84,7 @@ def test_page_reports_the_json_documents(page, inputs):
         sampler = doc["workloads"][0]["sampler"]
         for point in doc["suite"]:
             label = ", ".join(f"{k}={v}" for k, v in point["params"].items())
-            assert f"<td>{sampler}</td><td>{label}</td><td class=\"num\">{point['error_mean_pct']:.3f}%</td>" in page
+            assert f'<td>{sampler}</td><td>{label}</td><td class="num">{point["error_mean_pct"]:.3f}%</td>' in page
 
 
 def test_page_lists_plan_facts_and_clusters(page, inputs):
@@ -218,7 +218,20 @@ def test_distribution_draws_any_values(values, picks, scale):
 
 
 @settings(max_examples=60, deadline=None)
-@given(doc=st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5), lambda c: st.lists(c, max_size=3) | st.dictionaries(st.sampled_from(["plan", "estimates", "workloads", "suite", "metric", "estimate", "sampler", "params"]), c, max_size=4), max_leaves=12))
+@given(
+    doc=st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+        lambda c: (
+            st.lists(c, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(["plan", "estimates", "workloads", "suite", "metric", "estimate", "sampler", "params"]),
+                c,
+                max_size=4,
+            )
+        ),
+        max_leaves=12,
+    )
+)
 def test_json_readers_reject_any_wrong_shape_with_a_format_error(tmp_path_factory, doc):
     from simsample.errors import UserError
     from simsample.report.inputs import read_estimate, read_evaluation
@@ -237,14 +250,21 @@ def test_clusters_not_defined_by_kernel_name_are_labelled_as_kernels(tmp_path):
     """An explicit plan whose one cluster holds a few launches of a kernel: the figure says it
     shows the kernel's launches, and the page says why."""
     n = 90
-    wl = from_records({"name": ["a", "b", "c"] * (n // 3), "grid_x": [1] * n, "block_x": [32] * n, "duration_ns": np.arange(n) + 1})
+    wl = from_records(
+        {"name": ["a", "b", "c"] * (n // 3), "grid_x": [1] * n, "block_x": [32] * n, "duration_ns": np.arange(n) + 1}
+    )
     prof = tmp_path / "w.parquet"
     wl.to_parquet(prof)
     ids = wl.kernels["kernel_id"].to_numpy()
     members = [int(i) for i in ids[0:12:3]]  # four launches of kernel "a" (of 30)
-    (tmp_path / "s.json").write_text(json.dumps([{"kernel_id": members[0], "weight": 4, "cluster": "x", "members": members}]))
+    (tmp_path / "s.json").write_text(
+        json.dumps([{"kernel_id": members[0], "weight": 4, "cluster": "x", "members": members}])
+    )
     plan = tmp_path / "p.json"
-    assert run(["plan", str(prof), "--sampler", "explicit", "--param", f"file={tmp_path / 's.json'}", "-o", str(plan)]) == 0
+    assert (
+        run(["plan", str(prof), "--sampler", "explicit", "--param", f"file={tmp_path / 's.json'}", "-o", str(plan)])
+        == 0
+    )
     out = tmp_path / "r.html"
     assert run(["report", str(plan), "--profile", str(prof), "-o", str(out)]) == 0
     text = out.read_text()

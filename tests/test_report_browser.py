@@ -102,7 +102,9 @@ def test_error_axis_is_logarithmic_and_the_plan_is_marked(browser, report):
     # superscripts of 2×10¹ overlapped), placed on the page in proportion to their logarithms
     labelled = [{**t, "text": "".join(t["text"].split())} for t in fig["ticks"] if t["text"].strip()]
     assert len(labelled) >= 2, fig["ticks"]
-    values = [(float(t["text"].replace(",", "").replace("−", "-")), t["y"]) for t in labelled if t["text"] not in ("0", "−0")]
+    values = [
+        (float(t["text"].replace(",", "").replace("−", "-")), t["y"]) for t in labelled if t["text"] not in ("0", "−0")
+    ]
     assert all(v > 0 and f"{v:e}"[0] in "125" for v, _ in values), labelled
     if fig["scale"] == "log" and len(values) >= 3:
         import math
@@ -110,7 +112,9 @@ def test_error_axis_is_logarithmic_and_the_plan_is_marked(browser, report):
         per_decade = [(y1 - y0) / (math.log10(v1) - math.log10(v0)) for (v0, y0), (v1, y1) in zip(values, values[1:])]
         assert max(per_decade) - min(per_decade) <= 1.0, values
     # the report's own plan (stem, eps=0.05, evaluated in the sweep) is marked inside the figure
-    assert fig["mark"] is not None and fig["mark"]["w"] > 3 and fig["mark"]["h"] > 3 and fig["mark"]["inside"], fig["mark"]
+    assert fig["mark"] is not None and fig["mark"]["w"] > 3 and fig["mark"]["h"] > 3 and fig["mark"]["inside"], fig[
+        "mark"
+    ]
     assert "this plan" in fig["label"]
 
 

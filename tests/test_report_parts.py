@@ -35,7 +35,13 @@ def test_rollup_sums_to_the_plan(workload):
 
 
 def _curve(sampler, points):
-    return plots.Curve(sampler, [s for s, _ in points], [e for _, e in points], [None] * len(points), [f"eps={v}" for v in (0.05, 0.25)][: len(points)])
+    return plots.Curve(
+        sampler,
+        [s for s, _ in points],
+        [e for _, e in points],
+        [None] * len(points),
+        [f"eps={v}" for v in (0.05, 0.25)][: len(points)],
+    )
 
 
 def test_the_plan_is_marked_at_its_evaluated_point_only_when_every_parameter_matches(workload):
@@ -66,7 +72,10 @@ def test_error_axis_scale_follows_the_errors():
 def test_cluster_intervals_carry_their_unit():
     from simsample.report.content import key_with_unit
 
-    assert key_with_unit("ampere_sgemm_128x64_tn [148003, 173242]", "duration_ns") == "ampere_sgemm_128x64_tn [148–173.2 µs]"
+    assert (
+        key_with_unit("ampere_sgemm_128x64_tn [148003, 173242]", "duration_ns")
+        == "ampere_sgemm_128x64_tn [148–173.2 µs]"
+    )
     assert key_with_unit("k [950, 990]", "duration_ns") == "k [950–990 ns]"
     assert key_with_unit("k [2.5e9, 3e9]", "duration_ns") == "k [2.5–3 s]"
     assert key_with_unit("k [1024, 40960]", "cycles") == "k [1,024–4.096e+04 cycles]"
@@ -85,8 +94,12 @@ def test_the_report_shows_cluster_intervals_with_units(workload, tmp_path):
     text = out.read_text()
     import re
 
-    assert re.search(r"ampere_sgemm_128x64_tn \[[0-9.]+–[0-9.]+ µs\]", text), "no interval with its unit in the clusters table"
-    assert not re.search(r"ampere_sgemm_128x64_tn \[\d{5,}, \d{5,}\](?! \(duration_ns\))", text), "an interval in bare nanoseconds"
+    assert re.search(r"ampere_sgemm_128x64_tn \[[0-9.]+–[0-9.]+ µs\]", text), (
+        "no interval with its unit in the clusters table"
+    )
+    assert not re.search(r"ampere_sgemm_128x64_tn \[\d{5,}, \d{5,}\](?! \(duration_ns\))", text), (
+        "an interval in bare nanoseconds"
+    )
 
 
 def _texts(svg: str) -> list[str]:
@@ -100,8 +113,22 @@ def test_point_labels_do_not_overlap():
     every other's (they were all drawn up and to the right of their points)."""
     import matplotlib.pyplot as plt
 
-    curves = [plots.Curve("margin", [47, 82, 143, 238], [0.81, 0.62, 0.715, 0.344], [1, 1, 1, 1], ["eps=0.03", "eps=0.05", "eps=0.1", "eps=0.25"]),
-              plots.Curve("root", [15.5, 116, 134, 244], [1.15, 1.01, 0.698, 4.6], [1, 1, 1, 1], ["eps=0.03", "eps=0.05", "eps=0.1", "eps=0.25"])]
+    curves = [
+        plots.Curve(
+            "margin",
+            [47, 82, 143, 238],
+            [0.81, 0.62, 0.715, 0.344],
+            [1, 1, 1, 1],
+            ["eps=0.03", "eps=0.05", "eps=0.1", "eps=0.25"],
+        ),
+        plots.Curve(
+            "root",
+            [15.5, 116, 134, 244],
+            [1.15, 1.01, 0.698, 4.6],
+            [1, 1, 1, 1],
+            ["eps=0.03", "eps=0.05", "eps=0.1", "eps=0.25"],
+        ),
+    ]
     captured = {}
     real = plots._to_svg
 
@@ -123,7 +150,7 @@ def test_point_labels_do_not_overlap():
     boxes = captured["boxes"]
     assert len(boxes) == 8
     for i, a in enumerate(boxes):
-        for b in boxes[i + 1:]:
+        for b in boxes[i + 1 :]:
             assert not a.overlaps(b), (a, b)
     frame = captured["frame"]
     assert all(frame.x0 - 1 <= b.x0 and b.x1 <= frame.x1 + 1 for b in boxes), "a label runs out of the axes"
@@ -142,8 +169,18 @@ def test_coverage_chart_is_legible():
     at the chart's own font size (they were white, 6.5 pt, inside 0.3-inch bars)."""
     import re
 
-    curves = [plots.Curve(s, [10.0] * 4, [1.0] * 4, [1.0, 0.98, 1.0, 0.9], ["eps=0.03", "eps=0.05", "eps=0.1", "eps=0.25"],
-                          half_width=[2.1, 3.3, 3.6, 5.2], confidence=c) for s, c in (("margin", 0.99), ("root", 0.95))]
+    curves = [
+        plots.Curve(
+            s,
+            [10.0] * 4,
+            [1.0] * 4,
+            [1.0, 0.98, 1.0, 0.9],
+            ["eps=0.03", "eps=0.05", "eps=0.1", "eps=0.25"],
+            half_width=[2.1, 3.3, 3.6, 5.2],
+            confidence=c,
+        )
+        for s, c in (("margin", 0.99), ("root", 0.95))
+    ]
     svg = plots.coverage(curves, nominal=None).svg
     width = float(re.search(r'width="([0-9.]+)pt"', svg).group(1))
     assert width >= 500, width

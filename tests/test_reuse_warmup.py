@@ -23,6 +23,7 @@ def _table(lines_of):
     def footprint(row):
         reads = np.array(sorted(lines_of[row]), np.uint64)
         return reads, np.zeros(0, np.uint64), 10
+
     return footprint
 
 
@@ -71,8 +72,10 @@ def test_window_refuses_nonsense():
 
 def test_l2_lines_from_the_config(tmp_path):
     cfg = tmp_path / "gpgpusim.config"
-    cfg.write_text("-gpgpu_n_mem 32\n-gpgpu_n_sub_partition_per_mchannel 2 \n"
-                   "-gpgpu_cache:dl2 S:32:128:24,L:B:m:L:P,A:192:4,32:0,32\n")
+    cfg.write_text(
+        "-gpgpu_n_mem 32\n-gpgpu_n_sub_partition_per_mchannel 2 \n"
+        "-gpgpu_cache:dl2 S:32:128:24,L:B:m:L:P,A:192:4,32:0,32\n"
+    )
     assert l2_lines_of_configs([cfg]) == DEFAULT_L2_LINES == 32 * 24 * 64  # SM7_QV100: 6 MiB
     half = tmp_path / "half.config"
     half.write_text("-gpgpu_n_mem 16\n")
@@ -88,7 +91,11 @@ def _binary(path: Path, patched: bool | int, pad: int = 0) -> Path:
     """An accel-sim.out look-alike: the strings a real build's trace-driven code holds (the option
     table is in libcudart.so, so a real patched accel-sim.out never holds the option name)."""
     revision = (2 if patched else 0) if isinstance(patched, bool) else patched
-    marks = {0: b"Processing kernel %s\0", 1: PATCH_MARK + b" %s: %llu warp insts\0", 2: PATCH_MARK + b" " + ORDER_MARK + b"\n\0"}
+    marks = {
+        0: b"Processing kernel %s\0",
+        1: PATCH_MARK + b" %s: %llu warp insts\0",
+        2: PATCH_MARK + b" " + ORDER_MARK + b"\n\0",
+    }
     body = b"\x7fELF" + b"\0" * pad + marks[min(revision, 1)] + (marks[2] if revision >= 2 else b"") + b"\0" * 64
     path.write_bytes(body)
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
@@ -134,7 +141,10 @@ def test_simulator_found_by_option_environment_then_path(tmp_path, monkeypatch):
 
 
 def _folder(tmp_path: Path) -> Path:
-    specs = [KernelSpec(f"_Z1{c}Pf", grid=(4, 1, 1), block=(64, 1, 1), base_address=0x7F0000000000 + i * (1 << 20)) for i, c in enumerate("abcdef")]
+    specs = [
+        KernelSpec(f"_Z1{c}Pf", grid=(4, 1, 1), block=(64, 1, 1), base_address=0x7F0000000000 + i * (1 << 20))
+        for i, c in enumerate("abcdef")
+    ]
     folder = tmp_path / "traces"
     write_workload(folder, specs, memcpys=[(0, 0x7F0000000000, 4096)])
     return folder
@@ -148,12 +158,20 @@ def test_apply_auto_is_functional_reuse_with_a_patched_build_and_targeted_withou
     plan.write(tmp_path / "plan.json")
     base = ["apply", "--sim", "accelsim", "--plan", str(tmp_path / "plan.json"), "--traces", str(folder)]
 
-    assert cli_run([*base, "--out", str(tmp_path / "p"), "--accelsim", str(_binary(tmp_path / "patched.out", True))]) == 0
+    assert (
+        cli_run([*base, "--out", str(tmp_path / "p"), "--accelsim", str(_binary(tmp_path / "patched.out", True))]) == 0
+    )
     err = capsys.readouterr().err
     cmds = (tmp_path / "p" / "kernelslist.g").read_text().splitlines()
     # every launch before each sample (a tiny workload never turns the L2 over), replayed functionally
     assert [c for c in cmds if not c.startswith("Memcpy")] == [
-        "warmup kernel-1.traceg", "warmup kernel-2.traceg", "kernel-3.traceg", "warmup kernel-4.traceg", "warmup kernel-5.traceg", "kernel-6.traceg"]
+        "warmup kernel-1.traceg",
+        "warmup kernel-2.traceg",
+        "kernel-3.traceg",
+        "warmup kernel-4.traceg",
+        "warmup kernel-5.traceg",
+        "kernel-6.traceg",
+    ]
     assert "is patched: functional warm-up" in err and "-functional_warmup 1" in err
 
     # a build of the first warm-up patch: functional still, with the rebuild named in one line
@@ -162,7 +180,9 @@ def test_apply_auto_is_functional_reuse_with_a_patched_build_and_targeted_withou
     assert len(err) == 1 and "first warm-up patch" in err[0] and "rebuild it with the current" in err[0]
     assert any(c.startswith("warmup ") for c in (tmp_path / "o" / "kernelslist.g").read_text().splitlines())
 
-    assert cli_run([*base, "--out", str(tmp_path / "u"), "--accelsim", str(_binary(tmp_path / "plain.out", False))]) == 0
+    assert (
+        cli_run([*base, "--out", str(tmp_path / "u"), "--accelsim", str(_binary(tmp_path / "plain.out", False))]) == 0
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("warning: ") and "lacks simsample's warm-up patch" in err[-1]
     cmds = (tmp_path / "u" / "kernelslist.g").read_text().splitlines()
@@ -170,7 +190,22 @@ def test_apply_auto_is_functional_reuse_with_a_patched_build_and_targeted_withou
 
     assert cli_run([*base, "--out", str(tmp_path / "n")]) == 0
     assert "no Accel-Sim found" in capsys.readouterr().err
-    assert cli_run([*base, "--out", str(tmp_path / "r"), "--warmup", "reuse", "--warmup-mode", "functional", "--warmup-reach", "0"]) == 1
+    assert (
+        cli_run(
+            [
+                *base,
+                "--out",
+                str(tmp_path / "r"),
+                "--warmup",
+                "reuse",
+                "--warmup-mode",
+                "functional",
+                "--warmup-reach",
+                "0",
+            ]
+        )
+        == 1
+    )
     assert "--warmup-reach" in capsys.readouterr().err
 
 
@@ -183,7 +218,17 @@ def test_outputs_never_hold_the_configs_or_the_plan(tmp_path, capsys):
     cfg.write_text("-gpgpu_n_clusters 4\n")
     plan.write(cfgdir / "plan.json")
     before = {p.name: p.read_bytes() for p in cfgdir.iterdir()}
-    base = ["apply", "--sim", "accelsim", "--plan", str(cfgdir / "plan.json"), "--traces", str(folder), "--warmup", "none"]
+    base = [
+        "apply",
+        "--sim",
+        "accelsim",
+        "--plan",
+        str(cfgdir / "plan.json"),
+        "--traces",
+        str(folder),
+        "--warmup",
+        "none",
+    ]
     # with --force, OUT would be replaced: the folder holding the plan and the config is refused
     for extra in ([], ["--warmup-config", str(cfg)]):
         assert cli_run([*base, *extra, "--out", str(cfgdir), "--force"]) == 1
@@ -207,18 +252,41 @@ def test_split_jobs_run_the_chosen_number_of_previous_samples_in_detail(tmp_path
     folder = _folder(tmp_path)
     plan = make_plan(read_traces(folder, quiet=True), [0, 1, 3, 5])
     plan.write(tmp_path / "plan.json")
-    base = ["apply", "--sim", "accelsim", "--plan", str(tmp_path / "plan.json"), "--traces", str(folder), "--split",
-            "--warmup", "reuse", "--warmup-mode", "functional"]
+    base = [
+        "apply",
+        "--sim",
+        "accelsim",
+        "--plan",
+        str(tmp_path / "plan.json"),
+        "--traces",
+        str(folder),
+        "--split",
+        "--warmup",
+        "reuse",
+        "--warmup-mode",
+        "functional",
+    ]
     assert cli_run([*base, "--out", str(tmp_path / "d2"), "--split-detailed", "2"]) == 0
     last = (tmp_path / "d2" / "jobs" / "k6" / "kernelslist.g").read_text().splitlines()
     assert [c for c in last if not c.startswith("Memcpy")] == [
-        "warmup kernel-1.traceg", "kernel-2.traceg", "warmup kernel-3.traceg", "kernel-4.traceg", "warmup kernel-5.traceg", "kernel-6.traceg"]
+        "warmup kernel-1.traceg",
+        "kernel-2.traceg",
+        "warmup kernel-3.traceg",
+        "kernel-4.traceg",
+        "warmup kernel-5.traceg",
+        "kernel-6.traceg",
+    ]
     assert cli_run([*base, "--out", str(tmp_path / "d1"), "--split-detailed", "1"]) == 0
     last = (tmp_path / "d1" / "jobs" / "k6" / "kernelslist.g").read_text().splitlines()
     assert [c for c in last if c.startswith("kernel")] == ["kernel-4.traceg", "kernel-6.traceg"]
     assert cli_run([*base, "--out", str(tmp_path / "d3")]) == 0  # the default: the three before
     last = (tmp_path / "d3" / "jobs" / "k6" / "kernelslist.g").read_text().splitlines()
-    assert [c for c in last if c.startswith("kernel")] == ["kernel-1.traceg", "kernel-2.traceg", "kernel-4.traceg", "kernel-6.traceg"]
+    assert [c for c in last if c.startswith("kernel")] == [
+        "kernel-1.traceg",
+        "kernel-2.traceg",
+        "kernel-4.traceg",
+        "kernel-6.traceg",
+    ]
     capsys.readouterr()
     assert cli_run([*base, "--out", str(tmp_path / "bad"), "--split-detailed", "-1"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
@@ -229,7 +297,13 @@ def test_both_adapters_read_the_warmup_choice_alike():
     from simsample.adapter_support.warmup import warmup_choice
     from simsample_macsim.warmup import parse_warmup as macsim_warmup
 
-    assert [warmup_choice(t, ("targeted", "reuse")) for t in (" Reuse", "targeted", "none", "3", 0)] == ["reuse", "targeted", 0, 3, 0]
+    assert [warmup_choice(t, ("targeted", "reuse")) for t in (" Reuse", "targeted", "none", "3", 0)] == [
+        "reuse",
+        "targeted",
+        0,
+        3,
+        0,
+    ]
     assert parse_warmup("reuse").reuse and parse_warmup("2").k == 2 and parse_warmup("none").k == 0
     assert macsim_warmup("targeted").k is None and macsim_warmup("none").k == 0
     with pytest.raises(UserError, match="'none', 'targeted'$"):

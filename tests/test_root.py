@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simsample.sampling.allocation import allocate, sampled_time, z_value
 from simsample.manager import get_host
 from simsample.plugins.samplers.root import root_tree
+from simsample.sampling.allocation import allocate, sampled_time, z_value
 from simsample.sampling.strata import group_ranges, iid_sizing, make_range, prepare
 from simsample.sampling.twomeans import best_cut, kmeans_cut, within_ss
 from simsample.workload import from_records
@@ -59,7 +59,12 @@ def bimodal(n_low=200, n_high=200, seed=0):
     rng.shuffle(dur)
     n = len(dur)
     return from_records(
-        {"name": ["void gemm<float>(float*, int)"] * n, "grid_x": np.ones(n, int), "block_x": np.full(n, 256), "duration_ns": dur},
+        {
+            "name": ["void gemm<float>(float*, int)"] * n,
+            "grid_x": np.ones(n, int),
+            "block_x": np.full(n, 256),
+            "duration_ns": dur,
+        },
         source="bimodal",
     )
 
@@ -93,7 +98,14 @@ def test_split_is_rejected_when_it_does_not_save_time():
     # a tight unimodal kernel: one draw is enough already, nothing to gain
     rng = np.random.default_rng(1)
     n = 300
-    wl = from_records({"name": ["k"] * n, "grid_x": np.ones(n, int), "block_x": np.ones(n, int), "duration_ns": rng.normal(5000, 5, n).round()})
+    wl = from_records(
+        {
+            "name": ["k"] * n,
+            "grid_x": np.ones(n, int),
+            "block_x": np.ones(n, int),
+            "duration_ns": rng.normal(5000, 5, n).round(),
+        }
+    )
     p = params()
     _, strata = prepare(wl, p, grouping="name", by_value=True)
     (top,) = group_ranges(strata)
@@ -114,7 +126,12 @@ def multimodal_workload(seed=0, n=30000):
     peaks = rng.integers(0, 3, n)
     dur = (1000.0 * (k + 1) * (1 + 4 * peaks) * rng.lognormal(0, 0.03, n)).round()
     return from_records(
-        {"name": [f"kernel_{i}(float*)" for i in k], "grid_x": np.ones(n, int), "block_x": np.full(n, 128), "duration_ns": dur},
+        {
+            "name": [f"kernel_{i}(float*)" for i in k],
+            "grid_x": np.ones(n, int),
+            "block_x": np.full(n, 128),
+            "duration_ns": dur,
+        },
         source="multimodal",
     )
 

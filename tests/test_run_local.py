@@ -38,8 +38,22 @@ def setup(tmp_path):
 
 
 def _split(tmp, traces, plan_path, warmup="2", out="run"):
-    rc = cli_run(["apply", "--sim", "accelsim", "--plan", str(plan_path), "--traces", str(traces), "--out", str(tmp / out), "--split",
-                  "--warmup", warmup])
+    rc = cli_run(
+        [
+            "apply",
+            "--sim",
+            "accelsim",
+            "--plan",
+            str(plan_path),
+            "--traces",
+            str(traces),
+            "--out",
+            str(tmp / out),
+            "--split",
+            "--warmup",
+            warmup,
+        ]
+    )
     assert rc == 0
     return tmp / out
 
@@ -65,7 +79,9 @@ def test_split_writes_one_plain_job_per_sample_with_its_warmup_and_memcpys(setup
         for c in lst.commands:  # every trace the list names is in the job folder
             if isinstance(c, KernelEntry):
                 assert (run / JOBS_DIR / job.name / c.text).resolve() == (traces / c.text).resolve()
-        assert list(job.warmup) == [int(read_traces(traces, quiet=True).kernels["kernel_id"].iloc[r]) for r in warm[row]]
+        assert list(job.warmup) == [
+            int(read_traces(traces, quiet=True).kernels["kernel_id"].iloc[r]) for r in warm[row]
+        ]
     w = pd.read_csv(run / WEIGHTS_FILE)
     assert set(w.loc[w["role"] == "sample", "kernel_id"]) == set(plan.sampled_ids)
     assert (w.loc[w["role"] == "warmup", "weight"] == 0).all()
@@ -73,8 +89,11 @@ def test_split_writes_one_plain_job_per_sample_with_its_warmup_and_memcpys(setup
 
 def test_targeted_split_lets_a_sampled_launch_warm_another():
     # launch 1 writes what 2 reads; both sampled: in one list 1 runs anyway, in a job of its own 2 needs it
-    lines = {0: (np.array([], np.int64), np.array([5], np.int64), 10), 1: (np.array([], np.int64), np.array([1, 2, 3], np.int64), 10),
-             2: (np.array([1, 2, 3], np.int64), np.array([], np.int64), 10)}
+    lines = {
+        0: (np.array([], np.int64), np.array([5], np.int64), 10),
+        1: (np.array([], np.int64), np.array([1, 2, 3], np.int64), 10),
+        2: (np.array([1, 2, 3], np.int64), np.array([], np.int64), 10),
+    }
     fp = lines.__getitem__
     assert targeted([1, 2], {1: 1.0, 2: 1.0}, fp, budget=None) == {1: [], 2: []}
     assert targeted([1, 2], {1: 1.0, 2: 1.0}, fp, budget=None, shared=False) == {1: [], 2: [1]}
@@ -85,12 +104,31 @@ def test_split_run_collects_what_a_single_run_collects(setup, tmp_path):
     run = _split(tmp, traces, plan_path, warmup="2")
     assert _run(run, args, "--jobs", "2") == 0
     single = tmp / "single"
-    assert cli_run(["apply", "--sim", "accelsim", "--plan", str(plan_path), "--traces", str(traces), "--out", str(single), "--warmup", "none"]) == 0
+    assert (
+        cli_run(
+            [
+                "apply",
+                "--sim",
+                "accelsim",
+                "--plan",
+                str(plan_path),
+                "--traces",
+                str(traces),
+                "--out",
+                str(single),
+                "--warmup",
+                "none",
+            ]
+        )
+        == 0
+    )
     assert cli_run(["run", "--sim", "accelsim", "--sampled", str(single), *args, "-o", str(tmp / "single.log")]) == 0
     a = collect_logs([tmp / "single.log"], plan)
     assert cli_run(["collect", "--sim", "accelsim", str(run), "-o", str(tmp / "split.csv")]) == 0
     b = pd.read_csv(tmp / "split.csv")
-    assert b["kernel_id"].tolist() == sorted(plan.sampled_ids)  # each sample once, although samples are warm-up launches of others
+    assert b["kernel_id"].tolist() == sorted(
+        plan.sampled_ids
+    )  # each sample once, although samples are warm-up launches of others
     for col in ("cycles", "instructions", "l1_hits", "l2_accesses", "dram_reads"):
         assert b[col].tolist() == a[col].tolist()
     assert cli_run(["estimate", "--sim", "accelsim", str(run)]) == 0
@@ -199,22 +237,68 @@ def test_option_mistakes_end_in_one_line(setup, capsys, more, words):
 def test_executor_options_on_a_single_run_folder_are_refused(setup, capsys):
     tmp, traces, plan_path, _, args = setup
     out = tmp / "single"
-    assert cli_run(["apply", "--sim", "accelsim", "--plan", str(plan_path), "--traces", str(traces), "--out", str(out), "--warmup", "none"]) == 0
+    assert (
+        cli_run(
+            [
+                "apply",
+                "--sim",
+                "accelsim",
+                "--plan",
+                str(plan_path),
+                "--traces",
+                str(traces),
+                "--out",
+                str(out),
+                "--warmup",
+                "none",
+            ]
+        )
+        == 0
+    )
     assert _run(out, args, "-o", str(tmp / "x.log"), "--jobs", "2") == 1
     assert "apply --split" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("sim", ["macsim", "hyfiss"])
 def test_split_on_simulators_without_it_is_one_line(tmp_path, capsys, sim):
-    rc = cli_run(["apply", "--sim", sim, "--plan", str(tmp_path / "p.json"), "--traces", str(tmp_path), "--out", str(tmp_path / "o"), "--split"])
+    rc = cli_run(
+        [
+            "apply",
+            "--sim",
+            sim,
+            "--plan",
+            str(tmp_path / "p.json"),
+            "--traces",
+            str(tmp_path),
+            "--out",
+            str(tmp_path / "o"),
+            "--split",
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 1 and len(err) == 1 and "--split" in err[0] and "not available" in err[0]
 
 
 def test_functional_split_writes_warmup_lines_and_the_run_says_which_flag(setup, capsys):
     tmp, traces, plan_path, plan, args = setup
-    rc = cli_run(["apply", "--sim", "accelsim", "--plan", str(plan_path), "--traces", str(traces), "--out", str(tmp / "run"), "--split",
-                  "--warmup", "1", "--warmup-mode", "functional"])
+    rc = cli_run(
+        [
+            "apply",
+            "--sim",
+            "accelsim",
+            "--plan",
+            str(plan_path),
+            "--traces",
+            str(traces),
+            "--out",
+            str(tmp / "run"),
+            "--split",
+            "--warmup",
+            "1",
+            "--warmup-mode",
+            "functional",
+        ]
+    )
     assert rc == 0
     jobs, functional = read_jobs(tmp / "run")
     assert functional

@@ -16,7 +16,15 @@ pytest.importorskip("dask_jobqueue")
 def test_the_worker_job_script_carries_the_slurm_options(tmp_path):
     from simsample.runner.slurm import JOB_SCRIPT, SLURM_DIR, SlurmOptions, make_cluster
 
-    opts = SlurmOptions(partition="gpu-sim", time="02:30:00", memory="6GB", account="arch-lab", cores=2, workers=3, extra=("--qos=long",))
+    opts = SlurmOptions(
+        partition="gpu-sim",
+        time="02:30:00",
+        memory="6GB",
+        account="arch-lab",
+        cores=2,
+        workers=3,
+        extra=("--qos=long",),
+    )
     cluster = make_cluster(opts, tmp_path)
     try:
         script = (tmp_path / SLURM_DIR / JOB_SCRIPT).read_text()
@@ -24,8 +32,14 @@ def test_the_worker_job_script_carries_the_slurm_options(tmp_path):
         cluster.close()
     lines = script.splitlines()
     assert lines[0].startswith("#!")
-    for want in ("#SBATCH -p gpu-sim", "#SBATCH -A arch-lab", "#SBATCH -t 02:30:00", "#SBATCH --qos=long", "#SBATCH -n 1",
-                 "#SBATCH --cpus-per-task=2"):
+    for want in (
+        "#SBATCH -p gpu-sim",
+        "#SBATCH -A arch-lab",
+        "#SBATCH -t 02:30:00",
+        "#SBATCH --qos=long",
+        "#SBATCH -n 1",
+        "#SBATCH --cpus-per-task=2",
+    ):
         assert want in lines, want
     assert any(ln.startswith("#SBATCH --mem=") for ln in lines)
     assert "distributed.cli.dask_worker" in script and "--nthreads 2" in script
@@ -61,7 +75,20 @@ def test_jobs_run_as_slurm_jobs_on_a_real_single_node_slurm(setup, slurm, monkey
     monkeypatch.setenv("FAKE_SIM_STATE", str(tmp))
     jobs, _ = read_jobs(run)
     monkeypatch.setenv("FAKE_SIM_CRASH_ONCE", str(jobs[2].kernel_id))
-    slurm_opts = ["--executor", "slurm", "--partition", "test", "--time", "00:10:00", "--memory", "1GB", "--jobs", "2", "--retries", "1"]
+    slurm_opts = [
+        "--executor",
+        "slurm",
+        "--partition",
+        "test",
+        "--time",
+        "00:10:00",
+        "--memory",
+        "1GB",
+        "--jobs",
+        "2",
+        "--retries",
+        "1",
+    ]
     assert _run(run, args, *slurm_opts) == 0
     assert all(check_job_log(j.log(run), j.kernel_id) is None for j in jobs)
     assert (run / "slurm" / "worker-job.sh").is_file()

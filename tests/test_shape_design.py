@@ -64,8 +64,10 @@ def test_ctas_per_sm_equals_what_accelsim_printed_for_hetero():
 
 def test_config_files_set_the_gpu(tmp_path):
     cfg = tmp_path / "gpgpusim.config"
-    cfg.write_text("# a comment\n-gpgpu_n_clusters 40\n-gpgpu_n_cores_per_cluster 2\n-gpgpu_shader_core_pipeline 1024:32 \n"
-                   "-gpgpu_shmem_size 65536\n-gpgpu_kernel_launch_latency 3000\n")
+    cfg.write_text(
+        "# a comment\n-gpgpu_n_clusters 40\n-gpgpu_n_cores_per_cluster 2\n-gpgpu_shader_core_pipeline 1024:32 \n"
+        "-gpgpu_shmem_size 65536\n-gpgpu_kernel_launch_latency 3000\n"
+    )
     later = tmp_path / "more.config"
     later.write_text("-gpgpu_n_clusters 20\n")
     gpu = GpuConfig.from_configs([cfg, later])
@@ -81,10 +83,21 @@ def test_config_files_set_the_gpu(tmp_path):
 def _split_k_folder(tmp_path: Path) -> Path:
     """One GEMM at two shapes of nearly equal instructions (8 CTAs of a 16-trip loop, 32 of a
     4-trip one), twice each, and a small kernel: what the decoder has between decode and prefill."""
+
     def gemm(ctas: int, iters: int) -> KernelSpec:
-        return KernelSpec(GEMM, grid=(ctas, 1, 1), block=(128, 1, 1), shmem=32768, nregs=96, iters=iters,
-                          body=("LDG.E.128", "FFMA", "FFMA", "FFMA"))
-    small = KernelSpec("_Z4reluPf", grid=(8, 1, 1), block=(128, 1, 1), nregs=16, body=("LDG.E", "FMNMX", "STG.E"), iters=1)
+        return KernelSpec(
+            GEMM,
+            grid=(ctas, 1, 1),
+            block=(128, 1, 1),
+            shmem=32768,
+            nregs=96,
+            iters=iters,
+            body=("LDG.E.128", "FFMA", "FFMA", "FFMA"),
+        )
+
+    small = KernelSpec(
+        "_Z4reluPf", grid=(8, 1, 1), block=(128, 1, 1), nregs=16, body=("LDG.E", "FMNMX", "STG.E"), iters=1
+    )
     folder = tmp_path / "splitk"
     write_workload(folder, [gemm(32, 4), small, gemm(8, 16), small, gemm(32, 4), gemm(8, 16)])
     return folder
@@ -98,7 +111,9 @@ def test_name_occupancy_separates_shapes_that_instructions_do_not(tmp_path):
     by_name = group_launches(wl, "name")
     by_occupancy = group_launches(wl, "name+occupancy")
     assert by_name.count == 2 and by_occupancy.count == 3
-    assert sorted(by_occupancy.keys) == sorted([f"{GEMM} sms=32 waves=1", f"{GEMM} sms=8 waves=1", "_Z4reluPf sms=8 waves=1"])
+    assert sorted(by_occupancy.keys) == sorted(
+        [f"{GEMM} sms=32 waves=1", f"{GEMM} sms=8 waves=1", "_Z4reluPf sms=8 waves=1"]
+    )
     assert resolve_grouping(wl, "auto") == "name+occupancy+context"
     plan = get_host().sampler("margin").plan(wl, get_host().sampler("margin").resolve_params({}), 0)
     assert plan.prediction["grouping"] == "name+occupancy+context"
@@ -108,18 +123,44 @@ def test_name_occupancy_separates_shapes_that_instructions_do_not(tmp_path):
 
 
 def test_profiles_keep_the_name_grouping_and_refuse_occupancy_in_one_line(tmp_path, capsys):
-    wl = from_records({"name": ["a", "a", "b"], "grid_x": [1, 8, 1], "block_x": [32, 32, 32], "duration_ns": [5.0, 9.0, 3.0]})
+    wl = from_records(
+        {"name": ["a", "a", "b"], "grid_x": [1, 8, 1], "block_x": [32, 32, 32], "duration_ns": [5.0, 9.0, 3.0]}
+    )
     assert resolve_grouping(wl, "auto") == "name"
     with pytest.raises(UserError, match="'sms_used' column"):
         group_launches(wl, "name+occupancy")
     csv = tmp_path / "k.csv"
     csv.write_text("Name,Duration\na,5\na,9\nb,3\n")
-    rc = cli_run(["plan", str(csv), "--format", "csv", "--columns", "name=Name,duration_ns=Duration", "--param", "group=name+shape",
-                  "-o", str(tmp_path / "p.json")])
+    rc = cli_run(
+        [
+            "plan",
+            str(csv),
+            "--format",
+            "csv",
+            "--columns",
+            "name=Name,duration_ns=Duration",
+            "--param",
+            "group=name+shape",
+            "-o",
+            str(tmp_path / "p.json"),
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 1 and len(err) == 1 and "group=name+shape needs" in err[0] and not (tmp_path / "p.json").exists()
-    rc = cli_run(["plan", str(csv), "--format", "csv", "--columns", "name=Name,duration_ns=Duration", "--param", "group=name+occupancy",
-                  "-o", str(tmp_path / "p.json")])
+    rc = cli_run(
+        [
+            "plan",
+            str(csv),
+            "--format",
+            "csv",
+            "--columns",
+            "name=Name,duration_ns=Duration",
+            "--param",
+            "group=name+occupancy",
+            "-o",
+            str(tmp_path / "p.json"),
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 1 and len(err) == 1 and "'sms_used'" in err[0]
 
@@ -127,8 +168,21 @@ def test_profiles_keep_the_name_grouping_and_refuse_occupancy_in_one_line(tmp_pa
 def test_fit_model_recovers_the_costs_it_was_made_with():
     rng = np.random.default_rng(0)
     n = 40
-    k = pd.DataFrame({"grid_x": rng.integers(1, 400, n), "grid_y": 1, "grid_z": 1, "block_x": 128, "block_y": 1, "block_z": 1,
-                      "regs": 32, "shmem": 0, "warps": 0, "warp_insts": 0, "smsp__inst_executed_op_global_ld.sum": 0})
+    k = pd.DataFrame(
+        {
+            "grid_x": rng.integers(1, 400, n),
+            "grid_y": 1,
+            "grid_z": 1,
+            "block_x": 128,
+            "block_y": 1,
+            "block_z": 1,
+            "regs": 32,
+            "shmem": 0,
+            "warps": 0,
+            "warp_insts": 0,
+            "smsp__inst_executed_op_global_ld.sum": 0,
+        }
+    )
     ctas = k["grid_x"].to_numpy()
     k["warps"] = ctas * 4
     per_warp_insn, per_warp_ld = rng.integers(10, 200, n), rng.integers(1, 10, n)

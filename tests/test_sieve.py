@@ -59,6 +59,7 @@ def heartwall(n=20):
 
 # --- tiers -----------------------------------------------------------------------------------
 
+
 def test_tier1_constant_instructions_first_launch_with_most_threads():
     wl = make_wl(["k"] * 4, [100, 100, 100, 100], threads=[64, 128, 128, 64])
     plan = plan_of(wl)
@@ -91,9 +92,9 @@ def test_tier_boundaries_use_theta_strictly():
     # two values a, b with equal counts: CoV = |a-b| / (a+b); a=1, b=... gives CoV exactly 0.4 for 3:7
     inst = [3, 7, 3, 7]
     codes = np.zeros(4, dtype=np.int64)
-    (tier, _, _), = stratify(codes, np.asarray(inst, float), 0.4, kde=False)
+    ((tier, _, _),) = stratify(codes, np.asarray(inst, float), 0.4, kde=False)
     assert tier == 3  # CoV = 0.4 is not below θ
-    (tier, _, _), = stratify(codes, np.asarray(inst, float), 0.41, kde=False)
+    ((tier, _, _),) = stratify(codes, np.asarray(inst, float), 0.41, kde=False)
     assert tier == 2
 
 
@@ -162,10 +163,13 @@ def test_kde_off_keeps_a_tier3_kernel_whole():
 
 # --- weighting -------------------------------------------------------------------------------
 
+
 def test_instruction_weighting_reproduces_the_harmonic_mean_ipc_prediction():
     g = np.random.default_rng(1)
     names = ["a"] * 10 + ["b"] * 10 + ["c"] * 12
-    inst = np.concatenate([np.full(10, 5000), 4000 + g.integers(0, 800, 10), np.r_[g.integers(100, 130, 6), g.integers(9000, 9100, 6)]])
+    inst = np.concatenate(
+        [np.full(10, 5000), 4000 + g.integers(0, 800, 10), np.r_[g.integers(100, 130, 6), g.integers(9000, 9100, 6)]]
+    )
     cycles = (inst * g.uniform(0.4, 2.0, len(inst))).astype(np.int64)
     wl = make_wl(names, inst, cycles=cycles)
     plan = plan_of(wl)
@@ -199,6 +203,7 @@ def test_zero_instruction_representative_falls_back_to_launch_count():
 
 # --- heartwall (STEM paper §4.2) -------------------------------------------------------------
 
+
 def test_heartwall_first_launch_rule_misestimates_by_99_9_percent():
     wl = heartwall()
     for rep in ("sieve", "first"):
@@ -226,6 +231,7 @@ def test_heartwall_official_instruction_weighting_is_not_fooled_when_cpi_is_equa
 
 # --- contracts -------------------------------------------------------------------------------
 
+
 def test_plan_is_representative_unbounded_and_deterministic(tmp_path):
     wl = heartwall()
     a = plan_of(wl, seed=3, representative="random")
@@ -246,7 +252,9 @@ def test_accepts_trace_instruction_columns_and_refuses_without_any():
     assert plan_of(wl).prediction["instructions_column"] == "warp_insts"
     bare = from_records({"name": ["k"], "grid_x": [1], "block_x": [32], "duration_ns": [5]}, source="prof.csv")
     s = SieveSampler()
-    with pytest.raises(UserError, match=r"smsp__inst_executed.sum or warp_insts or instructions.*prof.csv.*simsample profile features"):
+    with pytest.raises(
+        UserError, match=r"smsp__inst_executed.sum or warp_insts or instructions.*prof.csv.*simsample profile features"
+    ):
         s.check_workload(bare, s.resolve_params({}))
     with pytest.raises(UserError, match="needs column"):
         s.check_workload(bare, s.resolve_params({"instructions": "foo"}))

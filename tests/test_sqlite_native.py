@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simsample.errors import FormatError
-from simsample.io.loading import load_workload
 from simsample.io import sqlite_columns as sc
+from simsample.io.loading import load_workload
 from tests.helpers import shared_path
 
 NATIVE, REASON = sc.native_reader()
@@ -89,7 +89,11 @@ def test_threads_keep_table_order(tmp_path):
     uri = _table(tmp_path / "t.sqlite", rows)
     for threads in (1, 2, 3, 8):
         a, b, c = NATIVE.read_int_columns(uri, "t", ["a", "b", "c"], len(rows), threads)
-        assert a.tolist() == [r[0] for r in rows] and b.tolist() == [r[1] for r in rows] and c.tolist() == [r[2] for r in rows]
+        assert (
+            a.tolist() == [r[0] for r in rows]
+            and b.tolist() == [r[1] for r in rows]
+            and c.tolist() == [r[2] for r in rows]
+        )
 
 
 @native
@@ -108,7 +112,11 @@ def test_rowid_gaps_fall_back_to_one_scan(tmp_path):
 @native
 def test_tables_without_rowid_and_views(tmp_path):
     path = tmp_path / "t.sqlite"
-    uri = _table(path, [(i, 2 * i, 0) for i in range(20)], ddl="CREATE TABLE t (a INTEGER PRIMARY KEY, b INTEGER, c) WITHOUT ROWID")
+    uri = _table(
+        path,
+        [(i, 2 * i, 0) for i in range(20)],
+        ddl="CREATE TABLE t (a INTEGER PRIMARY KEY, b INTEGER, c) WITHOUT ROWID",
+    )
     con = sqlite3.connect(path)
     con.execute("CREATE VIEW v AS SELECT a, b FROM t WHERE a < 10")
     con.commit()

@@ -14,7 +14,18 @@ import sys
 
 import pytest
 
-HEAVY = ("pandas", "scipy", "scipy.stats", "scipy.sparse", "sklearn", "pyarrow", "jsonschema", "rich.console", "torch", "matplotlib")
+HEAVY = (
+    "pandas",
+    "scipy",
+    "scipy.stats",
+    "scipy.sparse",
+    "sklearn",
+    "pyarrow",
+    "jsonschema",
+    "rich.console",
+    "torch",
+    "matplotlib",
+)
 
 PROBE = """
 import importlib.util, json, sys
@@ -27,7 +38,11 @@ print(json.dumps({{"code": code, "loaded": loaded}}), file=sys.stderr)
 
 def _loaded_after(args: list[str]) -> dict:
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE.format(heavy=HEAVY), *args], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", PROBE.format(heavy=HEAVY), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     return json.loads(proc.stderr.strip().splitlines()[-1])
 
@@ -87,7 +102,11 @@ def test_the_default_plan_imports_no_scipy_or_sklearn(tmp_path) -> None:
     example = Path(__file__).resolve().parents[1] / "examples" / "profile" / "train_step.pt.trace.json.gz"
     probe = PROBE.format(heavy=("scipy", "sklearn", "matplotlib", "torch"))
     proc = subprocess.run(
-        [sys.executable, "-c", probe, "plan", str(example), "-o", str(tmp_path / "plan.json")], capture_output=True, text=True, timeout=300, check=False
+        [sys.executable, "-c", probe, "plan", str(example), "-o", str(tmp_path / "plan.json")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     got = json.loads(proc.stderr.strip().splitlines()[-1])
     assert got["code"] == 0

@@ -6,16 +6,21 @@ import numpy as np
 import pytest
 
 from simsample.errors import UserError
-from simsample.sampling.estimate import estimate_total
-from simsample.sampling.grouping import group_launches
 from simsample.manager import get_host
 from simsample.planfile import Plan
+from simsample.sampling.estimate import estimate_total
+from simsample.sampling.grouping import group_launches
 from simsample.workload import from_records
 
 
 def wl_of(names, durations, **cols):
     n = len(names)
-    rec = {"name": names, "grid_x": cols.pop("grid_x", np.ones(n, int)), "block_x": cols.pop("block_x", np.full(n, 128)), "duration_ns": durations}
+    rec = {
+        "name": names,
+        "grid_x": cols.pop("grid_x", np.ones(n, int)),
+        "block_x": cols.pop("block_x", np.full(n, 128)),
+        "duration_ns": durations,
+    }
     rec.update(cols)
     return from_records(rec, source="test")
 
@@ -64,7 +69,10 @@ def test_identical_duration_cluster_still_gets_one_sample():
         e = estimate_total(plan, vals)
         # the flat cluster's 300 × 777 is in the estimate, exactly
         wide = next(c for c in plan.clusters if c.key == "wide")
-        assert e.estimate == pytest.approx(777 * 300 + sum(vals[k] * 400 / wide.draws for k in plan.samples[plan.samples["cluster"] == wide.id]["kernel_id"]))
+        assert e.estimate == pytest.approx(
+            777 * 300
+            + sum(vals[k] * 400 / wide.draws for k in plan.samples[plan.samples["cluster"] == wide.id]["kernel_id"])
+        )
 
 
 def test_zero_duration_launches_and_all_zero_clusters():

@@ -102,8 +102,13 @@ def test_patch_embeds_the_current_header():
 
 def test_options_are_registered_and_off_by_default():
     text = PATCH.read_text()
-    for option, var in (("-functional_warmup", "m_functional_warmup"), ("-gpgpu_perf_sim_memcpy_64bit", "m_perf_sim_memcpy_64bit")):
-        assert re.search(rf'^\+\s*option_parser_register\(opp, "{option}", OPT_BOOL,\s*\n\+\s*&{var},[^;]*?"0"\);', text, flags=re.M), option
+    for option, var in (
+        ("-functional_warmup", "m_functional_warmup"),
+        ("-gpgpu_perf_sim_memcpy_64bit", "m_perf_sim_memcpy_64bit"),
+    ):
+        assert re.search(
+            rf'^\+\s*option_parser_register\(opp, "{option}", OPT_BOOL,\s*\n\+\s*&{var},[^;]*?"0"\);', text, flags=re.M
+        ), option
     # With the option off the memcpy fill keeps the old 32-bit truncation, so full runs are unchanged.
     assert "(new_addr_type)(unsigned)(dst_start_addr + counter)" in text
     # warm-up lines are played only when asked for
@@ -118,7 +123,9 @@ def test_replayed_accesses_are_ordered_by_the_partitions_memcpy_tick():
     next tick of the offset, as a memcpy fill does, and every later access adds it."""
     l2 = "\n".join(_sections(PATCH.read_text())["gpu-simulator/gpgpu-sim/src/gpgpu-sim/l2cache.h"])
     body = l2[l2.index("bool functional_l2_access") :]
-    assert re.search(r"functional_access\(\s*\n?\+?\s*addr, m_memcpy_cycle_offset \+ time, mask, is_write\)", body), body
+    assert re.search(r"functional_access\(\s*\n?\+?\s*addr, m_memcpy_cycle_offset \+ time, mask, is_write\)", body), (
+        body
+    )
     assert "m_memcpy_cycle_offset += 1;" in body[: body.index("return s == HIT")]
     td = "\n".join(_sections(PATCH.read_text())["gpu-simulator/trace-driven/trace_driven.cc"])
     assert "(unsigned)now))" in td and "access_time" not in td
@@ -129,12 +136,19 @@ def test_hunks_stay_clear_of_the_pkp_patch():
     context lines included (and keep a gap, so that neither's context reaches into the other)."""
     ours, pkp = _sections(PATCH.read_text()), _sections(PKP_PATCH.read_text())
     for path in set(ours) & set(pkp):
-        spans = sorted((a, a + n - 1, name) for name, sec in (("warmup", ours[path]), ("pkp", pkp[path])) for a, n, *_ in _hunks(sec))
+        spans = sorted(
+            (a, a + n - 1, name)
+            for name, sec in (("warmup", ours[path]), ("pkp", pkp[path]))
+            for a, n, *_ in _hunks(sec)
+        )
         for (a0, a1, n0), (b0, _b1, n1) in zip(spans, spans[1:]):
             assert n0 == n1 or a1 < b0 - 1, f"{path}: {n0} lines {a0}-{a1} touch {n1} hunk at {b0}"
 
 
-@pytest.mark.skipif(not os.environ.get("SIMSAMPLE_ACCELSIM_SRC"), reason="SIMSAMPLE_ACCELSIM_SRC (a pristine accel-sim-framework checkout with gpgpu-sim inside) not set")
+@pytest.mark.skipif(
+    not os.environ.get("SIMSAMPLE_ACCELSIM_SRC"),
+    reason="SIMSAMPLE_ACCELSIM_SRC (a pristine accel-sim-framework checkout with gpgpu-sim inside) not set",
+)
 def test_patch_applies_alone_and_with_pkp_in_both_orders():
     src = Path(os.environ["SIMSAMPLE_ACCELSIM_SRC"])
     for patches in ([PATCH], [PKP_PATCH, PATCH], [PATCH, PKP_PATCH]):
@@ -210,7 +224,19 @@ def driver(tmp_path_factory):
     (d / "driver.cpp").write_text(DRIVER)
     exe = d / "driver"
     r = subprocess.run(
-        [cxx, "-std=c++11", "-O1", "-Wall", "-Wextra", "-Wpedantic", "-Werror", f"-I{HEADER.parent}", str(d / "driver.cpp"), "-o", str(exe)],
+        [
+            cxx,
+            "-std=c++11",
+            "-O1",
+            "-Wall",
+            "-Wextra",
+            "-Wpedantic",
+            "-Werror",
+            f"-I{HEADER.parent}",
+            str(d / "driver.cpp"),
+            "-o",
+            str(exe),
+        ],
         capture_output=True,
         text=True,
     )
@@ -255,7 +281,12 @@ OPCODES = ["LDG.E", "LDG.E.128.SYS", "LDGSTS.E.BYPASS.128", "STG.E.64", "STG.E.U
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.sampled_from(OPCODES), st.integers(0, 2**48), st.sampled_from([0, 0x7F5B00000000]), st.sampled_from([0, 0x7F5B01000000])),
+        st.tuples(
+            st.sampled_from(OPCODES),
+            st.integers(0, 2**48),
+            st.sampled_from([0, 0x7F5B00000000]),
+            st.sampled_from([0, 0x7F5B01000000]),
+        ),
         min_size=1,
         max_size=30,
     )
@@ -269,7 +300,10 @@ def test_classify_matches_the_adapter_opcode_table(driver, cases):
 lane_sets = st.tuples(
     st.integers(1, 2**32 - 1),
     st.sampled_from([1, 2, 4, 8, 16, 32]),
-    st.one_of(st.lists(st.integers(0, 2**40), min_size=32, max_size=32), st.builds(lambda b, s: [b + s * i for i in range(32)], st.integers(0, 2**40), st.integers(-64, 64).map(abs))),
+    st.one_of(
+        st.lists(st.integers(0, 2**40), min_size=32, max_size=32),
+        st.builds(lambda b, s: [b + s * i for i in range(32)], st.integers(0, 2**40), st.integers(-64, 64).map(abs)),
+    ),
 )
 
 
@@ -308,7 +342,9 @@ def _trace_instructions(path: Path):
             mask, nd = int(w[1], 16), int(w[2])
             opcode, ns = w[3 + nd], int(w[4 + nd])
             width_field = int(w[5 + nd + ns])
-            lanes = addresses(int(w[6 + nd + ns]), [t.encode() for t in w[7 + nd + ns :]], mask) if width_field > 0 else []
+            lanes = (
+                addresses(int(w[6 + nd + ns]), [t.encode() for t in w[7 + nd + ns :]], mask) if width_field > 0 else []
+            )
             yield (opcode, mask, lanes)
 
 
@@ -326,7 +362,9 @@ def test_warmup_counts_on_real_traces_match_reference_and_log(driver, kernel):
             cmds.append(f"I {opcode} {mask:x} 4 {shmem:x} {local:x} " + " ".join(["0"] * 32))
             continue
         width = oc.data_width(opcode)
-        cmds.append(f"I {opcode} {mask:x} {width} {shmem:x} {local:x} " + " ".join(f"{a:x}" for a in _lanes32(mask, lanes)))
+        cmds.append(
+            f"I {opcode} {mask:x} {width} {shmem:x} {local:x} " + " ".join(f"{a:x}" for a in _lanes32(mask, lanes))
+        )
         acc = _ref_access(opcode, lanes[0], shmem, local)
         if acc:
             ref[1] += 1
@@ -339,7 +377,10 @@ def test_warmup_counts_on_real_traces_match_reference_and_log(driver, kernel):
     assert n_acc == reads + writes
     # the simulator printed the same counts when it played this trace (fixture run)
     log = gzip.open(FIXTURES / "hetero_w8_w12_k13.out.gz", "rt").read()
-    m = re.search(rf"functional warm-up: \./kernel-{kernel}\.traceg: (\d+) warp insts, (\d+) global, (\d+) sector reads, (\d+) sector writes, L2 hits (\d+) of (\d+)", log)
+    m = re.search(
+        rf"functional warm-up: \./kernel-{kernel}\.traceg: (\d+) warp insts, (\d+) global, (\d+) sector reads, (\d+) sector writes, L2 hits (\d+) of (\d+)",
+        log,
+    )
     assert m is not None
     assert [int(g) for g in m.groups()[:4]] == ref
     assert int(m.group(6)) == reads + writes
@@ -349,7 +390,9 @@ def test_warmup_run_log_reads_as_one_kernel():
     """Warm-up traces are not launches: the collector sees only the detailed kernel, with the
     cycles the warm-up brought (7,401 against 10,246 cold; 7,257 in the full run)."""
     summary = parse_log(FIXTURES / "hetero_w8_w12_k13.out.gz")
-    assert [(r.trace_kernel_id, r.trace, r.stats["cycles"]) for r in summary.runs] == [(13, "./kernel-13.traceg", 7401.0)]
+    assert [(r.trace_kernel_id, r.trace, r.stats["cycles"]) for r in summary.runs] == [
+        (13, "./kernel-13.traceg", 7401.0)
+    ]
     assert summary.failure is None
     listed = (FIXTURES / "kernelslist.g").read_text().splitlines()
     assert listed[-3:] == ["warmup kernel-8.traceg", "warmup kernel-12.traceg", "kernel-13.traceg"]

@@ -52,7 +52,9 @@ def test_bytes_per_launch_is_small():
 
 
 def test_grid_size_does_not_overflow_narrow_dtypes():
-    wl = from_records({"name": ["a"], "grid_x": [65535], "grid_y": [65535], "grid_z": [2], "block_x": [1024], "duration_ns": [1]})
+    wl = from_records(
+        {"name": ["a"], "grid_x": [65535], "grid_y": [65535], "grid_z": [2], "block_x": [1024], "duration_ns": [1]}
+    )
     assert wl.grid_size()[0] == 65535 * 65535 * 2
 
 
@@ -102,8 +104,23 @@ def test_fingerprint_ignores_category_order_and_dtype():
 
 
 def test_shape_fingerprint_matches_mangled_and_demangled():
-    mangled = from_records({"kernel_id": [1, 2], "name": ["_Z4tinyPi", "_Z12sgemm_kernelPKfS0_Pfiii"], "grid_x": [1, 8], "block_x": [32, 128], "duration_ns": [None, None]})
-    demangled = from_records({"name": ["tiny(int*)", "sgemm_kernel(float const*, float const*, float*, int, int, int)"], "grid_x": [1, 8], "block_x": [32, 128], "duration_ns": [5, 6]})
+    mangled = from_records(
+        {
+            "kernel_id": [1, 2],
+            "name": ["_Z4tinyPi", "_Z12sgemm_kernelPKfS0_Pfiii"],
+            "grid_x": [1, 8],
+            "block_x": [32, 128],
+            "duration_ns": [None, None],
+        }
+    )
+    demangled = from_records(
+        {
+            "name": ["tiny(int*)", "sgemm_kernel(float const*, float const*, float*, int, int, int)"],
+            "grid_x": [1, 8],
+            "block_x": [32, 128],
+            "duration_ns": [5, 6],
+        }
+    )
     assert mangled.shape_fingerprint == demangled.shape_fingerprint
     assert mangled.fingerprint != demangled.fingerprint
 
@@ -129,7 +146,15 @@ def test_parquet_round_trip(tmp_path):
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(1, 2**31 - 1), st.integers(1, 1024), st.integers(0, 10**12)), min_size=1, max_size=30))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "c"]), st.integers(1, 2**31 - 1), st.integers(1, 1024), st.integers(0, 10**12)
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
 def test_normalisation_preserves_values(rows):
     names, grids, blocks, durs = zip(*rows)
     wl = from_records({"name": list(names), "grid_x": list(grids), "block_x": list(blocks), "duration_ns": list(durs)})

@@ -53,7 +53,9 @@ def staged_folder(out: Path, *, force: bool, inputs: Sequence[Path] = ()) -> Ite
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name[:64]}.", suffix=".partial", dir=out.parent))
     except OSError as exc:
-        raise UserError(f"{out}: cannot write in {out.parent} ({exc.strerror or exc}); choose a writable folder") from None
+        raise UserError(
+            f"{out}: cannot write in {out.parent} ({exc.strerror or exc}); choose a writable folder"
+        ) from None
     try:
         umask = os.umask(0)
         os.umask(umask)

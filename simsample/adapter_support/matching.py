@@ -68,7 +68,9 @@ def match_plan(plan: Plan, wl: Workload, *, what: str = "inputs") -> PlanMatch:
     raise PlanMismatchError(f"the plan does not match {what}")  # pragma: no cover - check_workload raised
 
 
-def plan_ids(plan: Plan | None, native: Sequence[int], positions: Sequence[int], native_format: str) -> list[int | None]:
+def plan_ids(
+    plan: Plan | None, native: Sequence[int], positions: Sequence[int], native_format: str
+) -> list[int | None]:
     """The plan's kernel id for each simulated kernel.
 
     ``native`` is the id a kernel has in the simulator's own traces, ``positions`` its 0-based

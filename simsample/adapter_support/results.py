@@ -139,7 +139,11 @@ def read_results_table(path: Path, metrics: Sequence[Metric]) -> pd.DataFrame:
     keep = ["kernel_id", *[m.name for m in metrics if m.name in df.columns and m.name != "kernel_id"], "status"]
     ids = pd.to_numeric(df["kernel_id"], errors="coerce")
     if ids.isna().any():
-        raise FormatError(p, f"kernel_id {df['kernel_id'][ids.isna()].iloc[0]!r} is not a launch id", line=int(ids.isna().to_numpy().nonzero()[0][0]) + 2)
+        raise FormatError(
+            p,
+            f"kernel_id {df['kernel_id'][ids.isna()].iloc[0]!r} is not a launch id",
+            line=int(ids.isna().to_numpy().nonzero()[0][0]) + 2,
+        )
     df["kernel_id"] = ids.astype(np.int64)
     return df[list(dict.fromkeys(keep))]
 
@@ -183,7 +187,9 @@ def check_results_belong(found: pd.DataFrame, plan: Plan, metrics: Sequence[str]
             )
 
 
-def results_for_estimate(outputs: Sequence[Path], plan: Plan, collect: CollectFn, metrics: Sequence[str]) -> pd.DataFrame:
+def results_for_estimate(
+    outputs: Sequence[Path], plan: Plan, collect: CollectFn, metrics: Sequence[str]
+) -> pd.DataFrame:
     """One usable row per sampled kernel (``kernel_id, *metrics, status``) from simulator outputs
     and/or results tables (``collect -o``); a kernel found in two inputs is refused.
 
@@ -202,5 +208,7 @@ def results_for_estimate(outputs: Sequence[Path], plan: Plan, collect: CollectFn
     found = found[found["kernel_id"].isin(plan.sampled_ids)]
     dup = found["kernel_id"].duplicated()
     if dup.any():
-        raise UserError(f"kernel {int(found.loc[dup, 'kernel_id'].iloc[0])} has results in more than one input; pass each once")
+        raise UserError(
+            f"kernel {int(found.loc[dup, 'kernel_id'].iloc[0])} has results in more than one input; pass each once"
+        )
     return usable_results(against_plan(found, plan, metrics), metrics, details)

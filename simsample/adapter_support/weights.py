@@ -7,8 +7,8 @@ position in the plan's workload), then any columns the adapter adds (such as the
 for it). A folder that also runs warm-up launches (launches simulated only to bring the caches
 into the state the full run left them in) has a ``role`` column after the standard four:
 ``sample`` for the plan's launches, ``warmup`` for the others, listed with weight 0 and cluster
--1 so that anyone summing ``weight x value`` over the file still gets the plan's estimate. The plan itself is copied as ``simsample-plan.json`` so that the folder is
-self-describing and ``collect``/``estimate`` can be pointed at it.
+-1 so that anyone summing ``weight x value`` over the file still gets the plan's estimate. The plan
+itself is copied as ``simsample-plan.json`` so that the folder is self-describing and ``collect``/``estimate`` can be pointed at it.
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ def format_number(x: float) -> str:
 
 
 def weights_table(
-    plan: Plan, extra: Mapping[str, Mapping[int, object]] | None = None, warmup: Mapping[int, tuple[int, object]] | None = None
+    plan: Plan,
+    extra: Mapping[str, Mapping[int, object]] | None = None,
+    warmup: Mapping[int, tuple[int, object]] | None = None,
 ) -> pd.DataFrame:
     """The weights table of ``plan``; ``extra`` adds columns after the standard four, each a
     mapping from kernel id to value (``""`` where a kernel has none). ``warmup`` maps the kernel
@@ -87,7 +89,10 @@ def write_weights(path: Path, table: pd.DataFrame) -> None:
 
 
 def write_plan_records(
-    folder: Path, plan: Plan, extra: Mapping[str, Mapping[int, object]] | None = None, warmup: Mapping[int, tuple[int, object]] | None = None
+    folder: Path,
+    plan: Plan,
+    extra: Mapping[str, Mapping[int, object]] | None = None,
+    warmup: Mapping[int, tuple[int, object]] | None = None,
 ) -> None:
     """Write ``simsample-weights.csv`` (with ``extra`` columns and any ``warmup`` rows, see
     :func:`weights_table`) and ``simsample-plan.json`` into ``folder``."""

@@ -125,7 +125,10 @@ def run(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except click.exceptions.Abort as exc:
         if isinstance(exc.__cause__, EOFError):  # click turns EOFError into Abort: a file ended early
-            click.echo(f"error: unexpected end of input ({exc.__cause__ or 'truncated file'}); check that the input files are complete", err=True)
+            click.echo(
+                f"error: unexpected end of input ({exc.__cause__ or 'truncated file'}); check that the input files are complete",
+                err=True,
+            )
             return EXIT_USER
         return _interrupted(exc.__cause__)
     except click.ClickException as exc:
@@ -139,10 +142,17 @@ def run(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as exc:
         return _interrupted(exc)
     except RecursionError:
-        click.echo("error: input nested too deeply to read (a JSON or other document with thousands of nested levels); check the file", err=True)
+        click.echo(
+            "error: input nested too deeply to read (a JSON or other document with thousands of nested levels); check the file",
+            err=True,
+        )
         return EXIT_USER
     except MemoryError:
-        click.echo("error: out of memory reading the input; give a smaller input, or lower the limits in docs/limits.md (SIMSAMPLE_MAX_...) so that it is refused early", err=True)
+        click.echo(
+            "error: out of memory reading the input; give a smaller input, or lower the limits in docs/limits.md "
+            "(SIMSAMPLE_MAX_...) so that it is refused early",
+            err=True,
+        )
         return EXIT_USER
     except OSError as exc:  # a full disk, a quota, a file size limit, a long name: the user's to fix
         from simsample.io.files import write_error

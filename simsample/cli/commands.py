@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.cli.common import csv_requested, echo_json, fmt_ns, join_option, parse_params, profile_options, reader_options, report_skipped, verbose_option
+from simsample.cli.common import (
+    csv_requested,
+    echo_json,
+    fmt_ns,
+    join_option,
+    parse_params,
+    profile_options,
+    reader_options,
+    report_skipped,
+    verbose_option,
+)
 from simsample.cli.tables import console as table_console
 from simsample.cli.tables import kernel_label, name_column, one_of, print_csv, print_table, table_options
-from simsample.library import DEFAULT_SAMPLER
 from simsample.errors import FormatError, UserError
 from simsample.io.files import check_input_file, check_output_file, writable_parent
 from simsample.io.limits import check_size
+from simsample.library import DEFAULT_SAMPLER
 
 pd = lazy.load("pandas")
 rich_console = lazy.load("rich.console", suppress_warning=True)
@@ -37,7 +46,7 @@ def display_name(name: str, width: int = 72) -> str:
     if len(short) <= width:
         return short
     half = (width - 1) // 2
-    return short[:half] + "…" + short[-(width - 1 - half):]
+    return short[:half] + "…" + short[-(width - 1 - half) :]
 
 
 @click.command("plugins")
@@ -135,7 +144,17 @@ def profile_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @table_options
 @verbose_option
-def profile_info(files: tuple[Path, ...], fmt: str | None, rank: int | None, join: Path | None, top: int, as_json: bool, as_csv: bool, wide: bool, verbose: bool) -> None:
+def profile_info(
+    files: tuple[Path, ...],
+    fmt: str | None,
+    rank: int | None,
+    join: Path | None,
+    top: int,
+    as_json: bool,
+    as_csv: bool,
+    wide: bool,
+    verbose: bool,
+) -> None:
     """Summarise a profile: launches, kernels, time, memcpys, and the top kernels.
 
     A folder is searched as 'simsample evaluate' searches it: one that holds several
@@ -159,7 +178,10 @@ def profile_info(files: tuple[Path, ...], fmt: str | None, rank: int | None, joi
         return
     if as_csv:
         cols = ["name", "launches", "total", "mean", "cov", "share"]
-        print_csv(([{"source": d["source"], **r} for _, d in docs for r in d["top_kernels"]]), (["source"] if len(docs) > 1 else []) + cols)
+        print_csv(
+            ([{"source": d["source"], **r} for _, d in docs for r in d["top_kernels"]]),
+            (["source"] if len(docs) > 1 else []) + cols,
+        )
         return
     for i, (wl, doc) in enumerate(docs):
         if i:
@@ -196,7 +218,9 @@ def _print_info(wl, doc: dict, wide: bool) -> None:
     con = table_console(wide)
     metric = doc["metric"]
     con.print(f"source: {wl.source}  (format {wl.format})")
-    con.print(f"launches: {doc['launches']:,}   distinct kernels: {doc['distinct_kernels']:,}   memcpys: {doc['memcpy_count']:,}")
+    con.print(
+        f"launches: {doc['launches']:,}   distinct kernels: {doc['distinct_kernels']:,}   memcpys: {doc['memcpy_count']:,}"
+    )
     con.print(f"total kernel time: {fmt_ns(doc['total_time_ns']) if doc['total_time_ns'] is not None else 'not timed'}")
     for k, v in wl.meta.items():
         if isinstance(v, (str, int, float)):
@@ -208,7 +232,14 @@ def _print_info(wl, doc: dict, wide: bool) -> None:
     timed = metric in ("duration_ns", "start_ns")
     for r in doc["top_kernels"]:
         show = fmt_ns if timed else (lambda x: f"{x:,.0f}")
-        table.add_row(kernel_label(r["name"], wide), f"{r['launches']:,}", show(r["total"]), show(r["mean"]), f"{r['cov']:.3f}", f"{100 * r['share']:.1f}%")
+        table.add_row(
+            kernel_label(r["name"], wide),
+            f"{r['launches']:,}",
+            show(r["total"]),
+            show(r["mean"]),
+            f"{r['cov']:.3f}",
+            f"{100 * r['share']:.1f}%",
+        )
     print_table(con, table)
 
 
@@ -224,21 +255,63 @@ def _info_metric(wl) -> str:
 
 @click.command("plan")
 @click.argument("profiles", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--sampler", "sampler_name", default=None, help=f"Sampler name (see 'simsample samplers'); default: {DEFAULT_SAMPLER}.")
+@click.option(
+    "--sampler",
+    "sampler_name",
+    default=None,
+    help=f"Sampler name (see 'simsample samplers'); default: {DEFAULT_SAMPLER}.",
+)
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Sampler parameter (repeatable).")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**32 - 1), help="Random seed (recorded in the plan).")
+@click.option(
+    "--seed",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 2**32 - 1),
+    help="Random seed (recorded in the plan).",
+)
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Plan file to write.")
 @profile_options
 @join_option
-@click.option("--include", metavar="REGEX", help="Plan only the launches whose kernel name matches (case-insensitive search).")
-@click.option("--exclude", metavar="REGEX", help="Leave out the launches whose kernel name matches (e.g. nccl); their measured time is reported by estimate.")
-@click.option("--steps", metavar="A-B", help="Only the launches of steps A..B: ProfilerStep#N of a PyTorch-profiler trace, NVTX ranges 'step N' of an nsys export.")
-@click.option("--time-range", metavar="START-END", help="Only the launches starting in this window from the first launch's start, e.g. 200ms-450ms.")
-@click.option("--first-launch", type=int, metavar="N",
-              help="The process's launch number (the tracer's 1-based counter) of the profile's first launch; needed for tracer selections "
-                   "from a profile that does not start with the process (a PyTorch-profiler window).")
-def plan_cmd(profiles: tuple[Path, ...], sampler_name: str | None, params: tuple[str, ...], seed: int, output: Path, fmt: str | None, rank: int | None, join: Path | None,
-             include: str | None, exclude: str | None, steps: str | None, time_range: str | None, first_launch: int | None) -> None:
+@click.option(
+    "--include", metavar="REGEX", help="Plan only the launches whose kernel name matches (case-insensitive search)."
+)
+@click.option(
+    "--exclude",
+    metavar="REGEX",
+    help="Leave out the launches whose kernel name matches (e.g. nccl); their measured time is reported by estimate.",
+)
+@click.option(
+    "--steps",
+    metavar="A-B",
+    help="Only the launches of steps A..B: ProfilerStep#N of a PyTorch-profiler trace, NVTX ranges 'step N' of an nsys export.",
+)
+@click.option(
+    "--time-range",
+    metavar="START-END",
+    help="Only the launches starting in this window from the first launch's start, e.g. 200ms-450ms.",
+)
+@click.option(
+    "--first-launch",
+    type=int,
+    metavar="N",
+    help="The process's launch number (the tracer's 1-based counter) of the profile's first launch; needed for tracer selections "
+    "from a profile that does not start with the process (a PyTorch-profiler window).",
+)
+def plan_cmd(
+    profiles: tuple[Path, ...],
+    sampler_name: str | None,
+    params: tuple[str, ...],
+    seed: int,
+    output: Path,
+    fmt: str | None,
+    rank: int | None,
+    join: Path | None,
+    include: str | None,
+    exclude: str | None,
+    steps: str | None,
+    time_range: str | None,
+    first_launch: int | None,
+) -> None:
     """Choose the launches to simulate and write a plan."""
     from simsample.library import get_sampler, plan, read, resolve_params
     from simsample.progress import stage
@@ -277,7 +350,10 @@ def plan_cmd(profiles: tuple[Path, ...], sampler_name: str | None, params: tuple
     if pred.get("note"):
         click.echo(f"note: {pred['note']}", err=True)
     if prep.filtered.excluded_launches:
-        click.echo(f"note: {prep.filtered.excluded_launches:,} of {prep.filtered.profile_launches:,} launches left out by the filters", err=True)
+        click.echo(
+            f"note: {prep.filtered.excluded_launches:,} of {prep.filtered.profile_launches:,} launches left out by the filters",
+            err=True,
+        )
 
 
 def read_values_csv(path: Path) -> pd.DataFrame:
@@ -302,7 +378,9 @@ def read_values_csv(path: Path) -> pd.DataFrame:
         finite = np.isfinite(num.to_numpy(np.float64))
         if not finite.all():
             bad = int(np.flatnonzero(~finite)[0])
-            raise FormatError(path, f"column {c}: {float(num.iloc[bad])} is out of range (not a finite number)", line=bad + 2)
+            raise FormatError(
+                path, f"column {c}: {float(num.iloc[bad])} is out of range (not a finite number)", line=bad + 2
+            )
         df[c] = num
     return df
 
@@ -331,33 +409,62 @@ def print_estimates(estimates, plan, as_json: bool, *, header: str = "", as_csv:
     if header:
         con.print(header)
     table = rich_table.Table()
-    for col in ("metric", "estimate", "std error", f"{100 * (estimates[0].confidence if estimates else 0.95):.0f}% interval", "± (half-width)"):
+    for col in (
+        "metric",
+        "estimate",
+        "std error",
+        f"{100 * (estimates[0].confidence if estimates else 0.95):.0f}% interval",
+        "± (half-width)",
+    ):
         table.add_column(col, justify="right" if col != "metric" else "left")
     for e, hw in zip(est.estimates, est.to_dataframe()["half_width_pct"]):
         fmt = (lambda x: f"{x:,.4f}") if e.kind == "ratio" else (lambda x: f"{x:,.1f}")
         interval = f"[{fmt(e.ci_low)}, {fmt(e.ci_high)}]" if e.ci_low is not None else "no bound (representative plan)"
         if e.ci_low is None and getattr(e, "dof", None) is not None:  # its draws cannot support the plan's confidence
             interval = f"none: {e.dof:.1f} dof, too few for {100 * e.confidence:g}%"
-        if e.ci_low is not None and getattr(e, "dof", None) is not None and e.dof < 30:  # Student's t: where it widens the interval
+        if (
+            e.ci_low is not None and getattr(e, "dof", None) is not None and e.dof < 30
+        ):  # Student's t: where it widens the interval
             interval += f" (t, {e.dof:.1f} dof)"
-        table.add_row(e.metric, fmt(e.estimate), fmt(e.std_error) if e.std_error is not None else "-", interval, "-" if pd.isna(hw) else f"{hw:.2f}%")
+        table.add_row(
+            e.metric,
+            fmt(e.estimate),
+            fmt(e.std_error) if e.std_error is not None else "-",
+            interval,
+            "-" if pd.isna(hw) else f"{hw:.2f}%",
+        )
     con.print(table)
     if plan.prediction.get("error_bound") is not None:
-        con.print(f"plan's bound: ±{100 * plan.prediction['error_bound']:.2f}% at {100 * plan.prediction['confidence']:.0f}% confidence")
+        con.print(
+            f"plan's bound: ±{100 * plan.prediction['error_bound']:.2f}% at {100 * plan.prediction['confidence']:.0f}% confidence"
+        )
     line = excluded_line(plan)
     if line:
         con.print(line, highlight=False)
 
 
 @click.command("estimate", context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--sim", "sim", default=None, metavar="NAME",
-              help="Read simulator output with this adapter (accelsim, macsim, hyfiss; 'simsample estimate --sim NAME -h' lists its options).")
-@click.option("--plan", "plan_path", required=True, type=click.Path(path_type=Path), help="The plan the values were simulated for.")
+@click.option(
+    "--sim",
+    "sim",
+    default=None,
+    metavar="NAME",
+    help="Read simulator output with this adapter (accelsim, macsim, hyfiss; 'simsample estimate --sim NAME -h' lists its options).",
+)
+@click.option(
+    "--plan",
+    "plan_path",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The plan the values were simulated for.",
+)
 @click.argument("values", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--confidence", default=None, type=float, help="Confidence level of the interval (default: the plan's).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--csv", "as_csv", is_flag=True, help="The table as CSV on standard output.")
-def generic_estimate(sim: str | None, plan_path: Path, values: tuple[Path, ...], confidence: float | None, as_json: bool, as_csv: bool) -> None:
+def generic_estimate(
+    sim: str | None, plan_path: Path, values: tuple[Path, ...], confidence: float | None, as_json: bool, as_csv: bool
+) -> None:
     """Whole-workload estimate with its confidence interval.
 
     \b

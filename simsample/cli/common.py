@@ -40,7 +40,9 @@ def profile_options(f: Callable[..., Any]) -> Callable[..., Any]:
         help="--format csv: which CSV column holds what, e.g. name=Name,duration_ns=Duration.",
     )(f)
     f = click.option("--rank", type=int, default=None, help="Kineto: keep only this rank's file(s) / events.")(f)
-    f = click.option("--format", "fmt", default=None, metavar="NAME", help="Reader to use instead of detecting the format.")(f)
+    f = click.option(
+        "--format", "fmt", default=None, metavar="NAME", help="Reader to use instead of detecting the format."
+    )(f)
     return f
 
 
@@ -103,7 +105,9 @@ def fmt_ns(ns: float | None) -> str:
 
 def verbose_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--verbose``: list every input passed over instead of counting them."""
-    return click.option("--verbose", "-v", is_flag=True, help="List every input that was passed over (skipped), not just their count.")(f)
+    return click.option(
+        "--verbose", "-v", is_flag=True, help="List every input that was passed over (skipped), not just their count."
+    )(f)
 
 
 def report_skipped(skipped: Sequence[str], verbose: bool) -> None:

@@ -47,12 +47,16 @@ def _dispatch(verb: str, prog: str, args: list[str], fallback: click.Command | N
             return
         if any(a in ("-h", "--help") for a in rest) or not rest:
             installed = ", ".join(sorted(get_host().adapters())) or "none"
-            click.echo(f"Usage: {prog} --sim NAME [OPTIONS] ...\n\n  Runs the {verb} step of the named simulator adapter "
-                       f"(installed: {installed}).\n  '{prog} --sim NAME --help' shows that adapter's options.")
+            click.echo(
+                f"Usage: {prog} --sim NAME [OPTIONS] ...\n\n  Runs the {verb} step of the named simulator adapter "
+                f"(installed: {installed}).\n  '{prog} --sim NAME --help' shows that adapter's options."
+            )
             if not rest:
                 raise UserError(f"{prog} needs --sim NAME (installed adapters: {installed})")
             return
-        raise UserError(f"{prog} needs --sim NAME (installed adapters: {', '.join(sorted(get_host().adapters())) or 'none'})")
+        raise UserError(
+            f"{prog} needs --sim NAME (installed adapters: {', '.join(sorted(get_host().adapters())) or 'none'})"
+        )
     from simsample.cli.common import request_csv
 
     own = verb in _CSV_VERBS and verb in get_host().adapter(sim).commands()
@@ -66,7 +70,14 @@ def _dispatch(verb: str, prog: str, args: list[str], fallback: click.Command | N
     adapter = get_host().adapter(sim)
     cmd = adapter_command(adapter, verb)
     if cmd is None:
-        has = sorted({*adapter.commands(), "collect", "estimate", *(["apply"] if type(adapter).apply is not Adapter.apply else [])})
+        has = sorted(
+            {
+                *adapter.commands(),
+                "collect",
+                "estimate",
+                *(["apply"] if type(adapter).apply is not Adapter.apply else []),
+            }
+        )
         raise UserError(f"adapter {sim} has no '{verb}' step (it has: {', '.join(has)})")
     cmd.main(args=rest, prog_name=f"{prog} --sim {sim}", standalone_mode=False)
 
@@ -88,7 +99,13 @@ class _Verbatim(click.Command):
         return super().parse_args(ctx, args)
 
 
-def _make(verb: str, help_text: str, fallback: click.Command | None = None, group: click.Group | None = None, prog: str | None = None) -> None:
+def _make(
+    verb: str,
+    help_text: str,
+    fallback: click.Command | None = None,
+    group: click.Group | None = None,
+    prog: str | None = None,
+) -> None:
     @click.command(verb, cls=_Verbatim, context_settings=_PASS, help=help_text, add_help_option=False)
     @click.argument("args", nargs=-1, type=click.UNPROCESSED)
     @click.pass_context
@@ -113,4 +130,9 @@ _make(
     "from a CSV of kernel_id,value (--plan PLAN VALUES.csv).",
     fallback=generic_estimate,
 )
-_make("features", "Derive per-launch features from simulator traces (--sim NAME).", group=profile_group, prog="simsample profile features")
+_make(
+    "features",
+    "Derive per-launch features from simulator traces (--sim NAME).",
+    group=profile_group,
+    prog="simsample profile features",
+)

@@ -8,11 +8,18 @@ from pathlib import Path
 import click
 import lazy_loader as lazy
 
-from simsample.cli.common import echo_json, parse_params, profile_options, reader_options, report_skipped, verbose_option
+from simsample.cli.common import (
+    echo_json,
+    parse_params,
+    profile_options,
+    reader_options,
+    report_skipped,
+    verbose_option,
+)
 from simsample.cli.tables import console as table_console
 from simsample.cli.tables import one_of, print_csv, print_table, table_options
-from simsample.library import DEFAULT_SAMPLER
 from simsample.errors import UserError
+from simsample.library import DEFAULT_SAMPLER
 
 rich_table = lazy.load("rich.table", suppress_warning=True)
 
@@ -23,20 +30,77 @@ def _fmt(v: float | None, spec: str) -> str:
 
 @click.command("evaluate")
 @click.argument("profiles", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--sampler", "sampler_name", default=DEFAULT_SAMPLER, show_default=True, help="Sampler name (see 'simsample samplers').")
+@click.option(
+    "--sampler",
+    "sampler_name",
+    default=DEFAULT_SAMPLER,
+    show_default=True,
+    help="Sampler name (see 'simsample samplers').",
+)
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Sampler parameter (repeatable).")
-@click.option("--repeat", "repeats", default=10, show_default=True, type=click.IntRange(min=1), help="Plans per workload, with seeds 0..R-1 (at most 100,000).")
-@click.option("--sweep", "sweeps", multiple=True, metavar="NAME=V1,V2,...", help="Evaluate each value of a parameter (repeatable: all combinations).")
-@click.option("--against", "against", type=click.Path(path_type=Path), default=None, help="Score the plans against this profile of the same run (cross-hardware).")
-@click.option("--truth", "truths", multiple=True, type=click.Path(path_type=Path), metavar="OUTPUT|VALUES.csv",
-              help="Score against this truth instead of the design metric: a full simulation's output (with --sim; repeatable) or a kernel_id,value CSV.")
-@click.option("--sim", "sim", default=None, help="Simulator adapter that reads the --truth output (accelsim, macsim, hyfiss).")
-@click.option("--truth-metric", default=None, help="Metric of the simulator's results to score against.  [default: cycles]")
-@click.option("--min-launches", default=1, show_default=True, type=click.IntRange(min=1), help="Skip workloads with fewer launches.")
-@click.option("--include", metavar="REGEX", help="Score on the launches whose kernel name matches, as 'plan --include' keeps them.")
-@click.option("--exclude", metavar="REGEX", help="Leave out the launches whose kernel name matches (e.g. nccl), as 'plan --exclude' does.")
-@click.option("--steps", metavar="A-B", help="Only the launches of steps A..B (ProfilerStep#N, NVTX 'step N'), as 'plan --steps' keeps them.")
-@click.option("--time-range", metavar="START-END", help="Only the launches starting in this window from the first launch's start, e.g. 20ms-60ms.")
+@click.option(
+    "--repeat",
+    "repeats",
+    default=10,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Plans per workload, with seeds 0..R-1 (at most 100,000).",
+)
+@click.option(
+    "--sweep",
+    "sweeps",
+    multiple=True,
+    metavar="NAME=V1,V2,...",
+    help="Evaluate each value of a parameter (repeatable: all combinations).",
+)
+@click.option(
+    "--against",
+    "against",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Score the plans against this profile of the same run (cross-hardware).",
+)
+@click.option(
+    "--truth",
+    "truths",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    metavar="OUTPUT|VALUES.csv",
+    help="Score against this truth instead of the design metric: a full simulation's output (with --sim; repeatable) or a kernel_id,value CSV.",
+)
+@click.option(
+    "--sim", "sim", default=None, help="Simulator adapter that reads the --truth output (accelsim, macsim, hyfiss)."
+)
+@click.option(
+    "--truth-metric", default=None, help="Metric of the simulator's results to score against.  [default: cycles]"
+)
+@click.option(
+    "--min-launches",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Skip workloads with fewer launches.",
+)
+@click.option(
+    "--include",
+    metavar="REGEX",
+    help="Score on the launches whose kernel name matches, as 'plan --include' keeps them.",
+)
+@click.option(
+    "--exclude",
+    metavar="REGEX",
+    help="Leave out the launches whose kernel name matches (e.g. nccl), as 'plan --exclude' does.",
+)
+@click.option(
+    "--steps",
+    metavar="A-B",
+    help="Only the launches of steps A..B (ProfilerStep#N, NVTX 'step N'), as 'plan --steps' keeps them.",
+)
+@click.option(
+    "--time-range",
+    metavar="START-END",
+    help="Only the launches starting in this window from the first launch's start, e.g. 20ms-60ms.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @table_options
 @verbose_option
@@ -105,9 +169,23 @@ def evaluate_cmd(
         truth.attrs["source"] = source
     with task(f"evaluating {sampler.name}", total=count * len(points) * repeats) as advance:
         ev = evaluate(
-            list(profiles), sampler.name, repeats=repeats, sweep=sweep, against=against, truth=truth, truth_metric=metric,
-            min_launches=min_launches, format=fmt, rank=options.get("rank"), columns=options.get("columns"), on_progress=advance,
-            include=include, exclude=exclude, steps=steps, time_range=time_range, **base,
+            list(profiles),
+            sampler.name,
+            repeats=repeats,
+            sweep=sweep,
+            against=against,
+            truth=truth,
+            truth_metric=metric,
+            min_launches=min_launches,
+            format=fmt,
+            rank=options.get("rank"),
+            columns=options.get("columns"),
+            on_progress=advance,
+            include=include,
+            exclude=exclude,
+            steps=steps,
+            time_range=time_range,
+            **base,
         )
     report_skipped(ev.skipped, verbose)
     if as_json:

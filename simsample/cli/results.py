@@ -31,11 +31,19 @@ pd = lazy.load("pandas")
 def results_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``-o/--output``, ``--json`` and ``--allow-incomplete``: the output options of every
     adapter's ``collect`` (parameters ``output``, ``as_json``, ``allow_incomplete``)."""
-    f = click.option("--allow-incomplete", is_flag=True,
-                     help="Exit 0 even when some kernels have no usable result (they keep their status).")(f)
+    f = click.option(
+        "--allow-incomplete",
+        is_flag=True,
+        help="Exit 0 even when some kernels have no usable result (they keep their status).",
+    )(f)
     f = click.option("--json", "as_json", is_flag=True, help="Machine-readable output on standard output.")(f)
-    f = click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
-                     help="Write the results table as CSV (atomically) instead of printing it.")(f)
+    f = click.option(
+        "-o",
+        "--output",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="Write the results table as CSV (atomically) instead of printing it.",
+    )(f)
     return f
 
 
@@ -104,7 +112,9 @@ def emit_results(
         shown = [c for c in (table_columns or df.columns) if c in df.columns]
         table = Table(title=title)
         for c in shown:
-            table.add_column(c, justify="left" if c in ("status", "name") or df[c].dtype == object else "right", no_wrap=True)
+            table.add_column(
+                c, justify="left" if c in ("status", "name") or df[c].dtype == object else "right", no_wrap=True
+            )
         for r in df[shown].itertuples(index=False):
             table.add_row(*[_cell(c, v) for c, v in zip(shown, r)])
         console = Console(soft_wrap=True)
@@ -115,5 +125,3 @@ def emit_results(
     bad = df[~df["status"].isin(USABLE_STATUSES)]
     if len(bad) and not allow_incomplete:
         raise incomplete_error(df, details)
-
-

@@ -31,7 +31,9 @@ def param_option(p: Param) -> Callable[[Callable[..., Any]], Callable[..., Any]]
     flag = "--" + p.name.replace("_", "-")
     if p.type is bool and not p.multiple:
         return click.option(flag, p.name, is_flag=True, default=bool(p.default), help=p.help)
-    kind: Any = _PATH if p.type is Path else (click.Choice(list(p.choices)) if p.choices else str if p.type is str else None)
+    kind: Any = (
+        _PATH if p.type is Path else (click.Choice(list(p.choices)) if p.choices else str if p.type is str else None)
+    )
     kwargs: dict[str, Any] = {"help": p.help, "multiple": p.multiple, "show_default": p.default not in (None, (), "")}
     if kind is not None:
         kwargs["type"] = kind
@@ -49,8 +51,10 @@ _RESERVED = {
 def _declared(adapter: Adapter, verb: str, params: tuple[Param, ...]) -> tuple[Param, ...]:
     clash = sorted({p.name for p in params} & _RESERVED[verb])
     if clash:
-        raise UserError(f"adapter {adapter.name}: its {verb} option {clash[0]!r} has the name of the command's own option; "
-                        "the adapter must rename it")
+        raise UserError(
+            f"adapter {adapter.name}: its {verb} option {clash[0]!r} has the name of the command's own option; "
+            "the adapter must rename it"
+        )
     return params
 
 
@@ -69,8 +73,15 @@ def _plan_path(adapter: Adapter, plan: Path | None, outputs: tuple[Path, ...]) -
 def collect_command(adapter: Adapter) -> click.Command:
     """``collect [--plan P] OUTPUT... [-o results.csv] [--json|--csv] [--allow-incomplete]`` and the adapter's options."""
 
-    def cmd(plan_path: Path | None, outputs: tuple[Path, ...], output: Path | None, as_json: bool, as_csv: bool,
-            allow_incomplete: bool, **opts: Any) -> None:
+    def cmd(
+        plan_path: Path | None,
+        outputs: tuple[Path, ...],
+        output: Path | None,
+        as_json: bool,
+        as_csv: bool,
+        allow_incomplete: bool,
+        **opts: Any,
+    ) -> None:
         from simsample.cli.results import emit_results
         from simsample.cli.tables import one_of
         from simsample.io.files import check_output_file
@@ -87,8 +98,17 @@ def collect_command(adapter: Adapter) -> click.Command:
         found = _plan_path(adapter, plan_path, outputs)
         plan = Plan.read(found) if found is not None else None
         df = collect(list(outputs), sim=adapter.name, plan=plan, allow_incomplete=allow_incomplete, **options)
-        emit_results(df, output=output, as_json=as_json, as_csv=as_csv, allow_incomplete=True, title=f"{adapter.title or adapter.name} results",
-                     details=df.attrs.get("details"), table_columns=_table_columns(adapter, df), inputs=inputs)
+        emit_results(
+            df,
+            output=output,
+            as_json=as_json,
+            as_csv=as_csv,
+            allow_incomplete=True,
+            title=f"{adapter.title or adapter.name} results",
+            details=df.attrs.get("details"),
+            table_columns=_table_columns(adapter, df),
+            inputs=inputs,
+        )
 
     from simsample.cli.results import results_options
 
@@ -97,10 +117,19 @@ def collect_command(adapter: Adapter) -> click.Command:
     for p in reversed(_declared(adapter, "collect", adapter.collect_options)):
         cmd = param_option(p)(cmd)
     cmd = click.argument("outputs", nargs=-1, required=True, type=_PATH)(cmd)
-    cmd = click.option("--plan", "plan_path", type=_PATH, default=None,
-                       help="The plan the run was made for (one row per sampled launch; default: the plan a folder written by apply holds).")(cmd)
-    return click.command("collect", context_settings=_CTX, help=f"Per-launch results from {adapter.name} output "
-                         "(files or folders, and/or results tables written by collect -o).")(cmd)
+    cmd = click.option(
+        "--plan",
+        "plan_path",
+        type=_PATH,
+        default=None,
+        help="The plan the run was made for (one row per sampled launch; default: the plan a folder written by apply holds).",
+    )(cmd)
+    return click.command(
+        "collect",
+        context_settings=_CTX,
+        help=f"Per-launch results from {adapter.name} output "
+        "(files or folders, and/or results tables written by collect -o).",
+    )(cmd)
 
 
 def _table_columns(adapter: Adapter, df: Any) -> list[str]:
@@ -112,7 +141,14 @@ def _table_columns(adapter: Adapter, df: Any) -> list[str]:
 def estimate_command(adapter: Adapter) -> click.Command:
     """``estimate [--plan P] OUTPUT... [--confidence C] [--json|--csv]`` and the adapter's options."""
 
-    def cmd(plan_path: Path | None, outputs: tuple[Path, ...], confidence: float | None, as_json: bool, as_csv: bool, **opts: Any) -> None:
+    def cmd(
+        plan_path: Path | None,
+        outputs: tuple[Path, ...],
+        confidence: float | None,
+        as_json: bool,
+        as_csv: bool,
+        **opts: Any,
+    ) -> None:
         from simsample.cli.commands import print_estimates
         from simsample.cli.tables import one_of
         from simsample.library import collect, estimate
@@ -130,7 +166,8 @@ def estimate_command(adapter: Adapter) -> click.Command:
         est = estimate(plan, results, confidence=confidence)
         launches = plan.workload.get("launches")
         header = f"{adapter.title or adapter.name}: {est.launches:,} simulated launch(es) standing for " + (
-            f"{launches:,}" if isinstance(launches, int) else "the plan's launches")
+            f"{launches:,}" if isinstance(launches, int) else "the plan's launches"
+        )
         if est.projected:
             header += f" ({est.projected} projected)"
         if est.left_out:
@@ -139,15 +176,26 @@ def estimate_command(adapter: Adapter) -> click.Command:
 
     cmd = click.option("--csv", "as_csv", is_flag=True, help="The table as CSV on standard output.")(cmd)
     cmd = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(cmd)
-    cmd = click.option("--confidence", default=None, type=float, help="Confidence level of the intervals (default: the plan's).")(cmd)
+    cmd = click.option(
+        "--confidence", default=None, type=float, help="Confidence level of the intervals (default: the plan's)."
+    )(cmd)
     for p in reversed(_declared(adapter, "estimate", adapter.collect_options)):
         cmd = param_option(p)(cmd)
     cmd = click.argument("outputs", nargs=-1, required=True, type=_PATH)(cmd)
-    cmd = click.option("--plan", "plan_path", type=_PATH, default=None,
-                       help="The plan the run was made for (default: the plan a folder written by apply holds).")(cmd)
-    return click.command("estimate", context_settings=_CTX, help="Whole-workload estimates with their intervals from "
-                         f"{adapter.name} output (or results tables written by collect -o): counts summed, "
-                         "ratios such as IPC as the ratio of two estimated totals.")(cmd)
+    cmd = click.option(
+        "--plan",
+        "plan_path",
+        type=_PATH,
+        default=None,
+        help="The plan the run was made for (default: the plan a folder written by apply holds).",
+    )(cmd)
+    return click.command(
+        "estimate",
+        context_settings=_CTX,
+        help="Whole-workload estimates with their intervals from "
+        f"{adapter.name} output (or results tables written by collect -o): counts summed, "
+        "ratios such as IPC as the ratio of two estimated totals.",
+    )(cmd)
 
 
 def apply_command(adapter: Adapter) -> click.Command:
@@ -162,15 +210,22 @@ def apply_command(adapter: Adapter) -> click.Command:
         options = {k: v for k, v in opts.items() if k in names and v is not None and v != ()}
         plan = Plan.read(plan_path)
         done = apply(plan_path, traces, out, sim=adapter.name, **options)
-        click.echo(f"{done}: the simulator inputs of {len(plan.sampled_ids):,} sampled launch(es), with the plan and its weights")
+        click.echo(
+            f"{done}: the simulator inputs of {len(plan.sampled_ids):,} sampled launch(es), with the plan and its weights"
+        )
 
     for p in reversed(_declared(adapter, "apply", adapter.apply_options)):
         cmd = param_option(p)(cmd)
     cmd = click.option("--out", required=True, type=_PATH, help="New (or empty) folder for the sampled inputs.")(cmd)
-    cmd = click.option("--traces", type=_PATH, default=None, help="The simulator's trace folder the plan was made for.")(cmd)
+    cmd = click.option(
+        "--traces", type=_PATH, default=None, help="The simulator's trace folder the plan was made for."
+    )(cmd)
     cmd = click.option("--plan", "plan_path", required=True, type=_PATH, help="The plan (plan.json).")(cmd)
-    return click.command("apply", context_settings=_CTX,
-                         help=f"Write the {adapter.title or adapter.name} inputs that run only the plan's launches into a new folder.")(cmd)
+    return click.command(
+        "apply",
+        context_settings=_CTX,
+        help=f"Write the {adapter.title or adapter.name} inputs that run only the plan's launches into a new folder.",
+    )(cmd)
 
 
 def adapter_command(adapter: Adapter, verb: str) -> click.Command | None:

@@ -23,8 +23,12 @@ _UNBOUNDED = 1_000_000
 
 def table_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--csv`` and ``--wide``, passed to the command as ``as_csv`` and ``wide``."""
-    f = click.option("--wide", is_flag=True, help="Complete kernel names (argument lists included), one row per line, however wide.")(f)
-    f = click.option("--csv", "as_csv", is_flag=True, help="The table as CSV on standard output (full names, raw numbers).")(f)
+    f = click.option(
+        "--wide", is_flag=True, help="Complete kernel names (argument lists included), one row per line, however wide."
+    )(f)
+    f = click.option(
+        "--csv", "as_csv", is_flag=True, help="The table as CSV on standard output (full names, raw numbers)."
+    )(f)
     return f
 
 

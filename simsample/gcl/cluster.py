@@ -21,7 +21,9 @@ class Clustering:
     silhouettes: dict[int, float] = field(default_factory=dict)
 
 
-def choose_k(embeddings: np.ndarray, *, k_max: int = 20, tolerance: float = 0.01, seed: int = 0, n_init: int = 10) -> Clustering:
+def choose_k(
+    embeddings: np.ndarray, *, k_max: int = 20, tolerance: float = 0.01, seed: int = 0, n_init: int = 10
+) -> Clustering:
     """Cluster the rows of ``embeddings``; labels are 0..K-1."""
     from sklearn.cluster import KMeans
     from sklearn.metrics import silhouette_score

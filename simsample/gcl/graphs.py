@@ -77,8 +77,15 @@ class KernelGraph:
     def to_bytes(self) -> bytes:
         buf = io.BytesIO()
         np.savez_compressed(
-            buf, kind=self.kind, token=self.token, pos=self.pos, stats=self.stats, warp=self.warp,
-            edge_index=self.edge_index, edge_type=self.edge_type, tokens=np.array(self.tokens, dtype=str),
+            buf,
+            kind=self.kind,
+            token=self.token,
+            pos=self.pos,
+            stats=self.stats,
+            warp=self.warp,
+            edge_index=self.edge_index,
+            edge_type=self.edge_type,
+            tokens=np.array(self.tokens, dtype=str),
         )
         return buf.getvalue()
 
@@ -86,8 +93,14 @@ class KernelGraph:
     def from_bytes(cls, data: bytes) -> KernelGraph:
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             return cls(
-                kind=z["kind"], token=z["token"], pos=z["pos"], stats=z["stats"], warp=z["warp"],
-                edge_index=z["edge_index"], edge_type=z["edge_type"], tokens=[str(t) for t in z["tokens"]],
+                kind=z["kind"],
+                token=z["token"],
+                pos=z["pos"],
+                stats=z["stats"],
+                warp=z["warp"],
+                edge_index=z["edge_index"],
+                edge_type=z["edge_type"],
+                tokens=[str(t) for t in z["tokens"]],
             )
 
     @classmethod
@@ -216,10 +229,16 @@ def build_graph(s: KernelStream) -> KernelGraph:
         w_rows, w_regs = w_rows[keep], w_regs[keep]
     reg_tok = tok([f"REG.{_reg_class(r)}" for r in s.regs]) if s.regs else np.zeros(0, np.int32)
     _connect(
-        add_nodes, edges, inst, inst,
-        read_rows=r_rows, read_key=s.warp[r_rows].astype(np.int64) * n_regs + r_regs,
-        write_rows=w_rows, write_key=s.warp[w_rows].astype(np.int64) * n_regs + w_regs,
-        token_of_key=lambda key: reg_tok[key % n_regs], warp_of_key=lambda key: key // n_regs,
+        add_nodes,
+        edges,
+        inst,
+        inst,
+        read_rows=r_rows,
+        read_key=s.warp[r_rows].astype(np.int64) * n_regs + r_regs,
+        write_rows=w_rows,
+        write_key=s.warp[w_rows].astype(np.int64) * n_regs + w_regs,
+        token_of_key=lambda key: reg_tok[key % n_regs],
+        warp_of_key=lambda key: key // n_regs,
         initial_stats=None,
     )
 
@@ -231,16 +250,23 @@ def build_graph(s: KernelStream) -> KernelGraph:
     line = (first // np.uint64(LINE_BYTES)).astype(np.uint64)
     _, line_id = np.unique(line, return_inverse=True)
     n_spaces = max(1, len(s.spaces))
-    key = (s.warp[rows].astype(np.int64) * n_spaces + s.space[rows]) * max(1, int(line_id.max()) + 1 if len(line_id) else 1) + line_id.ravel()
+    key = (s.warp[rows].astype(np.int64) * n_spaces + s.space[rows]) * max(
+        1, int(line_id.max()) + 1 if len(line_id) else 1
+    ) + line_id.ravel()
     lk = kind[has_addr]
     is_load = (lk == MEM_LOAD) | (lk == MEM_ATOMIC)
     is_store = (lk == MEM_STORE) | (lk == MEM_ATOMIC)
     space_tok = tok([f"MEM.{sp}" for sp in s.spaces])
     lane_values = _lane_offsets(s, rows)
     _connect(
-        add_nodes, edges, refs, refs,
-        read_rows=np.flatnonzero(is_load), read_key=key[is_load],
-        write_rows=np.flatnonzero(is_store), write_key=key[is_store],
+        add_nodes,
+        edges,
+        refs,
+        refs,
+        read_rows=np.flatnonzero(is_load),
+        read_key=key[is_load],
+        write_rows=np.flatnonzero(is_store),
+        write_key=key[is_store],
         token_of_key=lambda k: space_tok[s.space[rows][_first_index(key, k)]],
         warp_of_key=lambda k: s.warp[rows][_first_index(key, k)],
         initial_stats=lane_values,
@@ -286,7 +312,20 @@ def _lane_offsets(s: KernelStream, rows: np.ndarray) -> tuple[np.ndarray, np.nda
     return owner, np.sign(off) * np.log1p(np.abs(off))
 
 
-def _connect(add_nodes, edges, reader_nodes, writer_nodes, *, read_rows, read_key, write_rows, write_key, token_of_key, warp_of_key, initial_stats) -> None:
+def _connect(
+    add_nodes,
+    edges,
+    reader_nodes,
+    writer_nodes,
+    *,
+    read_rows,
+    read_key,
+    write_rows,
+    write_key,
+    token_of_key,
+    warp_of_key,
+    initial_stats,
+) -> None:
     """Version nodes for the writes, initial nodes for reads before any write, and their edges.
 
     ``reader_nodes[read_rows]`` read locations ``read_key``; ``writer_nodes[write_rows]`` write
@@ -296,7 +335,11 @@ def _connect(add_nodes, edges, reader_nodes, writer_nodes, *, read_rows, read_ke
     write_key = np.asarray(write_key, np.int64)
     read_key = np.asarray(read_key, np.int64)
     # write versions, one node each
-    wnodes = add_nodes(VARIABLE, token_of_key(write_key) if len(write_key) else np.zeros(0, np.int32), warp_of_key(write_key) if len(write_key) else np.zeros(0, np.int32))
+    wnodes = add_nodes(
+        VARIABLE,
+        token_of_key(write_key) if len(write_key) else np.zeros(0, np.int32),
+        warp_of_key(write_key) if len(write_key) else np.zeros(0, np.int32),
+    )
     edges.append((writer_nodes[write_rows], wnodes, DEF))
     key = np.concatenate([read_key, write_key])
     rows = np.concatenate([read_rows, write_rows]).astype(np.int64)

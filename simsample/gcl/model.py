@@ -84,9 +84,15 @@ def collate(graphs: list[GraphTensors]) -> Batch:
         node_off += g.n_nodes
         seg_off += len(uniq)
     return Batch(
-        kind=torch.cat(kinds), token=torch.cat(tokens), pos=torch.cat(pos), stats=torch.cat(stats),
-        edge_index=torch.cat(edges, dim=1), edge_type=torch.cat(etypes), segment=torch.cat(segs),
-        segment_graph=torch.cat(seg_graph), n_graphs=len(graphs),
+        kind=torch.cat(kinds),
+        token=torch.cat(tokens),
+        pos=torch.cat(pos),
+        stats=torch.cat(stats),
+        edge_index=torch.cat(edges, dim=1),
+        edge_type=torch.cat(etypes),
+        segment=torch.cat(segs),
+        segment_graph=torch.cat(seg_graph),
+        n_graphs=len(graphs),
     )
 
 
@@ -126,11 +132,15 @@ class NodeFeatures(nn.Module):
 class Encoder(nn.Module):
     """Three RGCN layers with LayerNorm, ReLU and dropout, and the warp-then-launch mean readout."""
 
-    def __init__(self, vocab_size: int, *, hidden: int = 128, out: int = 256, bases: int = 2, dropout: float = 0.1) -> None:
+    def __init__(
+        self, vocab_size: int, *, hidden: int = 128, out: int = 256, bases: int = 2, dropout: float = 0.1
+    ) -> None:
         super().__init__()
         self.features = NodeFeatures(vocab_size)
         dims = (FEATURE_DIM, hidden, hidden, out)
-        self.convs = nn.ModuleList(RGCNConv(a, b, num_relations=len(RELATIONS), num_bases=bases) for a, b in zip(dims[:-1], dims[1:]))
+        self.convs = nn.ModuleList(
+            RGCNConv(a, b, num_relations=len(RELATIONS), num_bases=bases) for a, b in zip(dims[:-1], dims[1:])
+        )
         self.norms = nn.ModuleList(nn.LayerNorm(b) for b in dims[1:])
         self.dropout = nn.Dropout(dropout)
         self.out_dim = out

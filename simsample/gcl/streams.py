@@ -42,7 +42,9 @@ class WarpSelection:
     def chosen(self, ctas: int, warps_per_cta: int, kernel_id: int) -> np.ndarray:
         """Sorted (cta position, warp) pairs to read, as an (n × 2) int64 array."""
         positions = np.arange(self.sm % max(1, min(self.sms, ctas)), ctas, self.sms, dtype=np.int64)
-        pairs = np.stack(np.meshgrid(positions, np.arange(warps_per_cta, dtype=np.int64), indexing="ij"), axis=-1).reshape(-1, 2)
+        pairs = np.stack(
+            np.meshgrid(positions, np.arange(warps_per_cta, dtype=np.int64), indexing="ij"), axis=-1
+        ).reshape(-1, 2)
         if len(pairs) > self.warps:
             rng = np.random.default_rng([self.seed, int(kernel_id) & 0xFFFFFFFF])
             keep = np.sort(rng.choice(len(pairs), size=self.warps, replace=False))
@@ -105,7 +107,18 @@ class StreamBuilder:
         self._regs: dict[str, int] = {}
         self._spaces: dict[str, int] = {"": 0}
 
-    def add(self, warp: int, pc: int, opcode: str, dests: list[str], srcs: list[str], mem: int = MEM_NONE, space: str = "", width: int = 0, addresses: list[int] | None = None) -> None:
+    def add(
+        self,
+        warp: int,
+        pc: int,
+        opcode: str,
+        dests: list[str],
+        srcs: list[str],
+        mem: int = MEM_NONE,
+        space: str = "",
+        width: int = 0,
+        addresses: list[int] | None = None,
+    ) -> None:
         """One instruction of warp ``warp`` (warps numbered 0.. in the order they are added)."""
         self._warp.append(warp)
         self._pc.append(pc)

@@ -113,7 +113,13 @@ def augment(g: GraphTensors, cfg: TrainConfig, gen: torch.Generator) -> tuple[Gr
         new_id[keep] = torch.arange(int(keep.sum()))
         ends = new_id[g.edge_index]
         ok = (ends >= 0).all(dim=0)
-        view.kind, view.token, view.pos, view.stats, view.warp = g.kind[keep], g.token[keep], g.pos[keep], g.stats[keep], g.warp[keep]
+        view.kind, view.token, view.pos, view.stats, view.warp = (
+            g.kind[keep],
+            g.token[keep],
+            g.pos[keep],
+            g.stats[keep],
+            g.warp[keep],
+        )
         view.edge_index, view.edge_type = ends[:, ok], g.edge_type[ok]
     if 1 in chosen and view.edge_type.shape[0]:
         ok = torch.rand(view.edge_type.shape[0], generator=gen) >= cfg.edge_drop
@@ -150,7 +156,9 @@ def _digest(g: KernelGraph) -> bytes:
     return h.digest()
 
 
-def train_and_embed(graphs: list[KernelGraph], cfg: TrainConfig, seed: int, progress: Callable[[int, int], None] | None = None) -> TrainResult:
+def train_and_embed(
+    graphs: list[KernelGraph], cfg: TrainConfig, seed: int, progress: Callable[[int, int], None] | None = None
+) -> TrainResult:
     """Train the encoder contrastively on the launches' graphs and embed every launch."""
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)

@@ -35,5 +35,7 @@ def parse_columns(text: str) -> dict[str, str]:
     if len(times) > 1 or len([k for k in out if k.startswith("start_")]) > 1:
         raise UserError("--columns: give one duration_UNIT and at most one start_UNIT")
     if not times and "cycles" not in out:
-        raise UserError("--columns: a duration (duration_ns, duration_us, duration_ms or duration_s) or cycles column is required")
+        raise UserError(
+            "--columns: a duration (duration_ns, duration_us, duration_ms or duration_s) or cycles column is required"
+        )
     return out

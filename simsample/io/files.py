@@ -180,13 +180,17 @@ def decompressed_copy(path: str | Path, suffix: str = "") -> Iterator[Path]:
                 copy_bounded(src, dst, p, p.stat().st_size)
         except DECOMPRESSION_ERRORS as exc:
             if temporary_full(exc):  # the temporary folder's disk, not the archive
-                raise UserError(f"{p}: cannot decompress it into the temporary folder {tmp} ({temporary_full(exc)}); "
-                                "set TMPDIR to a folder with more room") from None
+                raise UserError(
+                    f"{p}: cannot decompress it into the temporary folder {tmp} ({temporary_full(exc)}); "
+                    "set TMPDIR to a folder with more room"
+                ) from None
             raise FormatError(p, f"truncated or corrupt compressed file ({exc})") from exc
         yield out
 
 
-def copy_bounded(src: IO[bytes], dst: IO[bytes], source: str | Path, compressed: int | None, *, written: int = 0) -> int:
+def copy_bounded(
+    src: IO[bytes], dst: IO[bytes], source: str | Path, compressed: int | None, *, written: int = 0
+) -> int:
     """Copy ``src`` to ``dst`` within the unpack budget (:mod:`simsample.io.limits`): the total
     written (``written`` counts what earlier members of the same archive wrote) and, when
     ``compressed`` gives the compressed size, the inflation ratio, both checked as it streams.
@@ -239,7 +243,9 @@ def _check_name_length(out: Path, what: str) -> None:
     size = len(os.fsencode(out.name))
     if size > limit:
         shown = out.name if len(out.name) <= 60 else out.name[:28] + "…" + out.name[-28:]
-        raise UserError(f"{shown}: file name too long for the {what} ({size} bytes; this file system takes at most {limit}); choose a shorter name")
+        raise UserError(
+            f"{shown}: file name too long for the {what} ({size} bytes; this file system takes at most {limit}); choose a shorter name"
+        )
 
 
 def check_output_file(output: str | Path, inputs: Sequence[str | Path | None], *, what: str = "output") -> Path:
@@ -372,7 +378,9 @@ def writes_through(target: Path) -> bool:
         return True
     if stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
         raise UserError(f"{target}: is {special_file(target)}; give a file name for the output")
-    if target.is_symlink() and (str(target).startswith(("/dev/", "/proc/")) or os.path.realpath(target).startswith("/proc/")):
+    if target.is_symlink() and (
+        str(target).startswith(("/dev/", "/proc/")) or os.path.realpath(target).startswith("/proc/")
+    ):
         return True
     return False
 
@@ -396,7 +404,9 @@ def _open_fifo(target: Path) -> int:
             if exc.errno != errno.ENXIO:  # ENXIO: no reader yet
                 raise
             if time.monotonic() > deadline:
-                raise UserError(f"{target}: a named pipe that nobody reads (waited {FIFO_READER_WAIT_S:g} s); start its reader first") from None
+                raise UserError(
+                    f"{target}: a named pipe that nobody reads (waited {FIFO_READER_WAIT_S:g} s); start its reader first"
+                ) from None
             time.sleep(0.05)
     fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)  # then write as to any pipe
     return fd
@@ -407,7 +417,9 @@ def _write_through(target: Path, mode: str, encoding: str | None) -> Iterator[IO
     binary = "b" in mode
     try:
         if stat.S_ISFIFO(target.stat().st_mode):
-            fh = os.fdopen(_open_fifo(target), mode, encoding=None if binary else encoding, newline=None if binary else "")
+            fh = os.fdopen(
+                _open_fifo(target), mode, encoding=None if binary else encoding, newline=None if binary else ""
+            )
         else:
             fh = open(target, mode, encoding=None if binary else encoding, newline=None if binary else "")
     except OSError as exc:
@@ -427,7 +439,9 @@ def _write_through(target: Path, mode: str, encoding: str | None) -> Iterator[IO
 
 
 @contextlib.contextmanager
-def atomic_writer(path: str | Path, mode: str = "w", encoding: str | None = "utf-8", *, executable: bool = False) -> Iterator[IO]:
+def atomic_writer(
+    path: str | Path, mode: str = "w", encoding: str | None = "utf-8", *, executable: bool = False
+) -> Iterator[IO]:
     """Write to a temporary file beside ``path`` and rename it into place on success.
 
     On any exception the temporary file is removed and ``path`` is left as it was. A path that is
@@ -449,7 +463,12 @@ def atomic_writer(path: str | Path, mode: str = "w", encoding: str | None = "utf
         # the temporary's name is kept short: a long (but valid) output name must not fail for it
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:64]}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
-        raise (write_error(exc, target) or UserError(f"{target}: cannot write in {target.parent} ({exc.strerror or exc}); choose a writable output path")) from None
+        raise (
+            write_error(exc, target)
+            or UserError(
+                f"{target}: cannot write in {target.parent} ({exc.strerror or exc}); choose a writable output path"
+            )
+        ) from None
     try:
         binary = "b" in mode
         try:
@@ -464,7 +483,10 @@ def atomic_writer(path: str | Path, mode: str = "w", encoding: str | None = "utf
             os.chmod(tmp, (0o777 if executable else 0o666) & ~_umask())  # mkstemp makes 0600: ordinary permissions
             os.replace(tmp, target)
         except OSError as exc:
-            raise (write_error(exc, target) or UserError(f"{target}: cannot write it ({exc.strerror or exc}); choose another output path")) from None
+            raise (
+                write_error(exc, target)
+                or UserError(f"{target}: cannot write it ({exc.strerror or exc}); choose another output path")
+            ) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

@@ -65,9 +65,15 @@ class JoinReport:
 
     def summary(self) -> str:
         """One line: how many launches matched and what did not."""
-        parts = [f"{len(self.count_mismatches)} kernel group(s) with different launch counts"] if self.count_mismatches else []
+        parts = (
+            [f"{len(self.count_mismatches)} kernel group(s) with different launch counts"]
+            if self.count_mismatches
+            else []
+        )
         if self.only_in_timeline:
-            parts.append(f"{len(self.only_in_timeline)} only in the timeline (e.g. {_describe(self.only_in_timeline[0])})")
+            parts.append(
+                f"{len(self.only_in_timeline)} only in the timeline (e.g. {_describe(self.only_in_timeline[0])})"
+            )
         if self.only_in_metrics:
             parts.append(f"{len(self.only_in_metrics)} only in the metrics (e.g. {_describe(self.only_in_metrics[0])})")
         if self.count_mismatches:
@@ -134,7 +140,9 @@ def _shape_text(row: Any, totals: bool) -> tuple[str, str]:
     return g, b
 
 
-def join_metrics(timeline: Workload, metrics: Workload, *, metrics_source: str | None = None) -> tuple[Workload, JoinReport]:
+def join_metrics(
+    timeline: Workload, metrics: Workload, *, metrics_source: str | None = None
+) -> tuple[Workload, JoinReport]:
     """The timeline with the metrics' columns attached launch by launch, and the report.
 
     Raises :class:`UserError` when no launch matches.
@@ -159,7 +167,13 @@ def join_metrics(timeline: Workload, metrics: Workload, *, metrics_source: str |
     both = both[both["timeline"] != both["metrics"]]  # only the groups that do not line up
     for _, row in both.iterrows():
         grid, block = _shape_text(row, totals)
-        entry = {"name": row["base"], "grid": grid, "block": block, "timeline": int(row["timeline"]), "metrics": int(row["metrics"])}
+        entry = {
+            "name": row["base"],
+            "grid": grid,
+            "block": block,
+            "timeline": int(row["timeline"]),
+            "metrics": int(row["metrics"]),
+        }
         if row["timeline"] and row["metrics"]:
             report.count_mismatches.append(entry)
         elif row["timeline"]:
@@ -187,7 +201,11 @@ def join_metrics(timeline: Workload, metrics: Workload, *, metrics_source: str |
         if col in known:
             continue
         src = m_sorted[col]
-        if col in df.columns or not pd.api.types.is_numeric_dtype(src.dtype) or isinstance(src.dtype, pd.CategoricalDtype):
+        if (
+            col in df.columns
+            or not pd.api.types.is_numeric_dtype(src.dtype)
+            or isinstance(src.dtype, pd.CategoricalDtype)
+        ):
             report.columns_skipped.append(col)
         else:
             wanted.append(col)
@@ -211,5 +229,13 @@ def join_metrics(timeline: Workload, metrics: Workload, *, metrics_source: str |
     df = pd.concat([df, pd.DataFrame(added, index=df.index)], axis=1)
     meta = dict(timeline.meta)
     meta["join_report"] = report.to_json()
-    joined = Workload(df, source=timeline.source, format=timeline.format, memcpy_count=timeline.memcpy_count, meta=meta, extras=dict(timeline.extras), validate=False)
+    joined = Workload(
+        df,
+        source=timeline.source,
+        format=timeline.format,
+        memcpy_count=timeline.memcpy_count,
+        meta=meta,
+        extras=dict(timeline.extras),
+        validate=False,
+    )
     return joined, report

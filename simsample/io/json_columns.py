@@ -92,7 +92,12 @@ def float_text(values: np.ndarray) -> np.ndarray:
     parts: list[tuple[np.ndarray, np.ndarray]] = []
     if integral.any():
         digits = int_text(v[integral].astype(np.int64))
-        parts.append((integral, np.concatenate([digits, np.broadcast_to(np.frombuffer(b".0", np.uint8), (digits.shape[0], 2))], axis=1)))
+        parts.append(
+            (
+                integral,
+                np.concatenate([digits, np.broadcast_to(np.frombuffer(b".0", np.uint8), (digits.shape[0], 2))], axis=1),
+            )
+        )
     rest = ~integral
     if rest.any():
         others = v[rest]
@@ -104,7 +109,7 @@ def float_text(values: np.ndarray) -> np.ndarray:
     width = max(p.shape[1] for _, p in parts)
     out = np.zeros((n, width), dtype=np.uint8)
     for where, mat in parts:
-        out[where, width - mat.shape[1]:] = mat
+        out[where, width - mat.shape[1] :] = mat
     return out
 
 

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from simsample.io import kineto_scan as ks
+
 try:
     import msgspec
     from msgspec import Raw, Struct
@@ -74,7 +75,14 @@ if AVAILABLE:
 
     _TRACE = msgspec.json.Decoder(_Trace)
     _ARGS = msgspec.json.Decoder(_Args)
-    _ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, msgspec.ValidationError, ValueError, KeyError, TypeError, OverflowError)
+    _ERRORS: tuple[type[Exception], ...] = (
+        msgspec.DecodeError,
+        msgspec.ValidationError,
+        ValueError,
+        KeyError,
+        TypeError,
+        OverflowError,
+    )
 
 
 def _micros_to_ns(raws: list[Any]) -> np.ndarray:
@@ -138,7 +146,9 @@ def decode(raw: bytes) -> tuple[dict[str, Any], dict[str, Any], int] | None:
         n = len(kernels)
         shape = {}
         for key in ("grid", "block"):
-            shape[key] = np.fromiter(chain.from_iterable(map(attrgetter(key), args)), dtype=np.int64, count=3 * n).reshape(n, 3)
+            shape[key] = np.fromiter(
+                chain.from_iterable(map(attrgetter(key), args)), dtype=np.int64, count=3 * n
+            ).reshape(n, 3)
         meta = decode_meta({key: bytes(getattr(doc, key)) for key in META_KEYS})
         start = add_base_time(_micros_to_ns([e.ts for e in kernels]), meta)
         import pyarrow as pa

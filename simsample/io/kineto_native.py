@@ -21,13 +21,16 @@ from typing import Any
 
 import lazy_loader as lazy
 
-from simsample.native import import_optional
 from simsample.io import kineto_decode as kd
 from simsample.io import kineto_scan as ks
+from simsample.native import import_optional
+
 pd = lazy.load("pandas")
 
 _native: Any
-_native, REASON = import_optional("_kineto_events", unavailable="the C++ extension simsample._kineto_events is not available")
+_native, REASON = import_optional(
+    "_kineto_events", unavailable="the C++ extension simsample._kineto_events is not available"
+)
 #: whether the compiled extractor can be used here (:data:`REASON` says why not)
 AVAILABLE = _native is not None
 
@@ -50,7 +53,9 @@ def extract(raw: bytes | bytearray | memoryview | mmap.mmap) -> tuple[dict[str, 
         meta = kd.decode_meta(dict(zip(kd.META_KEYS, got["meta"])))
     except ValueError:  # a name that is not UTF-8, metadata msgspec refuses: as the decoder does
         return None
-    arrays: dict[str, Any] = {"name": pd.Categorical.from_codes(got["name_codes"], categories=pd.Index(names, dtype=object))}
+    arrays: dict[str, Any] = {
+        "name": pd.Categorical.from_codes(got["name_codes"], categories=pd.Index(names, dtype=object))
+    }
     arrays.update((col, got[col]) for col in _SHAPES)
     arrays["start_ns"] = kd.add_base_time(got["start_ns"], meta)
     arrays["duration_ns"] = got["duration_ns"]

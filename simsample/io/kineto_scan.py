@@ -30,6 +30,8 @@ ANCHOR = re.compile(r'"cat"\s*:\s*"[kK]ernel"')
 #: kernel and memory-copy categories, counted in one pass
 CATEGORIES = re.compile(r'"cat"\s*:\s*"(kernel|Kernel|gpu_memcpy|gpu_memset|Memcpy|Memset)"')
 MEMCPY_CATS = {"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"}
+
+
 class FloatText(str):
     """A JSON float kept as its decimal text (times convert to nanoseconds exactly), told apart
     from JSON strings by its type."""
@@ -167,7 +169,9 @@ def build_layout(event: dict[str, Any], text: str | None = None, cat_pos: int = 
     loose = re.compile(r"\s*".join(pieces))
     literal = loose
     if text is not None:
-        probe = re.compile("".join(p + (f"(?P<w{i}>\\s*)" if i < len(pieces) - 1 else "") for i, p in enumerate(pieces)))
+        probe = re.compile(
+            "".join(p + (f"(?P<w{i}>\\s*)" if i < len(pieces) - 1 else "") for i, p in enumerate(pieces))
+        )
         m = probe.match(text, cat_pos)
         if m is not None:
             ws = [re.escape(m.group(f"w{i}")) for i in range(len(pieces) - 1)]

@@ -82,12 +82,20 @@ def step_of_launches(paths: Sequence[str | Path], wl: Any) -> np.ndarray | None:
                         t0 = _us_to_ns(e.get("ts"), base)
                         dur = _us_to_ns(e.get("dur"))
                     except ValueError as err:
-                        raise FormatError(Path(path), f"{name}: its ts or dur is no time ({err}); --steps needs the steps' times, "
-                                          "or use --time-range") from None
+                        raise FormatError(
+                            Path(path),
+                            f"{name}: its ts or dur is no time ({err}); --steps needs the steps' times, "
+                            "or use --time-range",
+                        ) from None
                     if len(m.group(1)) > 18:
                         raise FormatError(Path(path), f"{name[:40]}...: a step number beyond int64")
                     steps.append((t0, t0 + dur, int(m.group(1))))
-            elif e.get("cat") in _RUNTIME_CATS and isinstance(e.get("args"), dict) and "correlation" in e["args"] and "ts" in e:
+            elif (
+                e.get("cat") in _RUNTIME_CATS
+                and isinstance(e.get("args"), dict)
+                and "correlation" in e["args"]
+                and "ts" in e
+            ):
                 try:  # a launch call whose id or time does not read is as if absent: the kernel's own start is used
                     c = e["args"]["correlation"]
                     if isinstance(c, bool) or not isinstance(c, (int, str)) or len(str(c)) > 19:

@@ -38,12 +38,33 @@ class Limit:
 
 #: every limit, by short name (the order of ``docs/limits.md``)
 LIMITS: dict[str, Limit] = {
-    "document": Limit("SIMSAMPLE_MAX_DOCUMENT_BYTES", 256 * MiB, "a JSON or text document read whole (plan, estimate, evaluation, sample list, config, params, kernel list, PKP instruction file)"),
-    "log": Limit("SIMSAMPLE_MAX_LOG_BYTES", 8 * GiB, "a simulator log or results table read whole (a --truth log, a pkp replay log, the Accel-Sim tracer's stats.csv)"),
-    "profile": Limit("SIMSAMPLE_MAX_PROFILE_BYTES", 32 * GiB, "a profile read whole into memory, after decompression (a Kineto JSON trace, an Nsight Compute CSV)"),
-    "unpack": Limit("SIMSAMPLE_MAX_UNPACK_BYTES", 32 * GiB, "the members of one archive unpacked to the temporary folder, or a compressed file decompressed there, counted by their declared size"),
+    "document": Limit(
+        "SIMSAMPLE_MAX_DOCUMENT_BYTES",
+        256 * MiB,
+        "a JSON or text document read whole (plan, estimate, evaluation, sample list, config, params, kernel list, PKP instruction file)",
+    ),
+    "log": Limit(
+        "SIMSAMPLE_MAX_LOG_BYTES",
+        8 * GiB,
+        "a simulator log or results table read whole (a --truth log, a pkp replay log, the Accel-Sim tracer's stats.csv)",
+    ),
+    "profile": Limit(
+        "SIMSAMPLE_MAX_PROFILE_BYTES",
+        32 * GiB,
+        "a profile read whole into memory, after decompression (a Kineto JSON trace, an Nsight Compute CSV)",
+    ),
+    "unpack": Limit(
+        "SIMSAMPLE_MAX_UNPACK_BYTES",
+        32 * GiB,
+        "the members of one archive unpacked to the temporary folder, or a compressed file decompressed there, counted by their declared size",
+    ),
     "members": Limit("SIMSAMPLE_MAX_UNPACK_MEMBERS", 100_000, "members in one archive", bytes=False),
-    "ratio": Limit("SIMSAMPLE_MAX_COMPRESSION_RATIO", 200, "the ratio of decompressed to compressed size, checked as data is unpacked or inflated whole (beyond the first 64 MiB)", bytes=False),
+    "ratio": Limit(
+        "SIMSAMPLE_MAX_COMPRESSION_RATIO",
+        200,
+        "the ratio of decompressed to compressed size, checked as data is unpacked or inflated whole (beyond the first 64 MiB)",
+        bytes=False,
+    ),
 }
 
 #: the compression ratio is only judged once this much has been inflated: small, very repetitive
@@ -68,7 +89,11 @@ FIXED: dict[str, tuple[float, str, str]] = {
     "trace header bytes": (1 << 20, "1 MiB", "the header of one Accel-Sim kernel trace (kernel-N.traceg)"),
     "join table bytes": (4 * GiB, "4 GiB", "the metric columns profile --join adds to a profile's launches"),
     "stats line bytes": (1 * MiB, "1 MiB", "one line of the Accel-Sim tracer's stats.csv"),
-    "kernel name characters shown": (200, "200", "a kernel name in a table that profile info prints (the JSON keeps it whole)"),
+    "kernel name characters shown": (
+        200,
+        "200",
+        "a kernel name in a table that profile info prints (the JSON keeps it whole)",
+    ),
     "sampled value magnitude": (1e100, "1e100", "a value estimate sums (a simulator's count, a profile's metric)"),
     "seed": (2**32 - 1, "4294967295", "the seed of a sampler"),
     "time": (2**62, "2^62 ns", "a time given to --time-range or read from a step annotation"),
@@ -84,7 +109,7 @@ def shown_name(name: str, width: int | None = None) -> str:
     if len(name) <= cap:
         return name
     half = (cap - 1) // 2
-    return name[:half] + "…" + name[len(name) - (cap - 1 - half):]
+    return name[:half] + "…" + name[len(name) - (cap - 1 - half) :]
 
 
 def accepted(lim: Limit) -> str:
@@ -171,8 +196,10 @@ def check_ratio(path: str | Path, inflated: int, compressed: int, *, what: str =
     cap = limit("ratio")
     if cap and inflated > RATIO_FLOOR and inflated > cap * max(compressed, 1):
         raise refusal(
-            path, "ratio",
-            f"{what} {human(inflated)} from {human(compressed)}, {inflated // max(compressed, 1)} times its size, more than real data inflates (a decompression bomb?)",
+            path,
+            "ratio",
+            f"{what} {human(inflated)} from {human(compressed)}, {inflated // max(compressed, 1)} times its size, "
+            "more than real data inflates (a decompression bomb?)",
         )
 
 

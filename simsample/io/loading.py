@@ -11,7 +11,6 @@ from simsample.io.files import missing_message, read_head
 from simsample.manager import PluginHost, get_host
 from simsample.workload import Workload
 
-
 #: Nsight Systems' own report files: binary, read by no reader; ``nsys export`` turns them into SQLite
 _NSYS_REPORTS = (".nsys-rep", ".qdrep")
 
@@ -46,7 +45,9 @@ def detect_format(path: Path, host: PluginHost | None = None) -> str:
             continue
     kinds = ", ".join(sorted(host.readers())) or "none installed"
     if path.is_dir():
-        raise UserError(f"{path}: is a directory, expected a file (no reader takes this folder; name one with --format)")
+        raise UserError(
+            f"{path}: is a directory, expected a file (no reader takes this folder; name one with --format)"
+        )
     what = "file"
     raise UserError(f"{path}: unrecognised {what} format (known: {kinds}); name one with --format")
 
@@ -70,7 +71,9 @@ def load_workload(
             raise UserFileNotFoundError(missing_message(p))
     name = format or detect_format(ps[0], host)
     if options and options.get("columns") and name != "csv":
-        raise UserError(f"--columns applies to --format csv only ({ps[0]} reads as {name}); add --format csv or drop --columns")
+        raise UserError(
+            f"--columns applies to --format csv only ({ps[0]} reads as {name}); add --format csv or drop --columns"
+        )
     reader = host.reader(name)
     if len(ps) > 1:
         if not reader.multi_file:

@@ -52,8 +52,11 @@ def step_of_launches(path: str | Path, wl: Any) -> np.ndarray | None:
             if m is None:
                 continue
             if not (_is_time(a) and _is_time(b)) or len(m.group(1)) > 18:
-                raise FormatError(Path(path), f"NVTX range {str(t)[:60]!r}: start {a!r} or end {b!r} is no time in ns (or its step number is "
-                                  "beyond int64); --steps needs the steps' times, or use --time-range")
+                raise FormatError(
+                    Path(path),
+                    f"NVTX range {str(t)[:60]!r}: start {a!r} or end {b!r} is no time in ns (or its step number is "
+                    "beyond int64); --steps needs the steps' times, or use --time-range",
+                )
             steps.append((int(a), int(b), int(m.group(1))))
         steps.sort()
         if not steps:
@@ -61,8 +64,11 @@ def step_of_launches(path: str | Path, wl: Any) -> np.ndarray | None:
         launch_ns: dict[int, int] = {}
         if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables and "correlationId" in columns(conn, "CUPTI_ACTIVITY_KIND_RUNTIME"):
             # a launch call whose id or time is not an integer is as if absent: the kernel's own start is used
-            launch_ns = {int(c): int(s) for c, s in conn.execute("SELECT correlationId, start FROM CUPTI_ACTIVITY_KIND_RUNTIME")
-                         if _is_time(s) and isinstance(c, int)}
+            launch_ns = {
+                int(c): int(s)
+                for c, s in conn.execute("SELECT correlationId, start FROM CUPTI_ACTIVITY_KIND_RUNTIME")
+                if _is_time(s) and isinstance(c, int)
+            }
     k = wl.kernels
     t = k["start_ns"].to_numpy(np.int64).copy()
     if "correlation" in k.columns and launch_ns:

@@ -32,11 +32,15 @@ def refuse_control(value: str, what: str, *, hint: str = "give a value without c
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        raise UserError(f"{what} {text[:60]!r}: not valid UTF-8 (bytes the script cannot hold as text); rename it") from None
+        raise UserError(
+            f"{what} {text[:60]!r}: not valid UTF-8 (bytes the script cannot hold as text); rename it"
+        ) from None
     return text
 
 
 def comment_text(value: str) -> str:
     """``value`` made safe for a ``#`` comment line: control characters shown as escapes, so nothing
     in it can end the comment."""
-    return _CONTROL.sub(lambda m: repr(m.group(0))[1:-1], str(value)).encode("utf-8", "backslashreplace").decode("utf-8")
+    return (
+        _CONTROL.sub(lambda m: repr(m.group(0))[1:-1], str(value)).encode("utf-8", "backslashreplace").decode("utf-8")
+    )

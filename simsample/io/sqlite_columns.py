@@ -27,8 +27,8 @@ from types import ModuleType
 
 import numpy as np
 
-from simsample.native import import_optional
 from simsample.io.workers import can_spawn, usable_cpus
+from simsample.native import import_optional
 
 #: below this many rows, worker processes cost more than they save
 PARALLEL_MIN_ROWS = 1_000_000
@@ -47,7 +47,7 @@ def fetch_text_ints(uri: str, table: str, expr: str, n: int) -> np.ndarray | Non
         return np.zeros(0, dtype=np.int64)
     conn = connect(uri)
     try:
-        text = conn.execute(f'SELECT group_concat({expr}, \' \') FROM "{table}" NOT INDEXED').fetchone()[0]
+        text = conn.execute(f"SELECT group_concat({expr}, ' ') FROM \"{table}\" NOT INDEXED").fetchone()[0]
     finally:
         conn.close()
     if not isinstance(text, str):
@@ -126,7 +126,9 @@ def fetch_many(uri: str, table: str, exprs: Sequence[str], n: int) -> list[np.nd
 
             ctx = multiprocessing.get_context("spawn")
             with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-                return list(pool.map(fetch_text_ints, [uri] * len(exprs), [table] * len(exprs), exprs, [n] * len(exprs)))
+                return list(
+                    pool.map(fetch_text_ints, [uri] * len(exprs), [table] * len(exprs), exprs, [n] * len(exprs))
+                )
         except (OSError, RuntimeError, ImportError):
             pass  # no worker processes here (sandbox, frozen app): read in this process
     return [fetch_text_ints(uri, table, e, n) for e in exprs]

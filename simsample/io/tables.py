@@ -136,7 +136,9 @@ def categorical(values: Any) -> pd.Categorical:
     return pd.Categorical.from_codes(codes.astype(np.int32), categories=pd.Index(uniques, dtype=object))
 
 
-def parse_triples(values: Any, *, path: str | Path, column: str, first_line: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def parse_triples(
+    values: Any, *, path: str | Path, column: str, first_line: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Split ``"(x, y, z)"``, ``"x y z"`` or ``"[x, y, z]"`` strings into three integer arrays
     (each in the narrowest type that holds it, as :func:`narrow` gives).
 
@@ -156,7 +158,11 @@ def parse_triples(values: Any, *, path: str | Path, column: str, first_line: int
         nums = re.findall(r"-?\d+", str(u))
         if len(nums) != 3 or re.search(r"[^\d\s,()\[\]xX-]", str(u)):
             row = int(np.flatnonzero(codes == i)[0])
-            raise FormatError(path, f"column {column!r}: expected three numbers such as '(256, 1, 1)', got {u!r}", line=first_line + row)
+            raise FormatError(
+                path,
+                f"column {column!r}: expected three numbers such as '(256, 1, 1)', got {u!r}",
+                line=first_line + row,
+            )
         parsed[i] = [int(n) for n in nums]
     if (codes < 0).any():
         row = int(np.flatnonzero(codes < 0)[0])
@@ -188,7 +194,9 @@ def narrow_whole(values: np.ndarray) -> np.ndarray | None:
         return None
     lo, hi = float(values.min()), float(values.max())  # NaN fails every comparison below
     if lo >= 0 and hi <= np.iinfo(np.uint32).max:
-        dt: type = np.uint8 if hi <= np.iinfo(np.uint8).max else np.uint16 if hi <= np.iinfo(np.uint16).max else np.uint32
+        dt: type = (
+            np.uint8 if hi <= np.iinfo(np.uint8).max else np.uint16 if hi <= np.iinfo(np.uint16).max else np.uint32
+        )
     elif lo >= np.iinfo(np.int32).min and hi <= np.iinfo(np.int32).max:
         dt = np.int32
     else:
@@ -345,7 +353,11 @@ def read_csv_table(
         )
         if scanned is not None:
             table, bad_rows = scanned
-            bad = [(None, expected, fields, text) for expected, fields, text in bad_rows if skip_row is None or not skip_row(text)]
+            bad = [
+                (None, expected, fields, text)
+                for expected, fields, text in bad_rows
+                if skip_row is None or not skip_row(text)
+            ]
             if bad:
                 _raise_bad_rows(data, path, bad)
             return table
@@ -451,7 +463,11 @@ def _scan_csv(
     if len(index) != len(names) or any(c not in index for c in include_columns) or any(c in index for c in extra):
         return None  # duplicate or missing names: pyarrow's rules (and errors) apply
     kinds = [
-        "corr_name" if c in corr_suffix_columns else "dictionary" if c in dictionary_columns or c in string_columns else "number"
+        "corr_name"
+        if c in corr_suffix_columns
+        else "dictionary"
+        if c in dictionary_columns or c in string_columns
+        else "number"
         for c in include_columns
     ]
     specs = [(index[c], k) for c, k in zip(include_columns, kinds)]
@@ -537,7 +553,14 @@ _GROUPED = r"^[+-]?[0-9]{1,3}(,[0-9]{3})+(\.[0-9]*)?([eE][+-]?[0-9]+)?$"
 
 
 def numeric_column(
-    table: Any, column: str, *, path: str | Path, first_line: int, allow_null: bool = True, thousands: bool = True, label: str | None = None
+    table: Any,
+    column: str,
+    *,
+    path: str | Path,
+    first_line: int,
+    allow_null: bool = True,
+    thousands: bool = True,
+    label: str | None = None,
 ) -> np.ndarray:
     """A pyarrow table column as float64 (NaN for empty cells); text that is not a number is a
     :class:`FormatError` naming the line.
@@ -553,19 +576,35 @@ def numeric_column(
     col = table.column(column)
     name = column if label is None else label
     if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
-        out = col.to_numpy().astype(np.float64, copy=False) if col.null_count == 0 else pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False)
+        out = (
+            col.to_numpy().astype(np.float64, copy=False)
+            if col.null_count == 0
+            else pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False)
+        )
     elif pa.types.is_null(col.type):
         out = np.full(len(col), np.nan)
     else:
         s = pc.utf8_trim_whitespace(pc.cast(col, pa.string()))
         comma = pc.fill_null(pc.match_substring(s, ","), False)
         if pc.any(comma).as_py():
-            ok = pc.fill_null(pc.match_substring_regex(s, _GROUPED), False) if thousands else pc.fill_null(pc.equal(s, ""), True)
+            ok = (
+                pc.fill_null(pc.match_substring_regex(s, _GROUPED), False)
+                if thousands
+                else pc.fill_null(pc.equal(s, ""), True)
+            )
             bad = np.flatnonzero(np.asarray(pc.and_(comma, pc.invert(ok)).to_numpy(zero_copy_only=False)))
             if bad.size:
                 i = int(bad[0])
-                why = "a comma that does not separate thousands (a decimal comma?)" if thousands else "a comma (thousands separators and decimal commas are ambiguous here)"
-                raise FormatError(path, f"column {name!r}: {s[i].as_py()!r} is not a number: {why}; write plain numbers with a decimal point, such as 1500 or 1.5", line=first_line + i)
+                why = (
+                    "a comma that does not separate thousands (a decimal comma?)"
+                    if thousands
+                    else "a comma (thousands separators and decimal commas are ambiguous here)"
+                )
+                raise FormatError(
+                    path,
+                    f"column {name!r}: {s[i].as_py()!r} is not a number: {why}; write plain numbers with a decimal point, such as 1500 or 1.5",
+                    line=first_line + i,
+                )
         s = pc.replace_substring(s, ",", "")
         empty = pc.equal(s, "")
         s = pc.if_else(empty, pa.scalar(None, pa.string()), s)
@@ -579,7 +618,9 @@ def numeric_column(
                 try:
                     float(v)
                 except ValueError:
-                    raise FormatError(path, f"column {name!r}: expected a number, got {v!r}", line=first_line + i) from None
+                    raise FormatError(
+                        path, f"column {name!r}: expected a number, got {v!r}", line=first_line + i
+                    ) from None
             raise
     if not allow_null and np.isnan(out).any():
         i = int(np.flatnonzero(np.isnan(out))[0])
@@ -590,7 +631,11 @@ def numeric_column(
         bad = np.isinf(out)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise FormatError(path, f"column {name!r}: value {col[i].as_py()} is out of range (not a finite number)", line=first_line + i)
+            raise FormatError(
+                path,
+                f"column {name!r}: value {col[i].as_py()} is out of range (not a finite number)",
+                line=first_line + i,
+            )
     return out
 
 
@@ -598,7 +643,15 @@ def numeric_column(
 INT64_LIMIT = float(2**63)
 
 
-def check_int64(values: np.ndarray, *, path: str | Path, column: str, first_line: int, scale: float = 1.0, rows: np.ndarray | None = None) -> None:
+def check_int64(
+    values: np.ndarray,
+    *,
+    path: str | Path,
+    column: str,
+    first_line: int,
+    scale: float = 1.0,
+    rows: np.ndarray | None = None,
+) -> None:
     """Refuse values that do not fit an int64 after multiplying by ``scale`` (say, a grid of
     1e26 or a duration of 1e308 s), naming file, line, column and value: numpy would silently
     wrap them to -9223372036854775808."""
@@ -611,7 +664,11 @@ def check_int64(values: np.ndarray, *, path: str | Path, column: str, first_line
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         line = first_line + int(rows[i] if rows is not None else i)
-        raise FormatError(path, f"column {column!r}: value {float(v[i]):g} is out of range (a whole number of at most {2**63 - 1:,} after conversion to ns or to an integer)", line=line)
+        raise FormatError(
+            path,
+            f"column {column!r}: value {float(v[i]):g} is out of range (a whole number of at most {2**63 - 1:,} after conversion to ns or to an integer)",
+            line=line,
+        )
 
 
 def device_names(devices: Any) -> tuple[list[str], np.ndarray | None]:
@@ -653,7 +710,9 @@ def string_column(table: Any, column: str) -> Any:
     return col.fill_null("")
 
 
-def make_workload(df: pd.DataFrame, *, source: str, format: str, memcpy_count: int = 0, meta: dict[str, Any] | None = None) -> Any:
+def make_workload(
+    df: pd.DataFrame, *, source: str, format: str, memcpy_count: int = 0, meta: dict[str, Any] | None = None
+) -> Any:
     """``Workload(df, ...)``, keeping categorical extra columns (such as ``mangled``) categorical
     and without pandas' fragmentation warnings for tables with hundreds of metric columns."""
     import warnings

@@ -23,32 +23,106 @@ def pkp_group() -> None:
 
 @pkp_group.command("replay")
 @click.argument("logs", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--stdout", "stdouts", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="The simulator's stdout of the same run (actual cycles, grid and wave sizes); one per LOG, in order.")
-@click.option("--window", default=3000, show_default=True, type=click.IntRange(min=1), help="Window in cycles (window / period samples).")
-@click.option("--threshold", "-s", default=2.0, show_default=True, type=float, help="Stable when the window's CoV (percent) is below this (the paper's: 0.25).")
-@click.option("--period", default=None, type=click.IntRange(min=1), help="Sample period in cycles; a multiple of the log's (default: the log's).")
-@click.option("--wave-rule", type=click.Choice(["paper", "artifact"]), default="paper", show_default=True,
-              help="Grids smaller than one wave: no wave condition (paper) or a fraction of the grid (artifact).")
-@click.option("--projection", type=click.Choice(["instructions", "paper", "artifact"]), default="instructions", show_default=True,
-              help="instructions: cycles x the kernel's instructions / instructions so far (totals from --insn-file, else the "
-                   "stdout's); paper: total = value x CTAs / completed; artifact: / (completed + 1).")
-@click.option("--insn-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="The -pkp_insn_file given to the simulator (kernel_id instructions per line).")
-@click.option("--min-remaining", default=0.5, show_default=True, type=click.FloatRange(0.0, 1.0, max_open=True),
-              help="Stop only while at least this share of the grid is still to be issued.")
-@click.option("--settle", default=0.5, show_default=True, type=click.FloatRange(0.0, 1.0, max_open=True),
-              help="Stable also needs the cumulative IPC of this last share of the run to vary less than the threshold "
-                   "(0: the window alone, as the paper).")
-@click.option("--drain-tail/--no-drain-tail", default=True, show_default=True,
-              help="Count the drain after a stop as the kernel's tail (the simulator's -pkp_drain_tail); "
-                   "the drain is estimated from the full run.")
-@click.option("--small-grid-fraction", default=0.3, show_default=True, type=float, help="Artifact wave rule: share of a small grid that must complete.")
-@click.option("--launch-latency", type=click.IntRange(min=0), default=None,
-              help="Fixed cycles kept apart from the projection (default: the run's -gpgpu_kernel_launch_latency; 0: the paper's formula).")
-@click.option("--total-ctas", type=click.IntRange(min=1), default=None, help="Override the grid size (needed without --stdout).")
-@click.option("--wave-size", type=click.IntRange(min=1), default=None, help="Override the CTAs of one wave (needed without --stdout).")
-@click.option("--sweep", "sweeps", multiple=True, metavar="KEY=V1,V2,...", help="Replay for each value: s (threshold), window, period, r (min-remaining) or settle.")
+@click.option(
+    "--stdout",
+    "stdouts",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The simulator's stdout of the same run (actual cycles, grid and wave sizes); one per LOG, in order.",
+)
+@click.option(
+    "--window",
+    default=3000,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Window in cycles (window / period samples).",
+)
+@click.option(
+    "--threshold",
+    "-s",
+    default=2.0,
+    show_default=True,
+    type=float,
+    help="Stable when the window's CoV (percent) is below this (the paper's: 0.25).",
+)
+@click.option(
+    "--period",
+    default=None,
+    type=click.IntRange(min=1),
+    help="Sample period in cycles; a multiple of the log's (default: the log's).",
+)
+@click.option(
+    "--wave-rule",
+    type=click.Choice(["paper", "artifact"]),
+    default="paper",
+    show_default=True,
+    help="Grids smaller than one wave: no wave condition (paper) or a fraction of the grid (artifact).",
+)
+@click.option(
+    "--projection",
+    type=click.Choice(["instructions", "paper", "artifact"]),
+    default="instructions",
+    show_default=True,
+    help="instructions: cycles x the kernel's instructions / instructions so far (totals from --insn-file, else the "
+    "stdout's); paper: total = value x CTAs / completed; artifact: / (completed + 1).",
+)
+@click.option(
+    "--insn-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The -pkp_insn_file given to the simulator (kernel_id instructions per line).",
+)
+@click.option(
+    "--min-remaining",
+    default=0.5,
+    show_default=True,
+    type=click.FloatRange(0.0, 1.0, max_open=True),
+    help="Stop only while at least this share of the grid is still to be issued.",
+)
+@click.option(
+    "--settle",
+    default=0.5,
+    show_default=True,
+    type=click.FloatRange(0.0, 1.0, max_open=True),
+    help="Stable also needs the cumulative IPC of this last share of the run to vary less than the threshold "
+    "(0: the window alone, as the paper).",
+)
+@click.option(
+    "--drain-tail/--no-drain-tail",
+    default=True,
+    show_default=True,
+    help="Count the drain after a stop as the kernel's tail (the simulator's -pkp_drain_tail); "
+    "the drain is estimated from the full run.",
+)
+@click.option(
+    "--small-grid-fraction",
+    default=0.3,
+    show_default=True,
+    type=float,
+    help="Artifact wave rule: share of a small grid that must complete.",
+)
+@click.option(
+    "--launch-latency",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Fixed cycles kept apart from the projection (default: the run's -gpgpu_kernel_launch_latency; 0: the paper's formula).",
+)
+@click.option(
+    "--total-ctas", type=click.IntRange(min=1), default=None, help="Override the grid size (needed without --stdout)."
+)
+@click.option(
+    "--wave-size",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Override the CTAs of one wave (needed without --stdout).",
+)
+@click.option(
+    "--sweep",
+    "sweeps",
+    multiple=True,
+    metavar="KEY=V1,V2,...",
+    help="Replay for each value: s (threshold), window, period, r (min-remaining) or settle.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def replay_cmd(
     logs: tuple[Path, ...],
@@ -97,7 +171,11 @@ def replay_cmd(
     for params in combos:
         results = []
         for log, out, series, info in parsed:
-            results.extend(replay_run(log, out, params, total_ctas=total_ctas, wave_size=wave_size, series=series, info=info, insns=insns))
+            results.extend(
+                replay_run(
+                    log, out, params, total_ctas=total_ctas, wave_size=wave_size, series=series, info=info, insns=insns
+                )
+            )
         runs.append((params, results, summarize(results)))
 
     if as_json:
@@ -136,9 +214,26 @@ def _print_tables(runs: list, impl: str) -> None:
             f"{'from the run' if params.launch_latency is None else params.launch_latency}, "
             f"settle={params.settle:g}, drain tail={'on' if params.drain_tail else 'off'}"
         )
-        table = Table(title=title, title_justify="left", caption="id: trace kernel id; stop: cycle where PKP stops (- = runs to completion); "
-                      "done: CTAs completed then; projected: the PKP estimate of the kernel's cycles", caption_justify="left")
-        for col in ("id", "kernel", "CTAs", "wave", "stop", "done", "projected", "actual", "err %", "insn err %", "saved"):
+        table = Table(
+            title=title,
+            title_justify="left",
+            caption="id: trace kernel id; stop: cycle where PKP stops (- = runs to completion); "
+            "done: CTAs completed then; projected: the PKP estimate of the kernel's cycles",
+            caption_justify="left",
+        )
+        for col in (
+            "id",
+            "kernel",
+            "CTAs",
+            "wave",
+            "stop",
+            "done",
+            "projected",
+            "actual",
+            "err %",
+            "insn err %",
+            "saved",
+        ):
             table.add_column(col, justify="left" if col == "kernel" else "right")
         for r in results:
             kid = r.kernel_id if r.kernel_id is not None else (r.uid if r.uid is not None else r.kernel)
@@ -156,7 +251,19 @@ def _print_tables(runs: list, impl: str) -> None:
         )
     if len(runs) > 1:
         table = Table(title="Sweep", title_justify="left")
-        for col in ("s %", "window", "period", "r", "settle", "stopped", "simulated cycles", "saved", "total err %", "mean |err| %", "max |err| %"):
+        for col in (
+            "s %",
+            "window",
+            "period",
+            "r",
+            "settle",
+            "stopped",
+            "simulated cycles",
+            "saved",
+            "total err %",
+            "mean |err| %",
+            "max |err| %",
+        ):
             table.add_column(col, justify="right")
         for params, _results, s in runs:
             table.add_row(
@@ -171,7 +278,13 @@ def _print_tables(runs: list, impl: str) -> None:
 
 @pkp_group.command("totals")
 @click.argument("profile", type=click.Path(path_type=Path))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The -pkp_insn_file to write.")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The -pkp_insn_file to write.",
+)
 def totals_cmd(profile: Path, output: Path) -> None:
     """Write each kernel's thread instructions for Accel-Sim's -pkp_insn_file.
 
@@ -186,10 +299,16 @@ def totals_cmd(profile: Path, output: Path) -> None:
     check_output_file(output, [profile], what="instruction file")
     writable_parent(output)
     wl = load_workload([profile])
-    wl.require(["thread_insts"], who="pkp totals", hint="run `simsample profile features --sim accelsim TRACES -o features.parquet` and give that")
+    wl.require(
+        ["thread_insts"],
+        who="pkp totals",
+        hint="run `simsample profile features --sim accelsim TRACES -o features.parquet` and give that",
+    )
     k = wl.kernels
     if k["thread_insts"].isna().any():
         raise UserError(f"{profile}: thread_insts is missing for some kernels; recompute the features")
-    text = insn_file_text(k["kernel_id"].astype("int64").tolist(), k["thread_insts"].astype("int64").tolist(), Path(profile).name)
+    text = insn_file_text(
+        k["kernel_id"].astype("int64").tolist(), k["thread_insts"].astype("int64").tolist(), Path(profile).name
+    )
     atomic_write_bytes(output, text.encode())
     click.echo(f"{output}: instruction counts of {len(k):,} kernels")

@@ -108,7 +108,11 @@ class Monitor:
         self._latency = _u64("launch_latency", launch_latency)
         period, window = _u64("period", period), _u64("window", window)
         total_ctas, wave_size = _u64("total_ctas", total_ctas), _u64("wave_size", wave_size)
-        threshold, small_grid_fraction, min_remaining = float(threshold), float(small_grid_fraction), float(min_remaining)
+        threshold, small_grid_fraction, min_remaining = (
+            float(threshold),
+            float(small_grid_fraction),
+            float(min_remaining),
+        )
         settle = float(settle)
         if wave_rule not in WAVE_RULES:
             raise ValueError(f"wave_rule must be 'paper' or 'artifact', not '{wave_rule}'")
@@ -168,7 +172,11 @@ class Monitor:
 
     def update(self, cycle: int, insns: int, completed_ctas: int) -> bool:
         """Feed the kernel's cycle, cumulative instructions and completed CTAs; True once it may stop."""
-        cycle, insns, completed_ctas = _u64("cycle", cycle), _u64("insns", insns), _u64("completed_ctas", completed_ctas)
+        cycle, insns, completed_ctas = (
+            _u64("cycle", cycle),
+            _u64("insns", insns),
+            _u64("completed_ctas", completed_ctas),
+        )
         if self._stopped:
             return True
         if cycle < self._next_due:
@@ -205,7 +213,12 @@ class Monitor:
                 i = 0 if i + 1 == n else i + 1
             sd = math.sqrt(ss / float(n - 1))
             self._last_cov = sd / mean * 100.0 if mean > 0.0 else math.inf
-            if not self._stable_seen and mean > 0.0 and self._last_cov < self._threshold and self._settled(cycle, ipc, kept):
+            if (
+                not self._stable_seen
+                and mean > 0.0
+                and self._last_cov < self._threshold
+                and self._settled(cycle, ipc, kept)
+            ):
                 self._stable_seen = True
                 self._stable_since = cycle
         if self._stable_seen and self.wave_ok(completed) and self.remaining_ok(completed):

@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from simsample.errors import UserError
-from simsample.pkp.visualizer import KernelRun, KernelSeries, RunInfo, read_accelsim_stdout, read_visualizer_log, sample_interval
+from simsample.pkp.visualizer import (
+    KernelRun,
+    KernelSeries,
+    RunInfo,
+    read_accelsim_stdout,
+    read_visualizer_log,
+    sample_interval,
+)
 
 
 @dataclass(frozen=True)
@@ -84,11 +91,17 @@ class KernelReplay:
     @property
     def estimated_cycles(self) -> float | None:
         """What a PKP run reports: the projection if stopped, else the full count."""
-        return self.projected_cycles if self.stopped else (None if self.actual_cycles is None else float(self.actual_cycles))
+        return (
+            self.projected_cycles
+            if self.stopped
+            else (None if self.actual_cycles is None else float(self.actual_cycles))
+        )
 
     @property
     def estimated_insns(self) -> float | None:
-        return self.projected_insns if self.stopped else (None if self.actual_insns is None else float(self.actual_insns))
+        return (
+            self.projected_insns if self.stopped else (None if self.actual_insns is None else float(self.actual_insns))
+        )
 
     @property
     def simulated_cycles(self) -> int | None:
@@ -167,7 +180,12 @@ def summarize(results: list[KernelReplay]) -> ReplaySummary:
 
 
 def make_monitor(
-    params: ReplayParams, period: int, total_ctas: int, wave_size: int, monitor_cls: Any = None, launch_latency: int = 0,
+    params: ReplayParams,
+    period: int,
+    total_ctas: int,
+    wave_size: int,
+    monitor_cls: Any = None,
+    launch_latency: int = 0,
     total_insns: int = 0,
 ) -> Any:
     """A monitor (active implementation unless ``monitor_cls`` is given) for these settings."""
@@ -251,7 +269,9 @@ def replay_series(
         else:
             out.drain_end = drain_end(cycles, completed, mon.stop_ctas, total_ctas, wave_size, actual_cycles)
             issued = min(total_ctas, mon.stop_ctas + wave_size)
-            out.drain_insns = drain_insns(mon.stop_insns, mon.stop_ctas, issued, total_ctas, total_insns or actual_insns)
+            out.drain_insns = drain_insns(
+                mon.stop_insns, mon.stop_ctas, issued, total_ctas, total_insns or actual_insns
+            )
         end = out.drain_end if out.drain_end is not None else mon.stop_cycle
         mon.finish(end, mon.stop_insns + out.drain_insns, issued)
         out.projected_cycles, out.projected_insns = mon.final_cycles, mon.final_insns
@@ -334,7 +354,16 @@ def replay_run(
                 "(the grid size and the CTAs of one wave are in the simulator's stdout)"
             )
         return [
-            replay_series(s, params=params, period=period, total_ctas=total_ctas, wave_size=wave_size, run=run, kernel=s.index, monitor_cls=monitor_cls)
+            replay_series(
+                s,
+                params=params,
+                period=period,
+                total_ctas=total_ctas,
+                wave_size=wave_size,
+                run=run,
+                kernel=s.index,
+                monitor_cls=monitor_cls,
+            )
             for s in series
         ]
     info = read_accelsim_stdout(stdout) if info is None else info
@@ -352,10 +381,23 @@ def replay_run(
             raise UserError(f"{stdout}: no grid size for kernel uid {k.uid} (trace header missing); pass --total-ctas")
         out.append(
             replay_series(
-                s, params=params, period=period, total_ctas=total, wave_size=wave, run=run, kernel=i, uid=k.uid,
-                kernel_id=k.kernel_id, name=k.name, actual_cycles=k.cycles, actual_insns=k.insns, monitor_cls=monitor_cls,
+                s,
+                params=params,
+                period=period,
+                total_ctas=total,
+                wave_size=wave,
+                run=run,
+                kernel=i,
+                uid=k.uid,
+                kernel_id=k.kernel_id,
+                name=k.name,
+                actual_cycles=k.cycles,
+                actual_insns=k.insns,
+                monitor_cls=monitor_cls,
                 launch_latency=info.option_int("gpgpu_kernel_launch_latency"),
-                total_insns=(insns.get(k.kernel_id) if k.kernel_id is not None else None) if insns is not None else k.insns,
+                total_insns=(insns.get(k.kernel_id) if k.kernel_id is not None else None)
+                if insns is not None
+                else k.insns,
                 drain=None if drains is None or k.uid is None else drains.get(k.uid),
             )  # fmt: skip
         )
@@ -366,7 +408,9 @@ def _period(params: ReplayParams, interval: int, log: Path) -> int:
     if params.period is None:
         return interval
     if params.period <= 0 or params.period % interval:
-        raise UserError(f"--period {params.period}: must be a positive multiple of the log's sampling period ({interval} cycles, {log.name})")
+        raise UserError(
+            f"--period {params.period}: must be a positive multiple of the log's sampling period ({interval} cycles, {log.name})"
+        )
     return params.period
 
 
@@ -382,7 +426,9 @@ def match_series(
             continue
         s = next(it, None)
         if s is None:
-            raise UserError(f"{log.name} has fewer kernels than {stdout.name} (uid {k.uid} has no samples); are they from the same run?")
+            raise UserError(
+                f"{log.name} has fewer kernels than {stdout.name} (uid {k.uid} has no samples); are they from the same run?"
+            )
         if k.cycles is not None and int(s.cycles[-1]) > k.cycles or k.insns is not None and int(s.insns[-1]) > k.insns:
             raise UserError(
                 f"{log.name} kernel {s.index + 1} ran past what {stdout.name} reports for uid {k.uid} "
@@ -397,8 +443,17 @@ def match_series(
 
 def sweep_params(base: ReplayParams, sweeps: list[str]) -> list[ReplayParams]:
     """``["s=0.1,0.25", "window=2000,3000"]`` → every combination, in the given order."""
-    keys = {"s": "threshold", "threshold": "threshold", "window": "window", "w": "window", "period": "period", "p": "period",
-            "min_remaining": "min_remaining", "r": "min_remaining", "settle": "settle"}
+    keys = {
+        "s": "threshold",
+        "threshold": "threshold",
+        "window": "window",
+        "w": "window",
+        "period": "period",
+        "p": "period",
+        "min_remaining": "min_remaining",
+        "r": "min_remaining",
+        "settle": "settle",
+    }
     combos = [base]
     for item in sweeps:
         if "=" not in item:
@@ -408,7 +463,11 @@ def sweep_params(base: ReplayParams, sweeps: list[str]) -> list[ReplayParams]:
         if attr is None:
             raise UserError(f"--sweep {item!r}: unknown key {key.strip()!r} (use s, window, period, r or settle)")
         try:
-            values = [float(v) if attr in ("threshold", "min_remaining", "settle") else int(v) for v in vals.split(",") if v.strip()]
+            values = [
+                float(v) if attr in ("threshold", "min_remaining", "settle") else int(v)
+                for v in vals.split(",")
+                if v.strip()
+            ]
         except ValueError:
             raise UserError(f"--sweep {item!r}: values must be numbers") from None
         if not values:

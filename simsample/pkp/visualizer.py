@@ -57,7 +57,10 @@ def read_visualizer_log(path: str | Path) -> list[KernelSeries]:
     try:
         return _read_visualizer_log(path)
     except DECOMPRESSION_ERRORS as exc:
-        raise FormatError(path, f"truncated or corrupt compressed file ({exc or type(exc).__name__}); rerun the simulation or give the complete log") from None
+        raise FormatError(
+            path,
+            f"truncated or corrupt compressed file ({exc or type(exc).__name__}); rerun the simulation or give the complete log",
+        ) from None
 
 
 def _read_visualizer_log(path: str | Path) -> list[KernelSeries]:
@@ -205,7 +208,10 @@ def read_accelsim_stdout(path: str | Path) -> RunInfo:
     try:
         return _read_accelsim_stdout(path)
     except DECOMPRESSION_ERRORS as exc:
-        raise FormatError(path, f"truncated or corrupt compressed file ({exc or type(exc).__name__}); give the complete simulator output") from None
+        raise FormatError(
+            path,
+            f"truncated or corrupt compressed file ({exc or type(exc).__name__}); give the complete simulator output",
+        ) from None
 
 
 def _read_accelsim_stdout(path: str | Path) -> RunInfo:

@@ -15,7 +15,13 @@ from simsample.cli.common import profile_options, reader_options
 
 @click.command("report")
 @click.argument("plan_path", metavar="PLAN", type=click.Path(path_type=Path))
-@click.option("--estimate", "estimate_path", type=click.Path(path_type=Path), default=None, help="Output of 'simsample estimate ... --json'.")
+@click.option(
+    "--estimate",
+    "estimate_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Output of 'simsample estimate ... --json'.",
+)
 @click.option(
     "--evaluate",
     "evaluate_paths",

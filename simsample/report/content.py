@@ -144,7 +144,9 @@ def workload_section(plan: Plan, workload: Any | None) -> tuple[list[tuple[str, 
                     "name": strip_args(str(r["name"])),  # whole: kernels differing mid-name stay apart (the cell wraps)
                     "full": str(r["name"]),
                     "launches": f"{int(r['launches']):,}",
-                    "total": _fmt_value(rank_by, float(r["total"])) if rank_by != "launches" else f"{int(r['total']):,}",
+                    "total": _fmt_value(rank_by, float(r["total"]))
+                    if rank_by != "launches"
+                    else f"{int(r['total']):,}",
                     "mean": _fmt_value(rank_by, float(r["mean"])) if rank_by != "launches" else "1",
                     "cov": f"{float(r['cov']):.3f}",
                     "share": _pct(float(r["share"])),
@@ -162,7 +164,10 @@ def plan_section(plan: Plan) -> list[tuple[str, str]]:
         ("sampler", f"{s.get('name')} (v{s.get('version')})"),
         ("parameters", params),
         ("seed", str(s.get("seed"))),
-        ("estimator", f"{plan.estimator.get('kind')}, {'with' if plan.estimator.get('replace') else 'without'} replacement"),
+        (
+            "estimator",
+            f"{plan.estimator.get('kind')}, {'with' if plan.estimator.get('replace') else 'without'} replacement",
+        ),
         ("clusters", f"{len(plan.clusters):,}"),
         ("sampled launches", f"{int(p.get('sampled_launches', 0)):,} of {int(plan.workload.get('launches', 0)):,}"),
         ("predicted speedup", f"{p['speedup']:,.2f}×" if p.get("speedup") else "unknown"),
@@ -198,7 +203,9 @@ def _cluster_frame(plan: Plan) -> pd.DataFrame:
     return df.sort_values(["total", "size", "id"], ascending=[False, False, True], kind="stable").reset_index(drop=True)
 
 
-def clusters_section(plan: Plan) -> tuple[list[dict[str, str]], dict[str, str] | None, plots.Figure | None, pd.DataFrame]:
+def clusters_section(
+    plan: Plan,
+) -> tuple[list[dict[str, str]], dict[str, str] | None, plots.Figure | None, pd.DataFrame]:
     """The clusters table (top clusters, the rest in one row) and the shares figure."""
     metric = str(plan.workload.get("metric", ""))
     df = _cluster_frame(plan)
@@ -213,7 +220,9 @@ def clusters_section(plan: Plan) -> tuple[list[dict[str, str]], dict[str, str] |
         {
             "id": str(int(r.id)),
             "key": key_with_unit(str(r.key), metric),  # whole, its value interval with its unit
-            "full": f"{r.key} ({metric})" if _INTERVAL.search(str(r.key)) else str(r.key),  # the exact bounds, in the metric's unit
+            "full": f"{r.key} ({metric})"
+            if _INTERVAL.search(str(r.key))
+            else str(r.key),  # the exact bounds, in the metric's unit
             "launches": f"{int(r.size):,}",
             "share": _pct(float(r.share)) if grand > 0 else "–",
             "share_width": f"{100 * float(r.share):.1f}" if grand > 0 else "0",
@@ -267,7 +276,13 @@ def kernel_rollup(plan: Plan) -> pd.DataFrame:
     var = np.divide(n * n * fpc * s * s, m, out=np.zeros_like(n), where=m > 0)
     df["variance"] = var
     df["kernel"] = [kernel_of(str(k)) for k in df["key"]]
-    g = df.groupby("kernel", sort=False).agg(clusters=("id", "size"), launches=("size", "sum"), draws=("draws", "sum"), total=("total", "sum"), variance=("variance", "sum"))
+    g = df.groupby("kernel", sort=False).agg(
+        clusters=("id", "size"),
+        launches=("size", "sum"),
+        draws=("draws", "sum"),
+        total=("total", "sum"),
+        variance=("variance", "sum"),
+    )
     grand, vsum = float(g["total"].sum()), float(g["variance"].sum())
     g["time_share"] = g["total"] / grand if grand > 0 else np.nan
     g["variance_share"] = g["variance"] / vsum if vsum > 0 else np.nan
@@ -354,7 +369,9 @@ def distributions_section(plan: Plan, workload: Any | None, ranked: pd.DataFrame
         what = "cluster" if exact else "kernel"
         title = f"#{r.id} {display_name(key_with_unit(str(r.key), metric), 52)}"
         about = f"{title} ({what}, {members.size:,} launches)"
-        figures.append(plots.distribution(members, values[rows], title=title, unit_label=unit, scale=scale, about=about))
+        figures.append(
+            plots.distribution(members, values[rows], title=title, unit_label=unit, scale=scale, about=about)
+        )
     note = ""
     if approximated:
         note = (
@@ -405,7 +422,10 @@ def _point_label(params: dict[str, Any]) -> str:
 
 
 def _plan_point(
-    plan: Plan | None, curves: list[plots.Curve], points_by_curve: list[list[dict[str, Any]]], workloads_by_curve: list[list[dict[str, Any]]]
+    plan: Plan | None,
+    curves: list[plots.Curve],
+    points_by_curve: list[list[dict[str, Any]]],
+    workloads_by_curve: list[list[dict[str, Any]]],
 ) -> plots.PlanPoint | None:
     """Where the report's plan sits among the evaluated points: the point of its sampler whose
     swept parameters equal the plan's, or (none evaluated) its predicted speedup."""
@@ -419,7 +439,14 @@ def _plan_point(
         for p, sp, err, lab in zip(points, c.speedup, c.error_pct, c.labels):
             swept = p.get("params", {})
             # the point's parameters in full, swept and not, as its workloads record them
-            full = next((w.get("params", {}) for w in workloads if all(_same(w.get("params", {}).get(k), v) for k, v in swept.items())), swept)
+            full = next(
+                (
+                    w.get("params", {})
+                    for w in workloads
+                    if all(_same(w.get("params", {}).get(k), v) for k, v in swept.items())
+                ),
+                swept,
+            )
             if all(_same(params.get(k), v) for k, v in full.items()) and sp is not None and err is not None:
                 return plots.PlanPoint(name, sp, err, lab)
     sp = plan.prediction.get("speedup")
@@ -436,7 +463,11 @@ def _same(a: Any, b: Any) -> bool:
 def _confidence_of(doc: dict[str, Any]) -> float | None:
     """The confidence an evaluation's intervals are at: the sampler's ``confidence`` parameter,
     else 95% (what ``evaluate`` uses for plans that do not name one); None when its workloads differ."""
-    found = {float(w["params"].get("confidence") or 0.95) for w in doc.get("workloads", []) if isinstance(w.get("params"), dict)}
+    found = {
+        float(w["params"].get("confidence") or 0.95)
+        for w in doc.get("workloads", [])
+        if isinstance(w.get("params"), dict)
+    }
     return found.pop() if len(found) == 1 else None
 
 
@@ -444,7 +475,9 @@ def _hw(v: Any) -> str:
     return "–" if v is None else f"±{float(v):.2f}%"
 
 
-def evaluation_section(evaluations: list[tuple[str, dict[str, Any]]], plan: Plan | None = None) -> tuple[list[plots.Figure], list[dict[str, Any]], list[dict[str, str]], int]:
+def evaluation_section(
+    evaluations: list[tuple[str, dict[str, Any]]], plan: Plan | None = None
+) -> tuple[list[plots.Figure], list[dict[str, Any]], list[dict[str, str]], int]:
     """Error-vs-speedup curves and coverage (one curve per sampler), suites and workloads; the
     report's plan marked on the curves."""
     if not evaluations:
@@ -542,7 +575,10 @@ def build(
     notes = []
     if estimate is not None:
         s = estimate["plan"]
-        if s.get("sampler") not in (None, plan.sampler.get("name")) or s.get("samples") not in (None, len(plan.samples)):
+        if s.get("sampler") not in (None, plan.sampler.get("name")) or s.get("samples") not in (
+            None,
+            len(plan.samples),
+        ):
             notes.append(
                 f"The estimate was made with a {s.get('sampler')} plan of {s.get('samples')} samples, "
                 f"this plan is {plan.sampler.get('name')} with {len(plan.samples)} samples."

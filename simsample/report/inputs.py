@@ -31,8 +31,17 @@ def _read_json(path: Path, what: str) -> Any:
         raise FormatError(p, f"not valid JSON ({exc.msg}); expected the output of {what}", line=exc.lineno) from exc
 
 
-def _number(path: Path, where: str, value: Any, *, lo: float | None = None, hi: float | None = None, above: bool = False,
-            below: bool = False, whole: bool = False) -> None:
+def _number(
+    path: Path,
+    where: str,
+    value: Any,
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+    above: bool = False,
+    below: bool = False,
+    whole: bool = False,
+) -> None:
     """Refuse ``value`` unless it is null or a finite number within [lo, hi] (``above``/``below``:
     strictly), whole with ``whole``; one line naming the file, the field and the range."""
     if value is None:
@@ -52,7 +61,10 @@ def _number(path: Path, where: str, value: Any, *, lo: float | None = None, hi: 
         elif lo is not None:
             bounds = f" {'above' if above else 'of at least'} {lo:g}"
         shown = json.dumps(value) if isinstance(value, (int, float, str, bool)) else type(value).__name__
-        raise FormatError(path, f"{where} is {shown[:40]}; expected {kind}{bounds} or null (a hand-edited file?); write it again with simsample")
+        raise FormatError(
+            path,
+            f"{where} is {shown[:40]}; expected {kind}{bounds} or null (a hand-edited file?); write it again with simsample",
+        )
 
 
 def read_estimate(path: Path) -> dict[str, Any]:
@@ -73,8 +85,15 @@ def read_estimate(path: Path) -> dict[str, Any]:
         _number(path, "plan.excluded.launches", excluded.get("launches"), lo=0, whole=True)
         _number(path, "plan.excluded.time_ns", excluded.get("time_ns"), lo=0)
     for i, e in enumerate(doc["estimates"]):
-        if not isinstance(e, dict) or not isinstance(e.get("metric"), str) or not (e.get("estimate") is None or isinstance(e.get("estimate"), (int, float))):
-            raise FormatError(path, f"estimates[{i}]: expected an object with 'metric' and a numeric 'estimate' (or null: not reported)")
+        if (
+            not isinstance(e, dict)
+            or not isinstance(e.get("metric"), str)
+            or not (e.get("estimate") is None or isinstance(e.get("estimate"), (int, float)))
+        ):
+            raise FormatError(
+                path,
+                f"estimates[{i}]: expected an object with 'metric' and a numeric 'estimate' (or null: not reported)",
+            )
         at = f"estimates[{i}] ({e['metric'][:60]})"
         _number(path, f"{at}: estimate", e.get("estimate"))
         _number(path, f"{at}: std_error", e.get("std_error"), lo=0)
@@ -88,8 +107,11 @@ def read_estimate(path: Path) -> dict[str, Any]:
             raise FormatError(path, f"{at}: kind {str(e.get('kind'))[:40]!r}; expected 'total' or 'ratio'")
         lo, est, hi = e.get("ci_low"), e.get("estimate"), e.get("ci_high")
         if lo is not None and hi is not None and not (lo <= hi and (est is None or lo <= est <= hi)):
-            raise FormatError(path, f"{at}: the interval [{lo:g}, {hi:g}] does not hold the estimate {est if est is None else format(est, 'g')}"
-                                    " (a hand-edited file?); write it again with simsample")
+            raise FormatError(
+                path,
+                f"{at}: the interval [{lo:g}, {hi:g}] does not hold the estimate {est if est is None else format(est, 'g')}"
+                " (a hand-edited file?); write it again with simsample",
+            )
     return doc
 
 
@@ -130,7 +152,9 @@ def read_evaluation(path: Path) -> dict[str, Any]:
             raise FormatError(path, f"workloads[{i}]: expected an object with 'sampler' and 'params'")
         _check_evaluation_numbers(path, f"workloads[{i}]", w)
     suite = doc["suite"]
-    if not isinstance(suite, (dict, list)) or (isinstance(suite, list) and not all(isinstance(s, dict) and isinstance(s.get("params"), dict) for s in suite)):
+    if not isinstance(suite, (dict, list)) or (
+        isinstance(suite, list) and not all(isinstance(s, dict) and isinstance(s.get("params"), dict) for s in suite)
+    ):
         raise FormatError(path, "'suite' must be an object, or a list of objects with 'params' (a sweep)")
     if isinstance(suite, list) and not suite:
         raise FormatError(path, "'suite' is an empty sweep; evaluate again")
@@ -145,13 +169,20 @@ def check_estimate_plan(doc: dict[str, Any], plan: Any, path: Path, plan_path: P
     made = doc["plan"]
     mismatch = []
     if made.get("digest") is not None and made.get("digest") != plan.digest:
-        mismatch.append("its plan's samples differ" if made.get("fingerprint") == plan.workload.get("fingerprint") else "its plan is of another workload")
+        mismatch.append(
+            "its plan's samples differ"
+            if made.get("fingerprint") == plan.workload.get("fingerprint")
+            else "its plan is of another workload"
+        )
     if made.get("sampler") is not None and made.get("sampler") != plan.sampler.get("name"):
         mismatch.append(f"sampler {made.get('sampler')!r}, not {plan.sampler.get('name')!r}")
     if isinstance(made.get("samples"), int) and made["samples"] != len(plan.samples):
         mismatch.append(f"{made['samples']} samples, not {len(plan.samples)}")
     if mismatch:
-        raise FormatError(path, f"an estimate made with another plan than {plan_path} ({'; '.join(mismatch)}); give the estimate of this plan")
+        raise FormatError(
+            path,
+            f"an estimate made with another plan than {plan_path} ({'; '.join(mismatch)}); give the estimate of this plan",
+        )
 
 
 def check_evaluation_plan(doc: dict[str, Any], plan: Any, path: Path, plan_path: Path) -> None:
@@ -159,4 +190,7 @@ def check_evaluation_plan(doc: dict[str, Any], plan: Any, path: Path, plan_path:
     records workload fingerprints: ``evaluate --json`` does)."""
     prints = [w.get("fingerprint") for w in doc["workloads"] if w.get("fingerprint")]
     if prints and plan.workload.get("fingerprint") not in prints:
-        raise FormatError(path, f"an evaluation of other workloads than the one {plan_path} was made for; evaluate the profile the plan was made from")
+        raise FormatError(
+            path,
+            f"an evaluation of other workloads than the one {plan_path} was made for; evaluate the profile the plan was made from",
+        )

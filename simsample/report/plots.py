@@ -92,7 +92,9 @@ def _style(ax) -> None:
     ax.tick_params(labelsize=9)
 
 
-def distribution(values: np.ndarray, marks: np.ndarray, *, title: str, unit_label: str, scale: float = 1.0, about: str = "") -> Figure:
+def distribution(
+    values: np.ndarray, marks: np.ndarray, *, title: str, unit_label: str, scale: float = 1.0, about: str = ""
+) -> Figure:
     """Histogram of a cluster's (or kernel's) metric values with its sampled launches marked.
 
     ``scale`` divides the values for display (ns → µs); ``about`` is the longer description
@@ -141,7 +143,14 @@ def distribution(values: np.ndarray, marks: np.ndarray, *, title: str, unit_labe
     return _to_svg(fig, label, tight=False)
 
 
-def shares(keys: Sequence[str], launch_share: Sequence[float], metric_share: Sequence[float], sampled_share: Sequence[float], *, metric: str) -> Figure:
+def shares(
+    keys: Sequence[str],
+    launch_share: Sequence[float],
+    metric_share: Sequence[float],
+    sampled_share: Sequence[float],
+    *,
+    metric: str,
+) -> Figure:
     """Horizontal bars: each top cluster's share of launches, of the metric, and of the samples."""
     with matplotlib.rc_context(_STYLE):
         n = len(keys)
@@ -160,7 +169,9 @@ def shares(keys: Sequence[str], launch_share: Sequence[float], metric_share: Seq
     return _to_svg(fig, label)
 
 
-def intervals(metrics: Sequence[str], rel_low: Sequence[float | None], rel_high: Sequence[float | None], *, confidence: float) -> Figure:
+def intervals(
+    metrics: Sequence[str], rel_low: Sequence[float | None], rel_high: Sequence[float | None], *, confidence: float
+) -> Figure:
     """Each metric's interval relative to its estimate (percent), one row per metric."""
     with matplotlib.rc_context(_STYLE):
         n = len(metrics)
@@ -221,7 +232,11 @@ def error_vs_speedup(curves: Sequence[Curve], *, plan: PlanPoint | None = None) 
         errors: list[float] = []
         labelled: list[tuple[float, float, str, str]] = []
         for i, c in enumerate(curves):
-            pts = [(s, e, lab) for s, e, lab in zip(c.speedup, c.error_pct, c.labels) if s is not None and e is not None and s > 0]
+            pts = [
+                (s, e, lab)
+                for s, e, lab in zip(c.speedup, c.error_pct, c.labels)
+                if s is not None and e is not None and s > 0
+            ]
             if not pts:
                 continue
             pts.sort()
@@ -234,7 +249,9 @@ def error_vs_speedup(curves: Sequence[Curve], *, plan: PlanPoint | None = None) 
         ax.set_xscale("log")
         _plain_log_ticks(ax.xaxis)
         speeds = [x for x, _, _, _ in labelled]
-        if speeds and 1e-250 < min(speeds) and max(speeds) < 1e250:  # (an edited file's extremes: matplotlib's own limits)
+        if (
+            speeds and 1e-250 < min(speeds) and max(speeds) < 1e250
+        ):  # (an edited file's extremes: matplotlib's own limits)
             ax.set_xlim(min(speeds) / 1.5, max(speeds) * 1.5)  # room for the labels left and right of the points
         positive = [e for e in errors if e > 0]
         if positive and len(positive) == len(errors):
@@ -250,16 +267,35 @@ def error_vs_speedup(curves: Sequence[Curve], *, plan: PlanPoint | None = None) 
         marked = ""
         if plan is not None and plan.speedup is not None and plan.speedup > 0:
             if plan.error_pct is not None:
-                (pt,) = ax.plot([plan.speedup], [plan.error_pct], marker="*", markersize=13, color="#111111", linestyle="none",
-                                label=f"this plan ({plan.sampler}{', ' + plan.label if plan.label else ''})", zorder=5)
-                marked = f"; this plan ({plan.sampler}) marked with a star at {plan.speedup:,.2f}× and {plan.error_pct:.3g}%"
+                (pt,) = ax.plot(
+                    [plan.speedup],
+                    [plan.error_pct],
+                    marker="*",
+                    markersize=13,
+                    color="#111111",
+                    linestyle="none",
+                    label=f"this plan ({plan.sampler}{', ' + plan.label if plan.label else ''})",
+                    zorder=5,
+                )
+                marked = (
+                    f"; this plan ({plan.sampler}) marked with a star at {plan.speedup:,.2f}× and {plan.error_pct:.3g}%"
+                )
             else:
-                pt = ax.axvline(plan.speedup, color="#111111", linestyle=":", linewidth=1.2, label=f"this plan's predicted speedup ({plan.speedup:,.2f}×)")
+                pt = ax.axvline(
+                    plan.speedup,
+                    color="#111111",
+                    linestyle=":",
+                    linewidth=1.2,
+                    label=f"this plan's predicted speedup ({plan.speedup:,.2f}×)",
+                )
                 marked = f"; this plan's predicted speedup ({plan.speedup:,.2f}×) marked by a dotted line"
             pt.set_gid("plan-point")
         ax.set_xlabel("simulation speedup (harmonic mean over workloads, ×, log scale)")
         scale = ax.get_yscale()
-        ax.set_ylabel("mean error of the total (%" + (", log scale)" if scale == "log" else ", symlog scale)" if scale == "symlog" else ")"))
+        ax.set_ylabel(
+            "mean error of the total (%"
+            + (", log scale)" if scale == "log" else ", symlog scale)" if scale == "symlog" else ")")
+        )
         if drawn or marked:
             ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     names = ", ".join(c.sampler for c in curves)
@@ -299,20 +335,45 @@ def coverage(curves: Sequence[Curve], *, nominal: float | None) -> Figure:
                 hw = widths.get(lab)
                 if hw is not None and not np.isnan(yb):
                     # above the bar, in ink: readable on any bar; upright when the bars are many and narrow
-                    ax.text(xb, yb + 1.5, f"±{hw:.2g}%", rotation=90 if upright else 0, ha="center", va="bottom", fontsize=8,
-                            color="#1d2530")
+                    ax.text(
+                        xb,
+                        yb + 1.5,
+                        f"±{hw:.2g}%",
+                        rotation=90 if upright else 0,
+                        ha="center",
+                        va="bottom",
+                        fontsize=8,
+                        color="#1d2530",
+                    )
             if nominal is None and c.confidence is not None:
                 drawn = [xb for xb, yb in zip(xs, ys) if not np.isnan(yb)]
                 if drawn:
-                    own.append(ax.hlines(100 * c.confidence, min(drawn) - w / 2, max(drawn) + w / 2, colors="#111111", linestyles="--", linewidth=1.0))
+                    own.append(
+                        ax.hlines(
+                            100 * c.confidence,
+                            min(drawn) - w / 2,
+                            max(drawn) + w / 2,
+                            colors="#111111",
+                            linestyles="--",
+                            linewidth=1.0,
+                        )
+                    )
         if nominal is not None:
-            line = ax.axhline(100 * nominal, color="#111111", linestyle="--", linewidth=1.0, label=f"nominal {100 * nominal:.0f}%")
+            line = ax.axhline(
+                100 * nominal, color="#111111", linestyle="--", linewidth=1.0, label=f"nominal {100 * nominal:.0f}%"
+            )
             line.set_gid("nominal-confidence")
         elif own:
             own[0].set_label("each sampler's nominal confidence")
             for k, seg in enumerate(own):
                 seg.set_gid("nominal-confidence" if k == 0 else f"nominal-confidence-{k}")
-        ax.set_xticks(x, [lab or "default" for lab in labels], fontsize=9, rotation=30 if upright else 0, ha="right" if upright else "center")
+        ax.set_xticks(
+            x,
+            [lab or "default" for lab in labels],
+            fontsize=9,
+            rotation=30 if upright else 0,
+            ha="right" if upright else "center",
+        )
         ax.set_ylim(0, 125 if upright else 112)
         ax.set_yticks([0, 20, 40, 60, 80, 100])
         ax.set_ylabel("runs whose interval holds the truth (%)", fontsize=9)
@@ -322,8 +383,11 @@ def coverage(curves: Sequence[Curve], *, nominal: float | None) -> Figure:
     if nominal is not None:
         label += f", the nominal {100 * nominal:.0f}% dashed"
     elif own:
-        label += ", each sampler's nominal confidence dashed over its bars (" + ", ".join(
-            f"{c.sampler} {100 * c.confidence:.0f}%" for c in curves if c.confidence is not None) + ")"
+        label += (
+            ", each sampler's nominal confidence dashed over its bars ("
+            + ", ".join(f"{c.sampler} {100 * c.confidence:.0f}%" for c in curves if c.confidence is not None)
+            + ")"
+        )
     return _to_svg(fig, label)
 
 
@@ -339,8 +403,14 @@ def _plain_log_ticks(axis) -> None:
 
 #: where a point's label may go, in points from the point: right-above, right-below, left-above,
 #: left-below, above, below (the first that overlaps no other label nor point is taken)
-_LABEL_SPOTS = ((5, 4, "left", "bottom"), (5, -4, "left", "top"), (-5, 4, "right", "bottom"), (-5, -4, "right", "top"),
-                (0, 7, "center", "bottom"), (0, -7, "center", "top"))
+_LABEL_SPOTS = (
+    (5, 4, "left", "bottom"),
+    (5, -4, "left", "top"),
+    (-5, 4, "right", "bottom"),
+    (-5, -4, "right", "top"),
+    (0, 7, "center", "bottom"),
+    (0, -7, "center", "top"),
+)
 
 
 def _label_points(fig, ax, points: Sequence[tuple[float, float, str, str]]) -> None:
@@ -357,9 +427,13 @@ def _label_points(fig, ax, points: Sequence[tuple[float, float, str, str]]) -> N
     centers = [tuple(to_px((x, y))) for x, y, _, _ in points]
     bb = ax.get_window_extent()
     frame = (bb.x0, bb.y0, bb.x1, bb.y1)
-    placed: list[tuple[float, float, float, float]] = [(cx - 4 * ppp, cy - 4 * ppp, cx + 4 * ppp, cy + 4 * ppp) for cx, cy in centers]
+    placed: list[tuple[float, float, float, float]] = [
+        (cx - 4 * ppp, cy - 4 * ppp, cx + 4 * ppp, cy + 4 * ppp) for cx, cy in centers
+    ]
 
-    def box(cx: float, cy: float, dx: float, dy: float, ha: str, va: str, text: str) -> tuple[float, float, float, float]:
+    def box(
+        cx: float, cy: float, dx: float, dy: float, ha: str, va: str, text: str
+    ) -> tuple[float, float, float, float]:
         w, h = len(text) * size * 0.55 * ppp, size * 1.2 * ppp
         x0 = cx + dx * ppp - (w if ha == "right" else w / 2 if ha == "center" else 0)
         y0 = cy + dy * ppp - (h if va == "top" else 0)
@@ -389,4 +463,4 @@ def _short(text: str, width: int) -> str:
     if len(text) <= width:
         return text
     half = (width - 1) // 2
-    return text[:half] + "…" + text[-(width - 1 - half):]
+    return text[:half] + "…" + text[-(width - 1 - half) :]

@@ -41,7 +41,9 @@ def connect(address: str) -> Any:
     try:
         return Client(address)
     except (OSError, TimeoutError, ValueError) as exc:
-        raise UserError(f"--scheduler {address}: cannot reach a Dask scheduler there ({exc}); start one (dask scheduler) or check the address") from None
+        raise UserError(
+            f"--scheduler {address}: cannot reach a Dask scheduler there ({exc}); start one (dask scheduler) or check the address"
+        ) from None
 
 
 class DaskExecutor:
@@ -62,7 +64,9 @@ class DaskExecutor:
         return f"dask at {self.client.scheduler.address}"
 
     def submit(self, job: Job, done: Callable[[Any], None]) -> Any:
-        fut = self.client.submit(_run_on_worker, job, self._stop_name, pure=False, key=f"simsample-{job.name}-{uuid.uuid4().hex[:8]}")
+        fut = self.client.submit(
+            _run_on_worker, job, self._stop_name, pure=False, key=f"simsample-{job.name}-{uuid.uuid4().hex[:8]}"
+        )
         fut.add_done_callback(done)
         self._futures.append(fut)
         return fut

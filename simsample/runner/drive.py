@@ -63,12 +63,25 @@ class _Bar:
         self._prog = None
         if sys.stderr.isatty():
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             self._prog = Progress(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
                 TextColumn("[red]{task.fields[failed]} failed[/] {task.fields[retried]} retried"),
-                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=Console(stderr=True), transient=True,
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=True,
             )
             self._prog.start()
             self._task = self._prog.add_task(title, total=total, failed=0, retried=0)
@@ -88,7 +101,9 @@ class _Bar:
             self._prog.stop()
 
 
-def run_jobs(jobs: Sequence[Job], executor: Executor, *, retries: int = 0, echo: Callable[[str], None] = print) -> RunSummary:
+def run_jobs(
+    jobs: Sequence[Job], executor: Executor, *, retries: int = 0, echo: Callable[[str], None] = print
+) -> RunSummary:
     """Run the incomplete ``jobs`` on ``executor`` (see the module docstring)."""
     start = time.monotonic()
     todo, complete = pending(jobs)

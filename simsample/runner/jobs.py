@@ -108,10 +108,18 @@ def run_job(
         with open(partial, "w") as fh:
             try:
                 proc = subprocess.Popen(
-                    list(job.argv), cwd=job.cwd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True
+                    list(job.argv),
+                    cwd=job.cwd,
+                    stdout=fh,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    env=env,
+                    start_new_session=True,
                 )
             except OSError as exc:
-                return JobResult(job.name, False, f"cannot start {job.argv[0]}: {exc}", seconds=time.monotonic() - start)
+                return JobResult(
+                    job.name, False, f"cannot start {job.argv[0]}: {exc}", seconds=time.monotonic() - start
+                )
             if on_start is not None:
                 on_start(proc)
             stopped = False
@@ -184,7 +192,13 @@ def stop_process(proc: subprocess.Popen) -> None:
     _stop(proc)
 
 
-def run_in_group(argv: Sequence[str], *, cwd: str | os.PathLike[str] | None = None, stdout: object = None, env: dict[str, str] | None = None) -> int:
+def run_in_group(
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    stdout: object = None,
+    env: dict[str, str] | None = None,
+) -> int:
     """``subprocess.run(argv).returncode``, with the command in its own session: Ctrl-C,
     SIGTERM or SIGHUP received here (they raise in this thread) end the command's whole process
     group, which is waited for before the exception goes on.
@@ -193,8 +207,13 @@ def run_in_group(argv: Sequence[str], *, cwd: str | os.PathLike[str] | None = No
     closed, since a simulator in its own session cannot read the terminal anyway.
     """
     proc = subprocess.Popen(
-        list(argv), cwd=cwd, stdout=stdout, stderr=subprocess.STDOUT if stdout is not None else None,
-        stdin=subprocess.DEVNULL, env=env, start_new_session=True,
+        list(argv),
+        cwd=cwd,
+        stdout=stdout,
+        stderr=subprocess.STDOUT if stdout is not None else None,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
     )
     try:
         return proc.wait()

@@ -43,8 +43,14 @@ class SlurmOptions:
 def make_cluster(opts: SlurmOptions, folder: Path) -> Any:
     """A dask-jobqueue SLURMCluster for ``opts``, its job script written into ``folder/slurm``."""
     # each value lands on a '#SBATCH' line of the job script: a newline in one would start a command
-    for what, value in (("--partition", opts.partition), ("--time", opts.time), ("--memory", opts.memory), ("--account", opts.account),
-                        *(("an #SBATCH directive", x) for x in opts.extra), ("the run folder", str(Path(folder).absolute()))):
+    for what, value in (
+        ("--partition", opts.partition),
+        ("--time", opts.time),
+        ("--memory", opts.memory),
+        ("--account", opts.account),
+        *(("an #SBATCH directive", x) for x in opts.extra),
+        ("the run folder", str(Path(folder).absolute())),
+    ):
         if value is not None:
             refuse_control(str(value), what)
     try:
@@ -77,7 +83,9 @@ def slurm_executor(opts: SlurmOptions, folder: Path, jobs: int) -> DaskExecutor:
     from distributed import Client
 
     if shutil.which("sbatch") is None:
-        raise UserError("--executor slurm: no sbatch on PATH; run this on a SLURM login node (or use --executor local or dask)")
+        raise UserError(
+            "--executor slurm: no sbatch on PATH; run this on a SLURM login node (or use --executor local or dask)"
+        )
     cluster = make_cluster(opts, folder)
     script = folder / SLURM_DIR / JOB_SCRIPT
     try:

@@ -35,7 +35,6 @@ from functools import lru_cache
 
 import numpy as np
 
-
 #: ``ndtri(0.5 + c / 2)`` for the confidence levels plans are made at, as SciPy computes them (a
 #: test compares each with ``scipy.special.ndtri``): a plan at one of these levels imports no
 #: SciPy, which costs a tenth of a second (``scipy.special`` brings ``numpy.testing`` and
@@ -148,7 +147,13 @@ def allocate(
     feasible = bool(np.sum(b[b > 0] / hi[b > 0]) <= budget * (1 + 1e-12) or not np.any(b > 0))
     draws = np.minimum(np.ceil(m * (1.0 - 1e-12)), hi)
     draws = np.maximum(draws, lo).astype(np.int64)
-    return Allocation(continuous=m, draws=draws, feasible=feasible, total=total, variance=design_variance(draws, n, stds, replace=replace))
+    return Allocation(
+        continuous=m,
+        draws=draws,
+        feasible=feasible,
+        total=total,
+        variance=design_variance(draws, n, stds, replace=replace),
+    )
 
 
 def _solve(mu: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray, budget: float) -> np.ndarray:
@@ -163,7 +168,7 @@ def _solve(mu: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray, budget
     if not np.any(act):
         return m
     fixed = float(np.sum(b[costless] / hi[costless])) if np.any(costless) else 0.0
-    bb, r, l, h = b[act], np.sqrt(b[act] / mu[act]), lo[act], hi[act]
+    bb, r, l, h = b[act], np.sqrt(b[act] / mu[act]), lo[act], hi[act]  # noqa: E741  (l, h: lower and upper bounds)
     target = budget - fixed
     if target <= 0 or np.sum(bb / h) >= target:  # infeasible or exactly at the bounds
         m[act] = h

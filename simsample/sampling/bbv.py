@@ -143,9 +143,13 @@ class WarpFeatures:
             extras = {**extras, "bbv_blocks": extras["bbv_keys"]}
         missing = [k for k in EXTRAS if k not in extras]
         if missing:
-            if callable(getattr(extras, "message", None)):  # workload.MissingExtras: the file was not moved with the table
+            if callable(
+                getattr(extras, "message", None)
+            ):  # workload.MissingExtras: the file was not moved with the table
                 raise UserError(f"no per-warp basic-block vectors: {extras.message()}")
-            raise UserError(f"{source} has no per-warp basic-block vectors ({', '.join(missing)} missing); {FEATURES_HINT}")
+            raise UserError(
+                f"{source} has no per-warp basic-block vectors ({', '.join(missing)} missing); {FEATURES_HINT}"
+            )
         types = sp.csr_matrix(extras["warp_types"])
         launch = np.asarray(extras["warp_type_launch"], dtype=np.int64).ravel()
         count = np.asarray(extras["warp_type_count"], dtype=np.int64).ravel()
@@ -157,16 +161,22 @@ class WarpFeatures:
                 f"{len(launch)}/{len(count)}; regenerate the trace features"
             )
         if len(start_pc) != b:
-            raise UserError(f"{source}: warp_types has {b} block columns but bbv_blocks describes {len(start_pc)}; regenerate the trace features")
+            raise UserError(
+                f"{source}: warp_types has {b} block columns but bbv_blocks describes {len(start_pc)}; regenerate the trace features"
+            )
         if t and (launch.min() < 0 or launch.max() >= n_launches):
-            raise UserError(f"{source}: warp_type_launch names launch rows outside 0..{n_launches - 1}; regenerate the trace features")
+            raise UserError(
+                f"{source}: warp_type_launch names launch rows outside 0..{n_launches - 1}; regenerate the trace features"
+            )
         if (count < 0).any() or (types.data < 0).any() or (length < 0).any():
             raise UserError(f"{source}: negative warp or block counts in the trace features; regenerate them")
         kernel = None
         if extras.get(KERNEL_EXTRA) is not None:
             kernel = np.asarray(extras[KERNEL_EXTRA]).astype(str).ravel()
             if len(kernel) != b:
-                raise UserError(f"{source}: warp_types has {b} block columns but {KERNEL_EXTRA} names {len(kernel)}; regenerate the trace features")
+                raise UserError(
+                    f"{source}: warp_types has {b} block columns but {KERNEL_EXTRA} names {len(kernel)}; regenerate the trace features"
+                )
         if (start_pc < 0).any():
             raise UserError(f"{source}: negative block PCs in the trace features; regenerate them")
         return cls(types, launch, count, start_pc, length, kernel)

@@ -31,7 +31,9 @@ def draw(members: np.ndarray, m: int, generator: np.random.Generator, *, replace
     return members[np.sort(picks)] if not replace else members[picks]
 
 
-def make_cluster(cid: int, key: str, members: np.ndarray, picked: np.ndarray, values: np.ndarray, ids: np.ndarray) -> Cluster:
+def make_cluster(
+    cid: int, key: str, members: np.ndarray, picked: np.ndarray, values: np.ndarray, ids: np.ndarray
+) -> Cluster:
     """A :class:`Cluster` for row positions ``members`` of which ``picked`` were drawn."""
     return Cluster(
         id=cid,

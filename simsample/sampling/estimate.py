@@ -83,7 +83,9 @@ from simsample.errors import UserError
 from simsample.planfile import Plan
 
 pd = lazy.load("pandas")
-special = lazy.load("scipy.special", suppress_warning=True)  # ndtri and stdtrit: the norm and t quantiles of scipy.stats, bit for bit, without importing it
+special = lazy.load(
+    "scipy.special", suppress_warning=True
+)  # ndtri and stdtrit: the norm and t quantiles of scipy.stats, bit for bit, without importing it
 
 
 @dataclass
@@ -129,12 +131,16 @@ def _sample_values(plan: Plan, values: Mapping[int, float] | pd.Series, metric: 
     bad = np.unique(ids[~np.isfinite(y)])
     if bad.size:
         shown = ", ".join(str(int(m)) for m in bad[:10]) + (" ..." if bad.size > 10 else "")
-        raise UserError(f"{metric}: the value of {bad.size} sampled kernel id(s) is not a finite number ({shown}); fix or rerun them")
+        raise UserError(
+            f"{metric}: the value of {bad.size} sampled kernel id(s) is not a finite number ({shown}); fix or rerun them"
+        )
     huge = np.unique(ids[np.abs(y) > MAX_VALUE])
     if huge.size:  # weighted sums and the squares of the interval would overflow to inf
         shown = ", ".join(str(int(m)) for m in huge[:10]) + (" ..." if huge.size > 10 else "")
-        raise UserError(f"{metric}: the value of {huge.size} sampled kernel id(s) is beyond {MAX_VALUE:.0e} ({shown}), too large to sum "
-                        "without overflow; check them, or give the metric in larger units")
+        raise UserError(
+            f"{metric}: the value of {huge.size} sampled kernel id(s) is beyond {MAX_VALUE:.0e} ({shown}), too large to sum "
+            "without overflow; check them, or give the metric in larger units"
+        )
     return y
 
 
@@ -158,7 +164,9 @@ class _Design:
     fpc: np.ndarray
     ddof1: np.ndarray  # σ² (ddof 0) → S² (ddof 1) of a finite population
     x: np.ndarray | None  # design value of each sample, when the plan records it
-    tail: np.ndarray | None = None  # how far from the mean a single draw lands at the plan's confidence (relative); NaN: unknown
+    tail: np.ndarray | None = (
+        None  # how far from the mean a single draw lands at the plan's confidence (relative); NaN: unknown
+    )
     confidence: float = 0.95  # the plan's
 
 
@@ -182,8 +190,19 @@ def _design(plan: Plan) -> _Design:
     total = np.where(np.isnan(total), mean * size, total)
     tail = _stat(plan, "tail")
     return _Design(
-        k, [c.key for c in plan.clusters], size, _stat(plan, "cov"), mean, total, pos, m, fpc, ddof1, plan_design_values(plan),
-        tail if np.any(np.isfinite(tail)) else None, plan_confidence(plan),
+        k,
+        [c.key for c in plan.clusters],
+        size,
+        _stat(plan, "cov"),
+        mean,
+        total,
+        pos,
+        m,
+        fpc,
+        ddof1,
+        plan_design_values(plan),
+        tail if np.any(np.isfinite(tail)) else None,
+        plan_confidence(plan),
     )
 
 
@@ -237,7 +256,9 @@ def _sample_var(d: _Design, v: np.ndarray) -> np.ndarray:
     return np.divide(ss, d.m - 1.0, out=np.zeros(d.k), where=d.m >= 2)
 
 
-def pooled_relative_variance(plan: Plan, values: np.ndarray, scale: np.ndarray | None = None) -> tuple[float, float] | None:
+def pooled_relative_variance(
+    plan: Plan, values: np.ndarray, scale: np.ndarray | None = None
+) -> tuple[float, float] | None:
     """``(V, ν)``: the within-cluster relative variance of ``values`` (one per sample), pooled
     over the information the sample holds (module docstring), and its degrees of freedom; None
     when the sample holds none.
@@ -291,7 +312,9 @@ def kernel_of(key: str) -> str:
 _GROUP_SUFFIX = re.compile(r" (grid=\([^)]*\) block=\([^)]*\)|sms=\d+ waves=\d+)$")
 
 
-def _collapsed(d: _Design, ybar: np.ndarray, *, alone: bool, base: np.ndarray | None = None) -> list[tuple[float, float, float]]:
+def _collapsed(
+    d: _Design, ybar: np.ndarray, *, alone: bool, base: np.ndarray | None = None
+) -> list[tuple[float, float, float]]:
     """Collapsed strata with the design metric as auxiliary variable (Hansen, Hurwitz and Madow;
     Isaki 1983): single-draw clusters of one group (:func:`_group_of`) are collapsed, and the scatter of their
     values about the least-squares line y = a + b·μ_x (three or more clusters, ddof 2) or of
@@ -346,8 +369,15 @@ class _Borrowed:
 
 
 def _excess_pool(
-    d: _Design, y: np.ndarray, scale: np.ndarray, base: np.ndarray, *, collapse: bool = True, regress: bool = True,
-    fallback: bool = True, only_flat: bool = False,
+    d: _Design,
+    y: np.ndarray,
+    scale: np.ndarray,
+    base: np.ndarray,
+    *,
+    collapse: bool = True,
+    regress: bool = True,
+    fallback: bool = True,
+    only_flat: bool = False,
 ) -> tuple[float, float] | None:
     """``(δ, ν)``: the within-cluster relative variance of ``y`` that the design metric does not
     explain, pooled over the clusters that measured it, and its degrees of freedom; None when no
@@ -399,7 +429,6 @@ def _scatter(d: _Design, y: np.ndarray, *, regress: bool = True) -> tuple[np.nda
     slope = np.divide(sxy, sxx, out=np.zeros(d.k), where=~flat)
     ss = np.where(flat, syy, np.maximum(syy - slope * sxy, 0.0))
     return ss, np.where(ok, np.where(flat, d.m - 1.0, d.m - 2.0), 0.0)
-
 
 
 def _borrow(d: _Design, y: np.ndarray, scale: np.ndarray, *, design_cov: bool) -> _Borrowed | None:
@@ -561,8 +590,25 @@ def estimate_total(
     if plan.estimator.get("kind") != "stratified":
         return _finish(metric, total, None, confidence, len(y), "total")
     d = _design(plan)
-    var = _variance(plan, d, y, _borrow(d, y, y, design_cov=True), design_cov=True, own_draws=OWN_DRAWS if own_draws is None else own_draws)
-    return _finish(metric, total, var, confidence, len(y), "total", _total_bounds(plan, y), strict=strict, least=_tail_half_width(d, y, confidence))
+    var = _variance(
+        plan,
+        d,
+        y,
+        _borrow(d, y, y, design_cov=True),
+        design_cov=True,
+        own_draws=OWN_DRAWS if own_draws is None else own_draws,
+    )
+    return _finish(
+        metric,
+        total,
+        var,
+        confidence,
+        len(y),
+        "total",
+        _total_bounds(plan, y),
+        strict=strict,
+        least=_tail_half_width(d, y, confidence),
+    )
 
 
 def estimate_ratio_total(
@@ -729,7 +775,9 @@ def _finish(
     give that estimate without an interval instead."""
     q = _z(confidence)
     if np.isinf(est) or (var_dof is not None and np.isinf(var_dof[0])):
-        raise UserError(f"{metric}: the estimate overflows (beyond {np.finfo(np.float64).max:.3g}); check the values, or give them in larger units")
+        raise UserError(
+            f"{metric}: the estimate overflows (beyond {np.finfo(np.float64).max:.3g}); check the values, or give them in larger units"
+        )
     if var_dof is None:
         return MetricEstimate(metric, est, None, None, None, confidence, n, kind)
     var, dof = var_dof
@@ -748,7 +796,14 @@ def _finish(
     lo, hi = bounds
     half = max(q * se, least) if se > 0 else q * se
     return MetricEstimate(
-        metric, est, se, float(min(max(est - half, lo), est)), float(max(min(est + half, hi), est)), confidence, n, kind,
+        metric,
+        est,
+        se,
+        float(min(max(est - half, lo), est)),
+        float(max(min(est + half, hi), est)),
+        confidence,
+        n,
+        kind,
         dof=float(dof) if np.isfinite(dof) and se > 0 else None,
     )
 
@@ -797,11 +852,22 @@ def estimate_results(
         strict = "blank"
     df = results.set_index("kernel_id") if "kernel_id" in results.columns else results
     if metrics is None:
-        metrics = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
-    out = [estimate_total(plan, df[m].astype(np.float64), metric=m, confidence=confidence, strict=strict) for m in metrics]
+        metrics = [
+            c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
+        ]
+    out = [
+        estimate_total(plan, df[m].astype(np.float64), metric=m, confidence=confidence, strict=strict) for m in metrics
+    ]
     for name, (num, den) in (ratios or {}).items():
         if num in df.columns and den in df.columns:
             out.append(
-                estimate_ratio(plan, df[num].astype(np.float64), df[den].astype(np.float64), metric=name, confidence=confidence, strict=strict)
+                estimate_ratio(
+                    plan,
+                    df[num].astype(np.float64),
+                    df[den].astype(np.float64),
+                    metric=name,
+                    confidence=confidence,
+                    strict=strict,
+                )
             )
     return out

@@ -205,7 +205,11 @@ def read_truth_csv(path: str | Path) -> pd.DataFrame:
     check_size(p, "log")
     first = read_head(p, 4096).split(b"\n", 1)[0]
     if b"kernel_id" not in first and b"value" not in first:  # not even a try at the table: a log
-        raise FormatError(p, "not a kernel_id,value CSV; for a simulator's output, name the simulator with --sim (accelsim, macsim, hyfiss)", line=1)
+        raise FormatError(
+            p,
+            "not a kernel_id,value CSV; for a simulator's output, name the simulator with --sim (accelsim, macsim, hyfiss)",
+            line=1,
+        )
     try:
         df = pd.read_csv(p)
     except Exception as exc:  # pandas raises several types for malformed CSV
@@ -218,7 +222,11 @@ def read_truth_csv(path: str | Path) -> pd.DataFrame:
     bad = ids.isna() | (ids != ids.round()) | ~np.isfinite(vals.fillna(np.nan).to_numpy(np.float64))
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise FormatError(p, f"kernel_id must be an integer and value a finite number, got {df['kernel_id'].iloc[i]!r}, {df['value'].iloc[i]!r}", line=i + 2)
+        raise FormatError(
+            p,
+            f"kernel_id must be an integer and value a finite number, got {df['kernel_id'].iloc[i]!r}, {df['value'].iloc[i]!r}",
+            line=i + 2,
+        )
     out = pd.DataFrame({"kernel_id": ids.astype(np.int64), "value": vals.astype(np.float64)})
     dup = out["kernel_id"].duplicated()
     if dup.any():
@@ -227,7 +235,9 @@ def read_truth_csv(path: str | Path) -> pd.DataFrame:
     return out
 
 
-def truth_by_launch(workload: Workload, truth: pd.DataFrame, *, source: str = "the truth", metric: str = "value") -> np.ndarray:
+def truth_by_launch(
+    workload: Workload, truth: pd.DataFrame, *, source: str = "the truth", metric: str = "value"
+) -> np.ndarray:
     """The truth's ``metric`` for each launch of ``workload`` in launch order.
 
     ``truth`` has ``kernel_id``, ``metric`` and optionally ``name``. It must hold the workload's
@@ -249,26 +259,35 @@ def truth_by_launch(workload: Workload, truth: pd.DataFrame, *, source: str = "t
     extra = ~t.index.isin(wl_ids)
     if extra.any():
         k = int(t.index[extra][0])
-        raise UserError(f"{source} does not match {where}: the truth has kernel id {k}, which is not a launch of the workload ({len(t):,} launches there, {len(wl_ids):,} here)")
+        raise UserError(
+            f"{source} does not match {where}: the truth has kernel id {k}, which is not a launch of the workload "
+            f"({len(t):,} launches there, {len(wl_ids):,} here)"
+        )
     if "name" in t.columns and "name" in workload.kernels.columns:
         theirs = t["name"].reindex(wl_ids).astype(str).to_numpy()
         ours = workload.kernels["name"].astype(str).to_numpy()
         differ = np.flatnonzero(theirs != ours)
         if differ.size:
             i = int(differ[0])
-            raise UserError(f"{source} does not match {where}: kernel id {wl_ids[i]} is {theirs[i]} in the truth but {ours[i]} in the workload")
+            raise UserError(
+                f"{source} does not match {where}: kernel id {wl_ids[i]} is {theirs[i]} in the truth but {ours[i]} in the workload"
+            )
     vals = pd.to_numeric(t[metric], errors="coerce").reindex(wl_ids).to_numpy(np.float64)
     bad = ~np.isfinite(vals)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise UserError(f"{source}: kernel id {wl_ids[i]} has no finite {metric} ({vals[i]}); the truth must be complete")
+        raise UserError(
+            f"{source}: kernel id {wl_ids[i]} has no finite {metric} ({vals[i]}); the truth must be complete"
+        )
     from simsample.sampling.estimate import MAX_VALUE
 
     huge = np.abs(vals) > MAX_VALUE
     if huge.any():  # its total and every estimate of it would overflow to inf
         i = int(np.flatnonzero(huge)[0])
-        raise UserError(f"{source}: kernel id {wl_ids[i]} has {metric} {vals[i]:g}, beyond {MAX_VALUE:.0e}: too large to sum without "
-                        "overflow; check it, or give the metric in larger units")
+        raise UserError(
+            f"{source}: kernel id {wl_ids[i]} has {metric} {vals[i]:g}, beyond {MAX_VALUE:.0e}: too large to sum without "
+            "overflow; check it, or give the metric in larger units"
+        )
     return vals
 
 
@@ -308,7 +327,9 @@ def evaluate_workload(
     if against is not None:
         check_same_sequence(workload, against)
         truth_wl = against
-    out = WorkloadResult(name or workload.source, len(workload), sampler.name, dict(params), fingerprint=workload.fingerprint)
+    out = WorkloadResult(
+        name or workload.source, len(workload), sampler.name, dict(params), fingerprint=workload.fingerprint
+    )
     ids = workload.kernels["kernel_id"].to_numpy(np.int64)
     cache: dict[str, tuple[np.ndarray, float]] = {}
     for seed in range(repeats):
@@ -348,7 +369,9 @@ def sweep_points(sweeps: Sequence[str]) -> list[dict[str, str]]:
     return [dict(combo) for combo in itertools.product(*axes)]
 
 
-def discover_profiles(paths: Sequence[str | Path], *, format: str | None = None, skipped: list[str] | None = None) -> list[tuple[Path, bool]]:
+def discover_profiles(
+    paths: Sequence[str | Path], *, format: str | None = None, skipped: list[str] | None = None
+) -> list[tuple[Path, bool]]:
     """``(path, found_in_folder)`` for each workload.
 
     Each path is a workload; a directory that no reader takes as a whole is searched
@@ -378,7 +401,9 @@ def discover_profiles(paths: Sequence[str | Path], *, format: str | None = None,
         if not found:
             hint = next((m for m in passed if "nsys export" in m), None)
             what = f"no {format} profile" if format else "no profile"
-            raise UserError(f"{p}: is a directory with {what} inside that a reader recognises" + (f" ({hint})" if hint else ""))
+            raise UserError(
+                f"{p}: is a directory with {what} inside that a reader recognises" + (f" ({hint})" if hint else "")
+            )
         out.extend((f, True) for f in found)
     return out
 

@@ -65,7 +65,16 @@ class LaunchFilter:
         return any(v is not None for v in (self.include, self.exclude, self.steps, self.time_range))
 
     def to_json(self) -> dict[str, str]:
-        return {k: v for k, v in (("include", self.include), ("exclude", self.exclude), ("steps", self.steps), ("time_range", self.time_range)) if v is not None}
+        return {
+            k: v
+            for k, v in (
+                ("include", self.include),
+                ("exclude", self.exclude),
+                ("steps", self.steps),
+                ("time_range", self.time_range),
+            )
+            if v is not None
+        }
 
 
 @dataclass
@@ -98,7 +107,9 @@ def parse_steps(text: str) -> tuple[int, int]:
     if m is None:
         raise UserError(f"--steps {text!r}: expected A-B (ProfilerStep numbers, inclusive), e.g. 6-8")
     if any(g is not None and len(g) > 18 for g in m.groups()):  # not converted: a step number beyond int64 is no step
-        raise UserError(f"--steps {text[:40]!r}: a step number beyond any profile's steps; choose steps the profile has")
+        raise UserError(
+            f"--steps {text[:40]!r}: a step number beyond any profile's steps; choose steps the profile has"
+        )
     a, b = int(m.group(1)), int(m.group(2) or m.group(1))
     if b < a:
         raise UserError(f"--steps {text!r}: the range ends before it starts")
@@ -111,7 +122,9 @@ def parse_time_range(text: str) -> tuple[int, int]:
     shown = text if len(text) <= 60 else text[:57] + "..."
     m = re.fullmatch(r"\s*([\d.]+)\s*(ns|us|µs|ms|s)?\s*-\s*(?:([\d.]+)\s*(ns|us|µs|ms|s)?)?\s*", text)
     if m is None:
-        raise UserError(f"--time-range {shown!r}: expected START-END with units, e.g. 200ms-450ms (from the first launch's start)")
+        raise UserError(
+            f"--time-range {shown!r}: expected START-END with units, e.g. 200ms-450ms (from the first launch's start)"
+        )
 
     def ns(number: str, unit: str | None) -> int:
         try:
@@ -119,7 +132,9 @@ def parse_time_range(text: str) -> tuple[int, int]:
         except ValueError:
             raise UserError(f"--time-range {shown!r}: expected numbers, e.g. 200ms-450ms") from None
         if not math.isfinite(value) or value > _TIME_MAX_NS:  # 400 digits: inf, or beyond int64 nanoseconds
-            raise UserError(f"--time-range {shown!r}: {number}{unit or 'ns'} is beyond any profile (at most {_TIME_MAX_NS // 10**9:,} s)")
+            raise UserError(
+                f"--time-range {shown!r}: {number}{unit or 'ns'} is beyond any profile (at most {_TIME_MAX_NS // 10**9:,} s)"
+            )
         return round(value)
 
     lo = ns(m.group(1), m.group(2))
@@ -151,7 +166,9 @@ def apply_filters(wl: Any, flt: LaunchFilter, *, step_of: np.ndarray | None = No
     if flt.steps is not None:
         a, b = parse_steps(flt.steps)
         if step_of is None:
-            raise UserError(f"--steps {flt.steps}: {wl.source} has no step annotations that simsample reads (ProfilerStep#N, NVTX 'step N')")
+            raise UserError(
+                f"--steps {flt.steps}: {wl.source} has no step annotations that simsample reads (ProfilerStep#N, NVTX 'step N')"
+            )
         present = sorted(set(int(s) for s in np.unique(step_of) if s >= 0))
         inside = [s for s in present if a <= s <= b]
         if not inside:
@@ -163,16 +180,22 @@ def apply_filters(wl: Any, flt: LaunchFilter, *, step_of: np.ndarray | None = No
         lo, hi = parse_time_range(flt.time_range)
         col = k["start_ns"] if "start_ns" in k.columns else None
         if col is None or col.isna().any() or (n > 1 and int(col.min()) == int(col.max())):
-            raise UserError(f"--time-range {flt.time_range}: {wl.source} ({wl.format}) has no launch times (every launch starts at "
-                            f"{'an unknown time' if col is None or col.isna().any() else int(col.min())}); plan on a profile, which has them")
+            raise UserError(
+                f"--time-range {flt.time_range}: {wl.source} ({wl.format}) has no launch times (every launch starts at "
+                f"{'an unknown time' if col is None or col.isna().any() else int(col.min())}); plan on a profile, which has them"
+            )
         start = col.to_numpy(np.int64)
         rel = start - (int(start.min()) if n else 0)
         keep &= (rel >= lo) & (rel < hi)
     window = keep.copy()
     keep &= by_name
     if flt.active and not keep.any():
-        raise UserError(f"{wl.source}: the filters ({', '.join(f'{a}={b}' for a, b in flt.to_json().items())}) keep no launch; loosen them")
-    rows = None if keep.all() else np.flatnonzero(keep)  # at 5·10^7 launches an identity array holds 0.4 GB through the sampler
+        raise UserError(
+            f"{wl.source}: the filters ({', '.join(f'{a}={b}' for a, b in flt.to_json().items())}) keep no launch; loosen them"
+        )
+    rows = (
+        None if keep.all() else np.flatnonzero(keep)
+    )  # at 5·10^7 launches an identity array holds 0.4 GB through the sampler
     dur = k["duration_ns"]
     timed = not dur.isna().any() if n else False
     total = int(dur.sum()) if timed else None
@@ -183,12 +206,21 @@ def apply_filters(wl: Any, flt: LaunchFilter, *, step_of: np.ndarray | None = No
     window_time = int(dur[window].sum()) if timed else None
     if flt.include is not None or flt.exclude is not None:
         t_named = int(dur[named].sum()) if timed else None
-        parts["by_name"] = {"launches": int(named.sum()), "time_ns": t_named,
-                            "share": (t_named / window_time) if t_named is not None and window_time else None}
+        parts["by_name"] = {
+            "launches": int(named.sum()),
+            "time_ns": t_named,
+            "share": (t_named / window_time) if t_named is not None and window_time else None,
+        }
     if flt.steps is not None or flt.time_range is not None:
         t_out = int(dur[outside].sum()) if timed else None
-        parts["outside_window"] = {"launches": int(outside.sum()), "time_ns": t_out, "share": (t_out / total) if t_out is not None and total else None}
-    return Filtered(kept, rows, int(n - (n if rows is None else len(rows))), excluded_time, total, n, notes, parts or None)
+        parts["outside_window"] = {
+            "launches": int(outside.sum()),
+            "time_ns": t_out,
+            "share": (t_out / total) if t_out is not None and total else None,
+        }
+    return Filtered(
+        kept, rows, int(n - (n if rows is None else len(rows))), excluded_time, total, n, notes, parts or None
+    )
 
 
 def _subset(wl: Any, rows: np.ndarray) -> Any:
@@ -220,7 +252,9 @@ def first_launch_of(wl: Any, option: int | None) -> tuple[int | None, str]:
             raise UserError(f"--first-launch {option}: launch numbers start at 1 (the tracer's counter)")
         # the last launch's number, first + launches - 1, must fit the int64 columns (else it wraps negative)
         last = INT64_MAX - max(len(wl) - 1, 0)
-        return check_int(option, f"--first-launch (with the profile's {len(wl):,} launches after it)", lo=1, hi=last), "option"
+        return check_int(
+            option, f"--first-launch (with the profile's {len(wl):,} launches after it)", lo=1, hi=last
+        ), "option"
     if wl.format in TRACE_ID_FORMATS:
         return (int(wl.kernels["kernel_id"].iloc[0]) if len(wl) else 1), "trace ids"
     if wl.format in WHOLE_PROCESS_FORMATS:
@@ -238,8 +272,17 @@ def process_numbers(wl: Any, first: int | None) -> np.ndarray | None:
     return first + np.arange(len(wl), dtype=np.int64)
 
 
-def process_section(plan: Any, kept: Any, rows: np.ndarray | None, numbers: np.ndarray | None, *, first: int | None, how: str,
-                    flt: LaunchFilter, filtered: Filtered | None = None) -> dict[str, Any]:
+def process_section(
+    plan: Any,
+    kept: Any,
+    rows: np.ndarray | None,
+    numbers: np.ndarray | None,
+    *,
+    first: int | None,
+    how: str,
+    flt: LaunchFilter,
+    filtered: Filtered | None = None,
+) -> dict[str, Any]:
     """The plan's ``process`` section for a plan made on ``kept`` (the filtered workload; ``rows``
     its rows in the profile, None for all of them; ``numbers`` the profile's process numbers)."""
     k = kept.kernels
@@ -254,22 +297,37 @@ def process_section(plan: Any, kept: Any, rows: np.ndarray | None, numbers: np.n
         names = [bases[c] for c in codes.tolist()]
     else:
         cache: dict[str, str] = {}
-        names = [cache[nm] if nm in cache else cache.setdefault(nm, base_name(nm)) for nm in col.iloc[pos].astype(str).tolist()]
+        names = [
+            cache[nm] if nm in cache else cache.setdefault(nm, base_name(nm))
+            for nm in col.iloc[pos].astype(str).tolist()
+        ]
     shapes = [k[c].to_numpy(np.int64)[pos].tolist() for c in SHAPE] if len(pos) else [[] for _ in SHAPE]
     nums = numbers[pos if rows is None else rows[pos]].tolist() if numbers is not None else [None] * len(pos)
-    samples = [[kid, num, nm, *shp] for kid, num, nm, *shp in zip(by_launch["kernel_id"].tolist(), nums, names, *shapes)]
+    samples = [
+        [kid, num, nm, *shp] for kid, num, nm, *shp in zip(by_launch["kernel_id"].tolist(), nums, names, *shapes)
+    ]
     out: dict[str, Any] = {"first_launch": first, "first_launch_from": how}
     if filtered is not None:
         out["profile_launches"] = filtered.profile_launches
         if flt.active:
             out["filters"] = flt.to_json()
-            share = (filtered.excluded_time_ns / filtered.total_time_ns) if filtered.excluded_time_ns is not None and filtered.total_time_ns else None
-            out["excluded"] = {"launches": filtered.excluded_launches, "time_ns": filtered.excluded_time_ns, "share": share, **(filtered.parts or {})}
+            share = (
+                (filtered.excluded_time_ns / filtered.total_time_ns)
+                if filtered.excluded_time_ns is not None and filtered.total_time_ns
+                else None
+            )
+            out["excluded"] = {
+                "launches": filtered.excluded_launches,
+                "time_ns": filtered.excluded_time_ns,
+                "share": share,
+                **(filtered.parts or {}),
+            }
     out["samples"] = samples
     return out
 
 
 # --- reading a plan's process section --------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class SampleLaunch:
@@ -288,8 +346,16 @@ def sample_launches(plan: Any) -> list[SampleLaunch] | None:
     proc = plan.process
     if not proc or "samples" not in proc:
         return None
-    return [SampleLaunch(int(s[0]), None if s[1] is None else int(s[1]), str(s[2]), (int(s[3]), int(s[4]), int(s[5])), (int(s[6]), int(s[7]), int(s[8])))
-            for s in proc["samples"]]
+    return [
+        SampleLaunch(
+            int(s[0]),
+            None if s[1] is None else int(s[1]),
+            str(s[2]),
+            (int(s[3]), int(s[4]), int(s[5])),
+            (int(s[6]), int(s[7]), int(s[8])),
+        )
+        for s in proc["samples"]
+    ]
 
 
 def launch_numbers(plan: Any, *, what: str = "a tracer selection") -> dict[int, int]:
@@ -355,11 +421,15 @@ def prepare(wl: Any, paths: Sequence[Any], flt: LaunchFilter, *, first_launch: i
 
             step_of = nvtx_steps(paths[0], wl)
         else:
-            raise UserError(f"--steps: {wl.source} is {wl.format}; steps are read from PyTorch-profiler traces (ProfilerStep#N) and "
-                            "Nsight Systems SQLite exports (NVTX ranges named 'step N' or 'ProfilerStep#N'); use --time-range")
+            raise UserError(
+                f"--steps: {wl.source} is {wl.format}; steps are read from PyTorch-profiler traces (ProfilerStep#N) and "
+                "Nsight Systems SQLite exports (NVTX ranges named 'step N' or 'ProfilerStep#N'); use --time-range"
+            )
         if step_of is None:
-            raise UserError(f"--steps {flt.steps}: {wl.source} has no step annotation (ProfilerStep#N, or an NVTX range 'step N'); "
-                            "use --time-range instead")
+            raise UserError(
+                f"--steps {flt.steps}: {wl.source} has no step annotation (ProfilerStep#N, or an NVTX range 'step N'); "
+                "use --time-range instead"
+            )
     filtered = apply_filters(wl, flt, step_of=step_of)
     first, how = first_launch_of(wl, first_launch)
     return Prepared(filtered, first, how, wl, flt)
@@ -367,8 +437,16 @@ def prepare(wl: Any, paths: Sequence[Any], flt: LaunchFilter, *, first_launch: i
 
 def attach_process(plan: Any, prep: Prepared) -> None:
     """Record the process section (see the module docstring) in ``plan``."""
-    plan.process = process_section(plan, prep.workload, prep.filtered.rows, prep.numbers, first=prep.first, how=prep.how, flt=prep.flt,
-                                   filtered=prep.filtered)
+    plan.process = process_section(
+        plan,
+        prep.workload,
+        prep.filtered.rows,
+        prep.numbers,
+        first=prep.first,
+        how=prep.how,
+        flt=prep.flt,
+        filtered=prep.filtered,
+    )
 
 
 def excluded_line(plan: Any) -> str | None:
@@ -389,10 +467,16 @@ def excluded_line(plan: Any) -> str | None:
     pieces = []
     if ex.get("by_name"):
         names = " ".join(f"--{k} {filters[k]}" for k in ("include", "exclude") if k in filters)
-        pieces.append(f"{ex['by_name']['launches']:,} launches left out by name ({names}){measured(ex['by_name'], of_window)}")
+        pieces.append(
+            f"{ex['by_name']['launches']:,} launches left out by name ({names}){measured(ex['by_name'], of_window)}"
+        )
     if ex.get("outside_window"):
-        pieces.append(f"{ex['outside_window']['launches']:,} launches outside the window{measured(ex['outside_window'], of_profile)}")
+        pieces.append(
+            f"{ex['outside_window']['launches']:,} launches outside the window{measured(ex['outside_window'], of_profile)}"
+        )
     if not pieces:
         pieces.append(f"{ex.get('launches', 0):,} launches excluded{measured(ex, of_profile)}")
-    return (f"estimated: the {plan.workload.get('launches', '?'):,} launches planned ({given}); "
-            f"measured, not simulated, not in the estimate: " + "; ".join(pieces))
+    return (
+        f"estimated: the {plan.workload.get('launches', '?'):,} launches planned ({given}); "
+        f"measured, not simulated, not in the estimate: " + "; ".join(pieces)
+    )

@@ -62,7 +62,9 @@ def resolve_grouping(workload: Workload, by: str) -> str:
                 f"{workload.source or 'workload'} has no {missing[0]!r} column, which group={by} needs; "
                 "plan on trace features (`simsample profile features`) or choose group=name"
             )
-    named = workload.meta.get("columns") if workload.format == "csv" else None  # the generic CSV reads absent shapes as 1
+    named = (
+        workload.meta.get("columns") if workload.format == "csv" else None
+    )  # the generic CSV reads absent shapes as 1
     if by == "name+shape" and isinstance(named, dict) and not any(c in named for c in SHAPE_COLUMNS):
         raise UserError(
             f"{workload.source or 'workload'} has no launch shapes (grid and block columns), which group=name+shape needs; "

@@ -60,7 +60,9 @@ class Metric:
             raise UserValueError(f"metric {self.name}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
         if self.kind == "ratio":
             if not self.numerator or not self.denominator:
-                raise UserValueError(f"ratio metric {self.name} needs a numerator and a denominator (names of two counts)")
+                raise UserValueError(
+                    f"ratio metric {self.name} needs a numerator and a denominator (names of two counts)"
+                )
         elif self.numerator is not None or self.denominator is not None:
             raise UserValueError(f"metric {self.name}: only a ratio has a numerator and a denominator")
 
@@ -89,11 +91,15 @@ def check_declarations(metrics: Iterable[Metric], *, who: str = "metrics") -> tu
     """The declarations as a tuple, refused when two share a name or a ratio names a column that
     is not a declared count."""
     if isinstance(metrics, (str, bytes, Metric)) or not isinstance(metrics, Iterable):
-        raise UserTypeError(f"{who}: expected a list of Metric declarations (count(), ratio(), not_estimable()), got {type(metrics).__name__}")
+        raise UserTypeError(
+            f"{who}: expected a list of Metric declarations (count(), ratio(), not_estimable()), got {type(metrics).__name__}"
+        )
     out = tuple(metrics)
     for m in out:
         if not isinstance(m, Metric):
-            raise UserTypeError(f"{who}: {m!r} is not a Metric (declare columns with count(), ratio() or not_estimable())")
+            raise UserTypeError(
+                f"{who}: {m!r} is not a Metric (declare columns with count(), ratio() or not_estimable())"
+            )
     names = [m.name for m in out]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:

@@ -33,7 +33,6 @@ from simsample.sampling.allocation import allocate
 from simsample.sampling.grouping import Grouping
 from simsample.sampling.strata import Range, Strata, build_strata, range_key
 
-
 #: Largest cluster that may be pooled (launches).
 POOL_MAX_SIZE = 5
 
@@ -48,7 +47,9 @@ def small_clusters(ranges: Sequence[Range], *, eps: float, z: float, max_size: i
     means = np.array([r.mean for r in ranges])
     stds = np.array([r.std for r in ranges])
     sizes = np.array([r.size for r in ranges], dtype=np.float64)
-    alloc = allocate(means, stds, sizes, eps=eps, z=z, replace=False, lower=1e-6, upper=sizes)  # no floor (0 would divide by it)
+    alloc = allocate(
+        means, stds, sizes, eps=eps, z=z, replace=False, lower=1e-6, upper=sizes
+    )  # no floor (0 would divide by it)
     return np.asarray((alloc.continuous < 1.0) & (sizes <= max_size))
 
 
@@ -105,7 +106,11 @@ def skew_sizes(draws: np.ndarray, sizes: np.ndarray, stds: np.ndarray, mu3: np.n
             break
         mf = m.astype(np.float64)
         f = mf / np.maximum(n, 1)
-        term = np.abs(np.divide(n.astype(np.float64) ** 3 * (1 - f) * (1 - 2 * f) * mu3, mf * mf, out=np.zeros_like(mf), where=m > 0))
+        term = np.abs(
+            np.divide(
+                n.astype(np.float64) ** 3 * (1 - f) * (1 - 2 * f) * mu3, mf * mf, out=np.zeros_like(mf), where=m > 0
+            )
+        )
         term[m >= n] = 0.0
         h = int(np.argmax(term))
         if term[h] <= 0:

@@ -84,7 +84,12 @@ def representative_plan(
             key=str(keys[c]),
             size=int(st["count"][c]),
             draws=1,
-            stats={"mean": float(st["mean"][c]), "std": float(st["std"][c]), "cov": float(st["cov"][c]), "total": float(st["total"][c])},
+            stats={
+                "mean": float(st["mean"][c]),
+                "std": float(st["std"][c]),
+                "cov": float(st["cov"][c]),
+                "total": float(st["total"][c]),
+            },
             representatives=[int(ids[reps[c]])],
         )
         for c in range(n_clusters)

@@ -263,9 +263,24 @@ def draw_plan(
 ALLOCATIONS = ("group", "joint")
 
 COMMON_PARAMS: tuple[Param, ...] = (
-    Param("eps", float, 0.05, "error bound ε: relative half-width of the interval, a fraction (0.05 = 5%)", minimum=1e-6, maximum=1.0),
-    Param("confidence", float, 0.95, "confidence level of the bound (z = 1.96 for 0.95)", minimum=0.5, maximum=0.999999),
-    Param("group", str, "name", "group launches by kernel name (argument list stripped) or by name, grid and block", choices=GROUPINGS),
+    Param(
+        "eps",
+        float,
+        0.05,
+        "error bound ε: relative half-width of the interval, a fraction (0.05 = 5%)",
+        minimum=1e-6,
+        maximum=1.0,
+    ),
+    Param(
+        "confidence", float, 0.95, "confidence level of the bound (z = 1.96 for 0.95)", minimum=0.5, maximum=0.999999
+    ),
+    Param(
+        "group",
+        str,
+        "name",
+        "group launches by kernel name (argument list stripped) or by name, grid and block",
+        choices=GROUPINGS,
+    ),
     Param("replace", bool, False, "draw with replacement (i.i.d., the paper) instead of without"),
     Param(
         "fpc",
@@ -301,7 +316,9 @@ def size_clusters(ranges: Sequence[Range], params: Mapping[str, Any]) -> np.ndar
     stds = np.array([r.std for r in ranges])
     sizes = np.array([r.size for r in ranges])
     if params["allocation"] == "joint":
-        return allocate(means, stds, sizes, eps=params["eps"], z=z, replace=iid_sizing(params), lower=params["min_draws"]).draws
+        return allocate(
+            means, stds, sizes, eps=params["eps"], z=z, replace=iid_sizing(params), lower=params["min_draws"]
+        ).draws
     groups = np.array([r.group for r in ranges], dtype=np.int64)
     draws = np.zeros(len(ranges), dtype=np.int64)
     # ranges arrive grouped (group by group), so each group is a contiguous slice
@@ -309,7 +326,13 @@ def size_clusters(ranges: Sequence[Range], params: Mapping[str, Any]) -> np.ndar
     for sl in np.split(np.arange(len(ranges)), cuts):
         if sl.size:
             draws[sl] = allocate(
-                means[sl], stds[sl], sizes[sl], eps=params["eps"], z=z, replace=iid_sizing(params), lower=params["min_draws"]
+                means[sl],
+                stds[sl],
+                sizes[sl],
+                eps=params["eps"],
+                z=z,
+                replace=iid_sizing(params),
+                lower=params["min_draws"],
             ).draws
     return draws
 
@@ -317,8 +340,13 @@ def size_clusters(ranges: Sequence[Range], params: Mapping[str, Any]) -> np.ndar
 def single_cluster_draws(r: Range, params: Mapping[str, Any]) -> int:
     """Eq. 3 for one cluster, clamped to [min_draws, N] (see :func:`iid_sizing`)."""
     alloc = allocate(
-        np.array([r.mean]), np.array([r.std]), np.array([r.size]),
-        eps=params["eps"], z=z_value(params["confidence"]), replace=iid_sizing(params), lower=params["min_draws"],
+        np.array([r.mean]),
+        np.array([r.std]),
+        np.array([r.size]),
+        eps=params["eps"],
+        z=z_value(params["confidence"]),
+        replace=iid_sizing(params),
+        lower=params["min_draws"],
     )
     return int(alloc.draws[0])
 
@@ -330,13 +358,30 @@ def iid_sizing(params: Mapping[str, Any]) -> bool:
     return bool(params["replace"] or not params.get("fpc", False))
 
 
-def finish(sampler: Sampler, workload: Workload, params: Mapping[str, Any], seed: int, metric: str,
-            strata: Strata, ranges: list[Range], draws: np.ndarray, extra: Mapping[str, Any] | None = None) -> Plan:
+def finish(
+    sampler: Sampler,
+    workload: Workload,
+    params: Mapping[str, Any],
+    seed: int,
+    metric: str,
+    strata: Strata,
+    ranges: list[Range],
+    draws: np.ndarray,
+    extra: Mapping[str, Any] | None = None,
+) -> Plan:
     """Draw and build the plan with the parameters every stratified sampler shares."""
     return draw_plan(
-        workload, sampler, params, seed,
-        metric=metric, strata=strata, ranges=ranges, draws=draws,
-        replace=params["replace"], eps=params["eps"], confidence=params["confidence"],
+        workload,
+        sampler,
+        params,
+        seed,
+        metric=metric,
+        strata=strata,
+        ranges=ranges,
+        draws=draws,
+        replace=params["replace"],
+        eps=params["eps"],
+        confidence=params["confidence"],
         extra_prediction={"groups": strata.groups, **(extra or {})},
     )
 

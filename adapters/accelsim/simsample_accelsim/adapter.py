@@ -28,8 +28,18 @@ if TYPE_CHECKING:
 METRICS = (
     not_estimable("name", doc="The kernel's name as the simulator printed it."),
     count("cycles", unit="cycles", doc="Simulated cycles (gpu_sim_cycle; PKP's projection for a projected kernel)."),
-    count("instructions", unit="instructions", doc="Simulated instructions (gpu_sim_insn; PKP's projection for a projected kernel)."),
-    ratio("ipc", "instructions", "cycles", unit="instructions/cycle", doc="Instructions per cycle: total instructions over total cycles."),
+    count(
+        "instructions",
+        unit="instructions",
+        doc="Simulated instructions (gpu_sim_insn; PKP's projection for a projected kernel).",
+    ),
+    ratio(
+        "ipc",
+        "instructions",
+        "cycles",
+        unit="instructions/cycle",
+        doc="Instructions per cycle: total instructions over total cycles.",
+    ),
     not_estimable("occupancy", doc="Achieved occupancy in percent (gpu_occupancy): a per-launch average, not a count."),
     count("l1_hits", doc="L1 hits of global reads and writes."),
     count("l1_accesses", doc="L1 accesses of global reads and writes."),
@@ -61,21 +71,58 @@ class AccelSimAdapter(Adapter):
     apply_options = (
         Param("copy", bool, False, "Copy the sampled traces instead of linking them."),
         Param("force", bool, False, "Replace OUT if it exists and is not empty."),
-        Param("warmup", str, "auto", "Launches run before each sampled one for its cache state: auto, reuse, targeted, K or none."),
+        Param(
+            "warmup",
+            str,
+            "auto",
+            "Launches run before each sampled one for its cache state: auto, reuse, targeted, K or none.",
+        ),
         Param("warmup_reach", float, 1.5, "reuse: go back until this many times the L2's lines have been touched."),
         Param("warmup_horizon", int, 5, "targeted: launches looked back for the producers of a sample's lines."),
         Param("warmup_coverage", float, 0.8, "targeted: share of those lines whose producers are run."),
-        Param("warmup_budget", float, 0.25, "targeted: warm-up cost allowed, as a share of the sampled launches' predicted cycles "
-              "(None: no limit).", nullable=True),
-        Param("warmup_config", Path, (), "The gpgpusim.config files the run will use (later files override).", multiple=True),
-        Param("warmup_mode", str, "auto", "auto, detailed or functional warm-up.", choices=("auto", "detailed", "functional")),
-        Param("accelsim", Path, None, "The accel-sim.out the sampled run will use (for warmup_mode auto).", nullable=True),
+        Param(
+            "warmup_budget",
+            float,
+            0.25,
+            "targeted: warm-up cost allowed, as a share of the sampled launches' predicted cycles (None: no limit).",
+            nullable=True,
+        ),
+        Param(
+            "warmup_config",
+            Path,
+            (),
+            "The gpgpusim.config files the run will use (later files override).",
+            multiple=True,
+        ),
+        Param(
+            "warmup_mode",
+            str,
+            "auto",
+            "auto, detailed or functional warm-up.",
+            choices=("auto", "detailed", "functional"),
+        ),
+        Param(
+            "accelsim", Path, None, "The accel-sim.out the sampled run will use (for warmup_mode auto).", nullable=True
+        ),
         Param("split", bool, False, "One job folder per sampled launch, for 'simsample run' in parallel."),
-        Param("split_detailed", int, None, "With split and functional warm-up: the N sampled launches run in detail before each job's "
-              "own (default 3).", nullable=True, minimum=0),
+        Param(
+            "split_detailed",
+            int,
+            None,
+            "With split and functional warm-up: the N sampled launches run in detail before each job's "
+            "own (default 3).",
+            nullable=True,
+            minimum=0,
+        ),
     )
     collect_options = (
-        Param("traces", Path, None, "Trace folder, to map launches when the plan was made on another source.", nullable=True),
+        Param(
+            "traces",
+            Path,
+            None,
+            "Trace folder, to map launches when the plan was made on another source.",
+            nullable=True,
+        ),
     )
 
     def read(self, path: Path) -> Workload:
@@ -100,7 +147,9 @@ class AccelSimAdapter(Adapter):
         wanted = workload.kernels["kernel_id"].to_numpy().tolist()
         missing = [k for k in wanted if k not in by_id]
         if missing:
-            raise UserError(f"{folder}: no trace for kernel id(s) {', '.join(map(str, missing[:5]))} of the workload; plan on the folder the workload was read from")
+            raise UserError(
+                f"{folder}: no trace for kernel id(s) {', '.join(map(str, missing[:5]))} of the workload; plan on the folder the workload was read from"
+            )
         return InstructionTraces([by_id[k] for k in wanted], read_warps, f"accelsim-traceg/{FORMAT_VERSION}")
 
     def check_apply(self, **options: Any) -> None:
@@ -108,10 +157,14 @@ class AccelSimAdapter(Adapter):
 
         o = options
         if o["split_detailed"] is not None and not o["split"]:
-            raise UserError(f"--split-detailed {o['split_detailed']}: give 0 or more, with --split (sampled launches run in detail before each job's own)")
+            raise UserError(
+                f"--split-detailed {o['split_detailed']}: give 0 or more, with --split (sampled launches run in detail before each job's own)"
+            )
         cost = CostModel.from_configs(tuple(o["warmup_config"])) if o["warmup_config"] else None
         auto = o["warmup"].strip().lower() == "auto"
-        parse_warmup("targeted" if auto else o["warmup"], o["warmup_horizon"], o["warmup_coverage"], o["warmup_budget"], cost)
+        parse_warmup(
+            "targeted" if auto else o["warmup"], o["warmup_horizon"], o["warmup_coverage"], o["warmup_budget"], cost
+        )
 
     def apply(self, plan: Plan, traces: Path | None, out: Path, **options: Any) -> Path:
         """OUT: a kernelslist.g that runs the plan's launches (and their warm-up launches), their
@@ -130,32 +183,57 @@ class AccelSimAdapter(Adapter):
         o = options
         if traces is None:
             raise UserError("apply --sim accelsim needs the trace folder (--traces) the plan's launches are taken from")
-        warmup, budget, configs, accelsim_bin = o["warmup"], o["warmup_budget"], tuple(o["warmup_config"]), o["accelsim"]
+        warmup, budget, configs, accelsim_bin = (
+            o["warmup"],
+            o["warmup_budget"],
+            tuple(o["warmup_config"]),
+            o["accelsim"],
+        )
         split, split_detailed = o["split"], o["split_detailed"]
         if split_detailed is not None and not split:
-            raise UserError(f"--split-detailed {split_detailed}: give 0 or more, with --split (sampled launches run in detail before each job's own)")
+            raise UserError(
+                f"--split-detailed {split_detailed}: give 0 or more, with --split (sampled launches run in detail before each job's own)"
+            )
         cost = CostModel.from_configs(configs) if configs else None
         auto = warmup.strip().lower() == "auto"
-        parse_warmup("targeted" if auto else warmup, o["warmup_horizon"], o["warmup_coverage"], budget, cost)  # every option checked first
+        parse_warmup(
+            "targeted" if auto else warmup, o["warmup_horizon"], o["warmup_coverage"], budget, cost
+        )  # every option checked first
         warmup_mode, note = resolve_warmup_mode(o["warmup_mode"], warmup, accelsim_bin)
         if auto:
             warmup = "reuse" if warmup_mode == "functional" else "targeted"
         spec = parse_warmup(warmup, o["warmup_horizon"], o["warmup_coverage"], budget, cost)
-        if not (o["warmup_reach"] > 0 and o["warmup_reach"] < float("inf")):  # nan, inf, <= 0: refused whatever the warm-up
-            raise UserError(f"--warmup-reach {o['warmup_reach']}: must be a finite number > 0 (the L2's lines touched before a sample, "
-                            "in multiples of its size)")
+        if not (
+            o["warmup_reach"] > 0 and o["warmup_reach"] < float("inf")
+        ):  # nan, inf, <= 0: refused whatever the warm-up
+            raise UserError(
+                f"--warmup-reach {o['warmup_reach']}: must be a finite number > 0 (the L2's lines touched before a sample, "
+                "in multiples of its size)"
+            )
         if spec.reuse:
-            spec = replace(spec, reach=o["warmup_reach"], l2_lines=l2_lines_of_configs(configs) if configs else spec.l2_lines)
+            spec = replace(
+                spec, reach=o["warmup_reach"], l2_lines=l2_lines_of_configs(configs) if configs else spec.l2_lines
+            )
             if warmup_mode == "detailed":
-                note = ("--warmup reuse with detailed warm-up runs every launch of the window in detail, which can cost as much as the full run; "
-                        "use it with --warmup-mode functional and the patched simulator")
+                note = (
+                    "--warmup reuse with detailed warm-up runs every launch of the window in detail, which can cost as much as the full run; "
+                    "use it with --warmup-mode functional and the patched simulator"
+                )
         # OUT may not hold, or be, any other input either (with --force it would be replaced)
         check_output_folder(out, force=o["force"], inputs=[*configs, *([accelsim_bin] if accelsim_bin else [])])
         if split:
             from simsample_accelsim.split import DEFAULT_DETAILED_PREVIOUS
 
-            _apply_split(plan, traces, out, copy=o["copy"], force=o["force"], spec=spec, functional=warmup_mode == "functional",
-                         detailed_previous=DEFAULT_DETAILED_PREVIOUS if split_detailed is None else split_detailed)
+            _apply_split(
+                plan,
+                traces,
+                out,
+                copy=o["copy"],
+                force=o["force"],
+                spec=spec,
+                functional=warmup_mode == "functional",
+                detailed_previous=DEFAULT_DETAILED_PREVIOUS if split_detailed is None else split_detailed,
+            )
         else:
             _apply_list(plan, traces, out, copy=o["copy"], force=o["force"], spec=spec, mode=warmup_mode)
         if note:  # after the output: what the warm-up is, and why
@@ -172,7 +250,9 @@ class AccelSimAdapter(Adapter):
                 return Path(p) / "simsample-plan.json"
         return None
 
-    def collect(self, outputs: Sequence[Path], plan: Plan | None = None, *, allow_incomplete: bool = False, **options: Any) -> pd.DataFrame:
+    def collect(
+        self, outputs: Sequence[Path], plan: Plan | None = None, *, allow_incomplete: bool = False, **options: Any
+    ) -> pd.DataFrame:
         """Per-launch results of Accel-Sim's output log(s) and of run folders written by ``apply --split``."""
         from simsample.sdk import Plan as _Plan
         from simsample_accelsim.collect import collect_logs
@@ -222,22 +302,39 @@ def resolve_warmup_mode(mode: str, warmup: str, accelsim_bin: Path | None) -> tu
         return "detailed", None
     sim = find_simulator(accelsim_bin)
     if sim is None:
-        return "detailed", ("no Accel-Sim found (--accelsim, $ACCELSIM_ROOT, PATH): warm-up runs in detail; with simsample's patched build, "
-                            "pass --accelsim BIN (or --warmup-mode functional) for functional warm-up, which holds better and costs no simulated cycles")
+        return "detailed", (
+            "no Accel-Sim found (--accelsim, $ACCELSIM_ROOT, PATH): warm-up runs in detail; with simsample's patched build, "
+            "pass --accelsim BIN (or --warmup-mode functional) for functional warm-up, which holds better and costs no simulated cycles"
+        )
     if not sim.patched:
-        return "detailed", (f"{sim.path} (from {sim.how}) lacks simsample's warm-up patch: warm-up runs in detail; "
-                            "functional warm-up needs the patched build (adapters/accelsim/patches)")
+        return "detailed", (
+            f"{sim.path} (from {sim.how}) lacks simsample's warm-up patch: warm-up runs in detail; "
+            "functional warm-up needs the patched build (adapters/accelsim/patches)"
+        )
     if sim.revision < CURRENT_REVISION:
-        return "functional", (f"{sim.path} (from {sim.how}) carries the first warm-up patch, whose replay loses the L2's LRU order "
-                              "(warm-up traces played at one cycle share their tag times): functional warm-up, but rebuild it with "
-                              "the current adapters/accelsim/patches/accel-sim-warmup.patch; run it with -functional_warmup 1")
+        return "functional", (
+            f"{sim.path} (from {sim.how}) carries the first warm-up patch, whose replay loses the L2's LRU order "
+            "(warm-up traces played at one cycle share their tag times): functional warm-up, but rebuild it with "
+            "the current adapters/accelsim/patches/accel-sim-warmup.patch; run it with -functional_warmup 1"
+        )
     return "functional", f"{sim.path} (from {sim.how}) is patched: functional warm-up; run it with -functional_warmup 1"
 
 
-def _apply_split(plan: Plan, traces: Path, out: Path, *, copy: bool, force: bool, spec, functional: bool, detailed_previous: int) -> None:
+def _apply_split(
+    plan: Plan, traces: Path, out: Path, *, copy: bool, force: bool, spec, functional: bool, detailed_previous: int
+) -> None:
     from simsample_accelsim.split import JOBS_DIR, split_plan
 
-    res = split_plan(plan, traces, out, copy=copy, force=force, warmup=spec, functional=functional, detailed_previous=detailed_previous)
+    res = split_plan(
+        plan,
+        traces,
+        out,
+        copy=copy,
+        force=force,
+        warmup=spec,
+        functional=functional,
+        detailed_previous=detailed_previous,
+    )
     how = "copied" if res.copied else "linked"
     warm = f", {res.warmup_launches:,} launches run only as warm-up ({spec.label()})" if res.warmup_launches else ""
     flag = " -- -functional_warmup 1" if functional and res.warmup_launches else ""
@@ -245,4 +342,3 @@ def _apply_split(plan: Plan, traces: Path, out: Path, *, copy: bool, force: bool
         f"{out}: {len(res.jobs):,} jobs in {out / JOBS_DIR} (one per sampled launch{warm}; traces {how}); "
         f"run: simsample run --sim accelsim --sampled {out} --accelsim accel-sim.out --config gpgpusim.config --config trace.config{flag}"
     )
-

@@ -79,7 +79,9 @@ def _check_out_path(out: Path) -> Path:
 WARMUP_PREFIX = "warmup "
 
 
-def choose_warmup(tf: TraceFolder, plan: Plan, rows: Sequence[int], spec: WarmupSpec, *, shared: bool = True) -> dict[int, list[int]]:
+def choose_warmup(
+    tf: TraceFolder, plan: Plan, rows: Sequence[int], spec: WarmupSpec, *, shared: bool = True
+) -> dict[int, list[int]]:
     """Per sampled row, the warm-up rows ``spec`` asks for (a note when K is more than there are).
     ``shared=False``: each sample runs in a job of its own, so other sampled launches can be its warm-up."""
     samples = sorted(set(int(r) for r in rows))
@@ -93,7 +95,9 @@ def choose_warmup(tf: TraceFolder, plan: Plan, rows: Sequence[int], spec: Warmup
         assert spec.k is not None
         warm, short = preceding(samples, spec.k)
         if short:
-            warn(f"--warmup {spec.k}: {short} sampled launch(es) have fewer than {spec.k} launches before them; they get those there are")
+            warn(
+                f"--warmup {spec.k}: {short} sampled launch(es) have fewer than {spec.k} launches before them; they get those there are"
+            )
         return warm
     from simsample_accelsim.footprints import FootprintStore, footprint_of
 
@@ -103,12 +107,22 @@ def choose_warmup(tf: TraceFolder, plan: Plan, rows: Sequence[int], spec: Warmup
         return footprint_of(path, store)
 
     if spec.reuse:
-        return reuse_window(samples, lambda i: scan_footprint(tf.files[i]), l2_lines=spec.l2_lines, reach=spec.reach, shared=shared)
+        return reuse_window(
+            samples, lambda i: scan_footprint(tf.files[i]), l2_lines=spec.l2_lines, reach=spec.reach, shared=shared
+        )
     weight_of_row: dict[int, float] = {}
     for r, w in zip(rows, plan.samples["weight"]):
         weight_of_row[int(r)] = weight_of_row.get(int(r), 0.0) + float(w)
-    return targeted(samples, weight_of_row, lambda i: scan_footprint(tf.files[i]), horizon=spec.horizon, coverage=spec.coverage, budget=spec.budget,
-                    cost=spec.cost.cycles, shared=shared)
+    return targeted(
+        samples,
+        weight_of_row,
+        lambda i: scan_footprint(tf.files[i]),
+        horizon=spec.horizon,
+        coverage=spec.coverage,
+        budget=spec.budget,
+        cost=spec.cost.cycles,
+        shared=shared,
+    )
 
 
 def open_for_plan(
@@ -162,7 +176,9 @@ def apply_plan(
         if isinstance(cmd, KernelEntry):
             if position in run:
                 name = tf.entry_name(position)
-                commands.append(KernelEntry(cmd.line, WARMUP_PREFIX + name if functional and position not in keep else name))
+                commands.append(
+                    KernelEntry(cmd.line, WARMUP_PREFIX + name if functional and position not in keep else name)
+                )
             position += 1
         elif position <= last:
             commands.append(cmd)
@@ -180,4 +196,6 @@ def apply_plan(
             link_or_copy(tf.files[i], tmp / tf.entry_name(i), copy=copy)
         atomic_write_text(tmp / DEFAULT_LIST, render(commands))
         write_plan_records(tmp, plan, {"trace": trace_of_id}, warmup=warm_rows)
-    return ApplyResult(out_abs, kept, sum(isinstance(c, Memcpy) for c in commands), by_position, copy, extra, functional)
+    return ApplyResult(
+        out_abs, kept, sum(isinstance(c, Memcpy) for c in commands), by_position, copy, extra, functional
+    )

@@ -16,35 +16,103 @@ _CTX = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 @click.command("apply", context_settings=_CTX)
 @click.option("--plan", "plan_path", required=True, type=click.Path(path_type=Path), help="Plan to apply.")
-@click.option("--traces", required=True, type=click.Path(path_type=Path), help="Trace folder (or its command list file).")
+@click.option(
+    "--traces", required=True, type=click.Path(path_type=Path), help="Trace folder (or its command list file)."
+)
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="New folder for the sampled traces.")
 @click.option("--copy", is_flag=True, help="Copy the sampled traces instead of linking them.")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists and is not empty.")
-@click.option("--warmup", default="auto", show_default=True, metavar="auto|reuse|targeted|K|none",
-              help="Launches run before each sampled one for its cache state: every launch back to where the L2 turned over (reuse), "
-                   "the footprint-targeted producers (targeted), or the K preceding launches. auto: reuse with functional warm-up, "
-                   "targeted with detailed.")
-@click.option("--warmup-reach", default=1.5, show_default=True, type=float,
-              help="reuse: go back until this many times the L2's lines have been touched.")
-@click.option("--warmup-horizon", default=5, show_default=True, type=int, help="targeted: launches looked back for the producers of a sample's lines.")
-@click.option("--warmup-coverage", default=0.8, show_default=True, type=float, help="targeted: share of those lines whose producers are run.")
-@click.option("--warmup-budget", default="0.25", show_default=True, metavar="SHARE|none",
-              help="targeted: warm-up cost allowed, as a share of the sampled launches' predicted cycles ('none': no limit).")
-@click.option("--warmup-config", "warmup_configs", multiple=True, type=click.Path(path_type=Path), metavar="FILE",
-              help="The gpgpusim.config the run will use (repeatable, later files override): the L2's size for reuse, the launch latency "
-                   "and SM count of the predicted cycles for targeted; default: those of SM7_QV100.")
-@click.option("--warmup-mode", type=click.Choice(["auto", "detailed", "functional"]), default="auto", show_default=True,
-              help="functional: warm-up launches as 'warmup kernel-N.traceg' lines, replayed into the caches without timing by the patched "
-                   "simulator (-functional_warmup 1); auto: functional where the simulator found (--accelsim, $ACCELSIM_ROOT, PATH) is patched.")
-@click.option("--accelsim", "accelsim_bin", type=click.Path(path_type=Path), metavar="BIN",
-              help="The accel-sim.out the sampled run will use (for --warmup-mode auto).")
-@click.option("--split", is_flag=True, help="One job folder per sampled launch (its memcpys and warm-up launches, then the launch), for 'simsample run' in parallel.")
-@click.option("--split-detailed", type=int, default=None, metavar="N",
-              help="With --split and functional warm-up: the N sampled launches before each job's own run in detail, as in the one list "
-                   "(default 3).")
-def apply_cmd(plan_path: Path, traces: Path, out: Path, copy: bool, force: bool, warmup: str, warmup_reach: float, warmup_horizon: int,
-              warmup_coverage: float, warmup_budget: str, warmup_configs: tuple[Path, ...], warmup_mode: str, accelsim_bin: Path | None,
-              split: bool, split_detailed: int | None) -> None:
+@click.option(
+    "--warmup",
+    default="auto",
+    show_default=True,
+    metavar="auto|reuse|targeted|K|none",
+    help="Launches run before each sampled one for its cache state: every launch back to where the L2 turned over (reuse), "
+    "the footprint-targeted producers (targeted), or the K preceding launches. auto: reuse with functional warm-up, "
+    "targeted with detailed.",
+)
+@click.option(
+    "--warmup-reach",
+    default=1.5,
+    show_default=True,
+    type=float,
+    help="reuse: go back until this many times the L2's lines have been touched.",
+)
+@click.option(
+    "--warmup-horizon",
+    default=5,
+    show_default=True,
+    type=int,
+    help="targeted: launches looked back for the producers of a sample's lines.",
+)
+@click.option(
+    "--warmup-coverage",
+    default=0.8,
+    show_default=True,
+    type=float,
+    help="targeted: share of those lines whose producers are run.",
+)
+@click.option(
+    "--warmup-budget",
+    default="0.25",
+    show_default=True,
+    metavar="SHARE|none",
+    help="targeted: warm-up cost allowed, as a share of the sampled launches' predicted cycles ('none': no limit).",
+)
+@click.option(
+    "--warmup-config",
+    "warmup_configs",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="The gpgpusim.config the run will use (repeatable, later files override): the L2's size for reuse, the launch latency "
+    "and SM count of the predicted cycles for targeted; default: those of SM7_QV100.",
+)
+@click.option(
+    "--warmup-mode",
+    type=click.Choice(["auto", "detailed", "functional"]),
+    default="auto",
+    show_default=True,
+    help="functional: warm-up launches as 'warmup kernel-N.traceg' lines, replayed into the caches without timing by the patched "
+    "simulator (-functional_warmup 1); auto: functional where the simulator found (--accelsim, $ACCELSIM_ROOT, PATH) is patched.",
+)
+@click.option(
+    "--accelsim",
+    "accelsim_bin",
+    type=click.Path(path_type=Path),
+    metavar="BIN",
+    help="The accel-sim.out the sampled run will use (for --warmup-mode auto).",
+)
+@click.option(
+    "--split",
+    is_flag=True,
+    help="One job folder per sampled launch (its memcpys and warm-up launches, then the launch), for 'simsample run' in parallel.",
+)
+@click.option(
+    "--split-detailed",
+    type=int,
+    default=None,
+    metavar="N",
+    help="With --split and functional warm-up: the N sampled launches before each job's own run in detail, as in the one list "
+    "(default 3).",
+)
+def apply_cmd(
+    plan_path: Path,
+    traces: Path,
+    out: Path,
+    copy: bool,
+    force: bool,
+    warmup: str,
+    warmup_reach: float,
+    warmup_horizon: int,
+    warmup_coverage: float,
+    warmup_budget: str,
+    warmup_configs: tuple[Path, ...],
+    warmup_mode: str,
+    accelsim_bin: Path | None,
+    split: bool,
+    split_detailed: int | None,
+) -> None:
     """Write OUT: a kernelslist.g that runs the plan's launches (and their warm-up launches), their traces, the weights and the plan."""
     import simsample
 
@@ -53,21 +121,58 @@ def apply_cmd(plan_path: Path, traces: Path, out: Path, copy: bool, force: bool,
     except ValueError:
         raise UserError(f"--warmup-budget {warmup_budget!r}: expected a share such as 0.3, or 'none'") from None
     if split_detailed is not None and (not split or split_detailed < 0):
-        raise UserError(f"--split-detailed {split_detailed}: give 0 or more, with --split (sampled launches run in detail before each job's own)")
-    simsample.apply(plan_path, traces, out, sim="accelsim", copy=copy, force=force, warmup=warmup, warmup_reach=warmup_reach,
-                    warmup_horizon=warmup_horizon, warmup_coverage=warmup_coverage, warmup_budget=budget, warmup_config=warmup_configs,
-                    warmup_mode=warmup_mode, accelsim=accelsim_bin, split=split, split_detailed=split_detailed)
+        raise UserError(
+            f"--split-detailed {split_detailed}: give 0 or more, with --split (sampled launches run in detail before each job's own)"
+        )
+    simsample.apply(
+        plan_path,
+        traces,
+        out,
+        sim="accelsim",
+        copy=copy,
+        force=force,
+        warmup=warmup,
+        warmup_reach=warmup_reach,
+        warmup_horizon=warmup_horizon,
+        warmup_coverage=warmup_coverage,
+        warmup_budget=budget,
+        warmup_config=warmup_configs,
+        warmup_mode=warmup_mode,
+        accelsim=accelsim_bin,
+        split=split,
+        split_detailed=split_detailed,
+    )
 
 
 @click.command("run", context_settings=_CTX)
 @click.option("--sampled", required=True, type=click.Path(path_type=Path), help="Folder written by apply.")
 @click.option("--accelsim", "binary", required=True, type=click.Path(path_type=Path), help="Path to accel-sim.out.")
-@click.option("--config", "configs", multiple=True, required=True, type=click.Path(path_type=Path), help="Simulator config file (repeatable: gpgpusim.config, trace.config).")
-@click.option("-o", "--output", type=click.Path(path_type=Path), help="Log file for the simulator's output (a split run folder keeps one log per job).")
+@click.option(
+    "--config",
+    "configs",
+    multiple=True,
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Simulator config file (repeatable: gpgpusim.config, trace.config).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    help="Log file for the simulator's output (a split run folder keeps one log per job).",
+)
 @click.option("--dry-run", is_flag=True, help="Print the command(s) instead of running them.")
 @executor_options
 @click.argument("extra", nargs=-1, type=click.UNPROCESSED)
-def run_cmd(sampled: Path, binary: Path, configs: tuple[Path, ...], output: Path | None, dry_run: bool, extra: tuple[str, ...], **executor) -> None:
+def run_cmd(
+    sampled: Path,
+    binary: Path,
+    configs: tuple[Path, ...],
+    output: Path | None,
+    dry_run: bool,
+    extra: tuple[str, ...],
+    **executor,
+) -> None:
     """Run Accel-Sim on a sampled folder (EXTRA arguments after -- go to the simulator).
 
     On a folder written by 'apply --split', every job not yet complete runs (on --executor),
@@ -79,7 +184,9 @@ def run_cmd(sampled: Path, binary: Path, configs: tuple[Path, ...], output: Path
     check_input_folder(sampled, "folder written by 'simsample apply'")
     if is_run_folder(sampled):
         if output is not None:
-            raise UserError(f"{sampled}: a split run folder keeps one log per job (jobs/NAME/accelsim.log); leave out -o")
+            raise UserError(
+                f"{sampled}: a split run folder keeps one log per job (jobs/NAME/accelsim.log); leave out -o"
+            )
         from simsample_accelsim.runjobs import run_split
 
         run_split(sampled, binary, configs, extra, dry_run=dry_run, **executor)
@@ -87,7 +194,9 @@ def run_cmd(sampled: Path, binary: Path, configs: tuple[Path, ...], output: Path
     if output is None:
         raise UserError("run needs -o LOG (the file for the simulator's output)")
     if executor["executor"] != "local" or executor["jobs"] is not None or executor["retries"]:
-        raise UserError(f"{sampled}: --executor/--jobs/--retries apply to a folder written by 'apply --split'; this one is a single run")
+        raise UserError(
+            f"{sampled}: --executor/--jobs/--retries apply to a folder written by 'apply --split'; this one is a single run"
+        )
 
     # the log may go inside SAMPLED (the simulator's working folder), but never onto what it reads
     read = [f for f in sampled.iterdir() if f.name.startswith(("kernel", "simsample-"))] if sampled.is_dir() else []
@@ -112,17 +221,47 @@ class _EngineOption(click.Option):
 
 @click.command("features", context_settings=_CTX)
 @click.argument("traces", type=click.Path(path_type=Path))
-@click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Parquet file for the workload with features.")
-@click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Trace files scanned in parallel (threads with the compiled scanner, else processes).")
-@click.option("--engine", cls=_EngineOption, type=click.Choice(["auto", "native", "numpy", "python"]), default="auto", show_default=True)
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Parquet file for the workload with features.",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    default=1,
+    show_default=True,
+    type=int,
+    help="Trace files scanned in parallel (threads with the compiled scanner, else processes).",
+)
+@click.option(
+    "--engine",
+    cls=_EngineOption,
+    type=click.Choice(["auto", "native", "numpy", "python"]),
+    default="auto",
+    show_default=True,
+)
 @click.option("--no-cache", is_flag=True, help="Rescan every trace (the cache beside OUTPUT is not read or written).")
-@click.option("--config", "configs", multiple=True, type=click.Path(path_type=Path), metavar="FILE",
-              help="The gpgpusim.config the simulation will use (repeatable, later files override), for occupancy, waves and "
-                   "predicted cycles; default: those of SM7_QV100.")
-@click.option("--no-context", is_flag=True,
-              help="Leave out warm_reads (the share of each launch's loads that find lines recent launches touched): the scan then "
-                   "records no cache lines, a pass of the numpy scanner saved; plans group by occupancy only.")
-def features_cmd(traces: Path, output: Path, jobs: int, engine: str, no_cache: bool, configs: tuple[Path, ...], no_context: bool) -> None:
+@click.option(
+    "--config",
+    "configs",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="The gpgpusim.config the simulation will use (repeatable, later files override), for occupancy, waves and "
+    "predicted cycles; default: those of SM7_QV100.",
+)
+@click.option(
+    "--no-context",
+    is_flag=True,
+    help="Leave out warm_reads (the share of each launch's loads that find lines recent launches touched): the scan then "
+    "records no cache lines, a pass of the numpy scanner saved; plans group by occupancy only.",
+)
+def features_cmd(
+    traces: Path, output: Path, jobs: int, engine: str, no_cache: bool, configs: tuple[Path, ...], no_context: bool
+) -> None:
     """Scan the trace bodies once: instruction counts, PKA metrics, sectors, basic-block vectors, occupancy, predicted cycles and cache context."""
     from simsample.sdk import extras_path, task, temporary_cache, writes_through
     from simsample_accelsim.features import compute_features, default_cache_dir, total_bytes
@@ -135,15 +274,25 @@ def features_cmd(traces: Path, output: Path, jobs: int, engine: str, no_cache: b
         check_output_file(written, [traces, *configs], what="features table")
     if cache_dir is not None:  # a folder kept from the last run is reused, never refused
         if cache_dir.exists() and not cache_dir.is_dir():
-            raise UserError(f"{cache_dir}: exists and is not a folder, where the feature cache goes; move it away or pass --no-cache")
+            raise UserError(
+                f"{cache_dir}: exists and is not a folder, where the feature cache goes; move it away or pass --no-cache"
+            )
         check_output_file(cache_dir / "entry.npz", [traces], what="feature cache")
     writable_parent(output)
     gpu = GpuConfig.from_configs(configs) if configs else None
     tf = scan_folder(traces)
     with temporary_cache(cache_dir):
         with task("scanning traces", total_bytes(tf), bytes_=True) as advance:
-            wl = compute_features(traces, jobs=jobs, engine=engine, cache_dir=cache_dir, progress=advance, folder=tf, gpu=gpu,
-                                  context=not no_context)
+            wl = compute_features(
+                traces,
+                jobs=jobs,
+                engine=engine,
+                cache_dir=cache_dir,
+                progress=advance,
+                folder=tf,
+                gpu=gpu,
+                context=not no_context,
+            )
         wl.to_parquet(output)
     k = wl.kernels
     click.echo(
@@ -156,4 +305,3 @@ def features_cmd(traces: Path, output: Path, jobs: int, engine: str, no_cache: b
 def commands() -> dict[str, click.Command]:
     """The adapter's own verbs; ``collect`` and ``estimate`` are the host's, built from its declarations."""
     return {"apply": apply_cmd, "run": run_cmd, "features": features_cmd}
-

@@ -100,13 +100,39 @@ _PREFIXES = (
 _LAUNCH = re.compile(r"^launching kernel name: (.*?) uid: (\d+)")
 _GRID = re.compile(r"\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)")
 _SIMTIME = re.compile(r"\((\d+) sec\)")
-_FAILURES = ("Assertion", "Segmentation fault", "core dumped", "terminate called", "Aborted", "unsupported binary version", "Unable to open file")
+_FAILURES = (
+    "Assertion",
+    "Segmentation fault",
+    "core dumped",
+    "terminate called",
+    "Aborted",
+    "unsupported binary version",
+    "Unable to open file",
+)
 
 #: Result columns, in order.
 RESULT_COLUMNS = (
-    "kernel_id", "name", "status", "cycles", "instructions", "ipc", "occupancy",
-    "l1_hits", "l1_accesses", "l2_hits", "l2_accesses", "dram_reads", "dram_writes",
-    "sim_seconds", "projected", "sim_cycles", "sim_insn", "pkp_stop_cycle", "uid", "trace", "log",
+    "kernel_id",
+    "name",
+    "status",
+    "cycles",
+    "instructions",
+    "ipc",
+    "occupancy",
+    "l1_hits",
+    "l1_accesses",
+    "l2_hits",
+    "l2_accesses",
+    "dram_reads",
+    "dram_writes",
+    "sim_seconds",
+    "projected",
+    "sim_cycles",
+    "sim_insn",
+    "pkp_stop_cycle",
+    "uid",
+    "trace",
+    "log",
 )
 # What the estimate does with each column (counts, ratios, not estimable) is declared with the
 # adapter: simsample_accelsim.adapter.METRICS.
@@ -159,7 +185,10 @@ def _finite(path: Path, key: str, value: str) -> float:
     otherwise drop cycles and IPC from an estimate without a word."""
     v = _num(value)
     if not math.isfinite(v):
-        raise FormatError(path, f"kernel statistics: {key} = {value.strip()[:40]!r} is not a finite number; the log is damaged (rerun the simulation)")
+        raise FormatError(
+            path,
+            f"kernel statistics: {key} = {value.strip()[:40]!r} is not a finite number; the log is damaged (rerun the simulation)",
+        )
     return v
 
 
@@ -188,7 +217,9 @@ def parse_log(path: str | Path) -> LogSummary:
                 if line.startswith("Processing kernel "):
                     pending_trace, pending_id, pending_grid = line[len("Processing kernel ") :].strip(), None, None
                 elif line.startswith("-kernel id = "):
-                    pending_id = int(_num(line.split("=", 1)[1])) if not math.isnan(_num(line.split("=", 1)[1])) else None
+                    pending_id = (
+                        int(_num(line.split("=", 1)[1])) if not math.isnan(_num(line.split("=", 1)[1])) else None
+                    )
                 elif line.startswith("-grid dim = "):
                     m = _GRID.search(line)
                     pending_grid = int(m.group(1)) * int(m.group(2)) * int(m.group(3)) if m else None
@@ -196,7 +227,13 @@ def parse_log(path: str | Path) -> LogSummary:
                     m = _LAUNCH.match(line)
                     if m:
                         uid = int(m.group(2))
-                        run = KernelRun(uid=uid, name=m.group(1).strip(), trace=pending_trace, trace_kernel_id=pending_id, grid_size=pending_grid)
+                        run = KernelRun(
+                            uid=uid,
+                            name=m.group(1).strip(),
+                            trace=pending_trace,
+                            trace_kernel_id=pending_id,
+                            grid_size=pending_grid,
+                        )
                         runs[uid] = run
                         order.append(uid)
                         last_launched = uid
@@ -236,7 +273,9 @@ def parse_log(path: str | Path) -> LogSummary:
     except (EOFError, OSError) as exc:
         raise FormatError(p, f"truncated or unreadable log ({exc})") from exc
     if not saw_anything:
-        raise FormatError(p, "not an Accel-Sim log (no 'Processing kernel', 'launching kernel' or 'kernel_name =' lines)")
+        raise FormatError(
+            p, "not an Accel-Sim log (no 'Processing kernel', 'launching kernel' or 'kernel_name =' lines)"
+        )
     # cumulative counters -> per-kernel differences, in the order the blocks were printed
     previous: dict[str, float] = {}
     for run in blocks:
@@ -258,7 +297,9 @@ def _judge(run: KernelRun, summary: LogSummary) -> None:
         run.status = "projected"
     elif run.grid_size is not None and "issued_ctas" in s and s["issued_ctas"] < run.grid_size:
         run.status = "incomplete"
-        run.reason = f"stopped early: {int(s['issued_ctas'])} of {run.grid_size} CTAs issued (-gpgpu_max_completed_cta?)"
+        run.reason = (
+            f"stopped early: {int(s['issued_ctas'])} of {run.grid_size} CTAs issued (-gpgpu_max_completed_cta?)"
+        )
 
 
 def _add(a: float, b: float) -> float:
@@ -334,7 +375,10 @@ def collect_logs(
     unusable: list[str] = []
     for summary in summaries:
         if not summary.exit_detected:
-            problems.append(f"{summary.path.name}: the run did not finish (no 'exit detected')" + (f": {summary.failure}" if summary.failure else ""))
+            problems.append(
+                f"{summary.path.name}: the run did not finish (no 'exit detected')"
+                + (f": {summary.failure}" if summary.failure else "")
+            )
         for trace in summary.missing_traces:
             problems.append(f"{summary.path.name}: trace {trace} could not be read by the simulator (missing file?)")
         own = owner.get(summary.path.resolve()) if owner else None
@@ -348,7 +392,9 @@ def collect_logs(
                 warmups += 1  # a warm-up launch (apply --warmup): simulated for its cache state only
                 continue
             if kid in where:
-                raise UserError(f"kernel {kid} appears in {where[kid]} and in {summary.path.name}; give each launch's log once")
+                raise UserError(
+                    f"kernel {kid} appears in {where[kid]} and in {summary.path.name}; give each launch's log once"
+                )
             where[kid] = summary.path.name
             if run.status not in USABLE:
                 problems.append(f"{summary.path.name}: kernel {kid} (uid {run.uid}) {run.status}: {run.reason}")
@@ -372,18 +418,29 @@ def collect_logs(
         unfinished = [s.path.name for s in summaries if not s.exit_detected]
         parts = []
         if failure or unfinished:
-            parts.append(f"{', '.join(unfinished) or summaries[0].path.name}: the simulation " + (f"failed ({failure})" if failure else "did not finish"))
+            parts.append(
+                f"{', '.join(unfinished) or summaries[0].path.name}: the simulation "
+                + (f"failed ({failure})" if failure else "did not finish")
+            )
         if unusable:
-            parts.append(f"unusable results for kernel(s) {', '.join(unusable[:6])}" + (" ..." if len(unusable) > 6 else ""))
+            parts.append(
+                f"unusable results for kernel(s) {', '.join(unusable[:6])}" + (" ..." if len(unusable) > 6 else "")
+            )
         if missing:
-            parts.append(f"{len(missing)} of {len(plan.sampled_ids)} sampled launches without results ({_ids(missing)})")
+            parts.append(
+                f"{len(missing)} of {len(plan.sampled_ids)} sampled launches without results ({_ids(missing)})"
+            )
         if not parts:
             parts.append(problems[0])
         raise IncompleteResults("; ".join(parts), "rerun them, or pass --allow-incomplete to keep the rest")
     for p in problems:
         warn(p)
     if warmups:  # after any error: a refusal stays one line
-        what = "ran as warm-up in the jobs' logs" if owner else "of the log(s) are not sampled by the plan (warm-up launches)"
+        what = (
+            "ran as warm-up in the jobs' logs"
+            if owner
+            else "of the log(s) are not sampled by the plan (warm-up launches)"
+        )
         warn(f"{warmups} launch(es) {what}; left out of the results")
     return (df if allow_incomplete else usable).sort_values("kernel_id").reset_index(drop=True)
 
@@ -408,7 +465,9 @@ def _id_mapper(summaries: list[LogSummary], plan: Plan | None, traces: str | Pat
 
             def via_traces(summary: LogSummary, run: KernelRun) -> int | None:
                 if run.trace_kernel_id is None or run.trace_kernel_id not in row_of:
-                    warn(f"{summary.path.name}: uid {run.uid} ({run.trace or run.name}) is not a launch of {traces}; skipped")
+                    warn(
+                        f"{summary.path.name}: uid {run.uid} ({run.trace or run.name}) is not a launch of {traces}; skipped"
+                    )
                     return None
                 return by_launch.get(row_of[run.trace_kernel_id])
 
@@ -424,7 +483,9 @@ def _id_mapper(summaries: list[LogSummary], plan: Plan | None, traces: str | Pat
             # a launch the plan did not sample (warm-up) gets an id no plan launch has, so it is counted and left out
             return lambda summary, run: by_number.get(int(run.trace_kernel_id), -int(run.trace_kernel_id))
     if plan is None:
-        raise UserError("the log does not echo the traces' '-kernel id' lines; pass --plan so that launches can be mapped by order")
+        raise UserError(
+            "the log does not echo the traces' '-kernel id' lines; pass --plan so that launches can be mapped by order"
+        )
     sampled = plan.sampled_ids
     flat = [(s.path.name, r.uid) for s in summaries for r in sorted(s.runs, key=lambda r: r.uid)]
     if len(flat) != len(sampled):
@@ -432,6 +493,8 @@ def _id_mapper(summaries: list[LogSummary], plan: Plan | None, traces: str | Pat
             f"cannot map the logs' {len(flat)} launches to the plan's {len(sampled)} sampled launches by order; "
             "pass --traces with the trace folder the plan was applied to"
         )
-    warn("mapping the logs' launches to the plan's sampled launches by order (k-th launch of the run = k-th sampled launch)")
+    warn(
+        "mapping the logs' launches to the plan's sampled launches by order (k-th launch of the run = k-th sampled launch)"
+    )
     by_order = {key: sampled[i] for i, key in enumerate(flat)}
     return lambda summary, run: by_order[(summary.path.name, run.uid)]

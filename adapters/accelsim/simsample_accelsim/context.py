@@ -37,7 +37,9 @@ __all__ = ["CONTEXT_COLUMN", "DEFAULT_CONTEXT_REACH", "warm_read_shares"]
 DEFAULT_CONTEXT_REACH = 1.0
 
 
-def warm_read_shares(footprints: Sequence[Footprint], *, l2_lines: int, reach: float = DEFAULT_CONTEXT_REACH) -> np.ndarray:
+def warm_read_shares(
+    footprints: Sequence[Footprint], *, l2_lines: int, reach: float = DEFAULT_CONTEXT_REACH
+) -> np.ndarray:
     """Per launch (in launch order), the share of its loads that read a line an earlier launch
     touched within ``reach`` x ``l2_lines`` distinct lines; 1.0 for a launch without loads
     (nothing of it waits on memory).
@@ -51,7 +53,9 @@ def warm_read_shares(footprints: Sequence[Footprint], *, l2_lines: int, reach: f
     out = np.ones(n, np.float64)
     if n == 0:
         return out
-    lines, ids = _dense_ids([np.asarray(f.reads, np.uint64) for f in footprints] + [np.asarray(f.writes, np.uint64) for f in footprints])
+    lines, ids = _dense_ids(
+        [np.asarray(f.reads, np.uint64) for f in footprints] + [np.asarray(f.writes, np.uint64) for f in footprints]
+    )
     read_ids, write_ids = ids[:n], ids[n:]
     last = np.full(lines, -1, np.int64)  # per line: the last launch before the current one that touched it
     per_launch = np.zeros(n, np.int64)  # per launch: lines whose last toucher (so far) it is

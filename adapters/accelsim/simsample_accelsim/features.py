@@ -94,7 +94,9 @@ def resolve_engine(engine: str) -> str:
     if engine == "native" and default_engine() != "native":
         from simsample_accelsim import scan_native
 
-        raise UserError(f"the compiled trace scanner cannot be used here ({scan_native.unavailable_reason()}); use --engine numpy")
+        raise UserError(
+            f"the compiled trace scanner cannot be used here ({scan_native.unavailable_reason()}); use --engine numpy"
+        )
     return engine
 
 
@@ -229,8 +231,15 @@ def compute_features(
 
     def keep_footprint(f: Path, arrays: dict[str, np.ndarray]) -> None:
         if store is not None and "fp_reads" in arrays and not store.has(f):
-            store.put(f, Footprint(arrays["fp_reads"], arrays["fp_writes"], int(arrays["counts"][COUNTERS.index("warp_insts")]),
-                                     arrays["fp_read_counts"]))
+            store.put(
+                f,
+                Footprint(
+                    arrays["fp_reads"],
+                    arrays["fp_writes"],
+                    int(arrays["counts"][COUNTERS.index("warp_insts")]),
+                    arrays["fp_read_counts"],
+                ),
+            )
 
     results: dict[str, dict[str, np.ndarray]] = {}
     todo: list[Path] = []
@@ -302,7 +311,9 @@ def _assemble(wl: Workload, tf: TraceFolder, per_launch: list[dict[str, np.ndarr
     t_indptr, t_indices, t_data, t_launch, t_count = [0], [], [], [], []
     for i, f in enumerate(feats):
         name = tf.headers[i].name
-        local = np.array([col_of.setdefault((name, int(pc), int(ln)), len(col_of)) for pc, ln in f.bbv_keys.tolist()], dtype=np.int64)
+        local = np.array(
+            [col_of.setdefault((name, int(pc), int(ln)), len(col_of)) for pc, ln in f.bbv_keys.tolist()], dtype=np.int64
+        )
         bbv_rows.append(np.full(len(local), i, np.int64))
         bbv_cols.append(local)
         bbv_vals.append(f.bbv_values)
@@ -317,10 +328,14 @@ def _assemble(wl: Workload, tf: TraceFolder, per_launch: list[dict[str, np.ndarr
             t_count.append(int(f.type_counts[t]))
     ncol = len(col_of)
     cat = lambda parts, dt: np.concatenate(parts).astype(dt) if parts else np.zeros(0, dt)  # noqa: E731
-    bbv = sp.csr_matrix((cat(bbv_vals, np.int64), (cat(bbv_rows, np.int64), cat(bbv_cols, np.int64))), shape=(n, ncol), dtype=np.int64)
+    bbv = sp.csr_matrix(
+        (cat(bbv_vals, np.int64), (cat(bbv_rows, np.int64), cat(bbv_cols, np.int64))), shape=(n, ncol), dtype=np.int64
+    )
     bbv.sort_indices()
     types = sp.csr_matrix(
-        (cat(t_data, np.int64), cat(t_indices, np.int64), np.array(t_indptr, np.int64)), shape=(len(t_launch), ncol), dtype=np.int64
+        (cat(t_data, np.int64), cat(t_indices, np.int64), np.array(t_indptr, np.int64)),
+        shape=(len(t_launch), ncol),
+        dtype=np.int64,
     )
     keys = list(col_of)
     extras = {
@@ -332,8 +347,12 @@ def _assemble(wl: Workload, tf: TraceFolder, per_launch: list[dict[str, np.ndarr
         "warp_type_count": np.array(t_count, dtype=np.int64),
     }
     meta = dict(wl.meta)
-    meta["features"] = {"scanner_version": SCANNER_VERSION, "basic_blocks": ncol, "warp_types": len(t_launch),
-                        "gpu": {"sms": gpu.sms, "launch_latency": gpu.launch_latency, "l2_lines": gpu.l2_lines}}
+    meta["features"] = {
+        "scanner_version": SCANNER_VERSION,
+        "basic_blocks": ncol,
+        "warp_types": len(t_launch),
+        "gpu": {"sms": gpu.sms, "launch_latency": gpu.launch_latency, "l2_lines": gpu.l2_lines},
+    }
     out = Workload(k, source=wl.source, format=wl.format, memcpy_count=wl.memcpy_count, meta=meta)
     out.extras = extras
     return out

@@ -23,7 +23,9 @@ _SP, _DASH = 32, 45
 MAX_REGS = 16  # register operands per instruction we accept (the simulator allows fewer)
 #: masks keeping the low / high k bytes of a little-endian word
 LOW_KEEP = np.array([0] + [(1 << (8 * k)) - 1 for k in range(1, 8)] + [0xFFFFFFFFFFFFFFFF], dtype=np.uint64)
-HIGH_KEEP = np.array([0] + [(0xFFFFFFFFFFFFFFFF << (8 * (8 - k))) & 0xFFFFFFFFFFFFFFFF for k in range(1, 9)], dtype=np.uint64)
+HIGH_KEEP = np.array(
+    [0] + [(0xFFFFFFFFFFFFFFFF << (8 * (8 - k))) & 0xFFFFFFFFFFFFFFFF for k in range(1, 9)], dtype=np.uint64
+)
 
 
 class BadLine(Exception):
@@ -63,9 +65,9 @@ def nibbles(v: np.ndarray, rows: np.ndarray, what: str, keep: np.ndarray | None 
         v = v & keep
     v7 = v & _LOW7
     ascii_ = ~v & _HIGH
-    digit = ((v7 + U(0x5050505050505050)) & ~(v7 + U(0x4646464646464646)) & _HIGH)
+    digit = (v7 + U(0x5050505050505050)) & ~(v7 + U(0x4646464646464646)) & _HIGH
     low = v7 | U(0x2020202020202020)
-    alpha = ((low + U(0x1F1F1F1F1F1F1F1F)) & ~(low + U(0x1919191919191919)) & _HIGH)
+    alpha = (low + U(0x1F1F1F1F1F1F1F1F)) & ~(low + U(0x1919191919191919)) & _HIGH
     ok = (digit | alpha) & ascii_
     expect = _HIGH if keep is None else keep & _HIGH
     bad = ok != expect
@@ -215,7 +217,11 @@ def resolve_generic(first: np.ndarray, load: np.ndarray, shmem_base: int, local_
         return sh
     shared = (first >= U(shmem_base)) & (first < U(local_base))
     local = (first >= U(local_base)) & (first < U(local_base + oc.LOCAL_MEM_SIZE_MAX))
-    return np.where(shared, sh, np.where(local, np.where(load, oc.LOCAL_LD, oc.LOCAL_ST), np.where(load, oc.GLOBAL_LD, oc.GLOBAL_ST)))
+    return np.where(
+        shared,
+        sh,
+        np.where(local, np.where(load, oc.LOCAL_LD, oc.LOCAL_ST), np.where(load, oc.GLOBAL_LD, oc.GLOBAL_ST)),
+    )
 
 
 def ranks(counts: np.ndarray) -> np.ndarray:

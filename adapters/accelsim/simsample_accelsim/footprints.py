@@ -92,14 +92,18 @@ class FootprintStore:
         it only saves time."""
         counts = fp.read_counts if fp.read_counts is not None else np.ones(fp.reads.size, np.int64)
         buf = io.BytesIO()
-        np.savez(buf, reads=np.asarray(fp.reads, np.uint64), writes=np.asarray(fp.writes, np.uint64),
-                 warp_insts=np.int64(fp.warp_insts), read_counts=np.asarray(counts, np.int64))
+        np.savez(
+            buf,
+            reads=np.asarray(fp.reads, np.uint64),
+            writes=np.asarray(fp.writes, np.uint64),
+            warp_insts=np.int64(fp.warp_insts),
+            read_counts=np.asarray(counts, np.int64),
+        )
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             atomic_write_bytes(self._file(path), buf.getvalue())
         except OSError:
             pass
-
 
     def prune(self, days: float = KEEP_DAYS) -> int:
         """Remove entries neither written nor read for ``days`` days; returns how many."""

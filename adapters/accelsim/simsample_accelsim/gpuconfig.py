@@ -24,7 +24,9 @@ def read_options(paths: Iterable[str | Path], names: Iterable[str]) -> dict[str,
         try:
             text = read_text_limited(path, errors="replace")
         except OSError as e:
-            raise UserError(f"{path}: cannot read the simulator config ({e.strerror or e}); give the gpgpusim.config the run uses") from None
+            raise UserError(
+                f"{path}: cannot read the simulator config ({e.strerror or e}); give the gpgpusim.config the run uses"
+            ) from None
         for line in text.splitlines():
             parts = line.split("#", 1)[0].split()
             if len(parts) >= 2 and parts[0] in wanted:
@@ -42,7 +44,9 @@ def int_option(found: dict[str, tuple[str, Path]], name: str, default: int) -> i
         raise UserError(f"{path}: {name} {value!r} is not an integer; fix the config file")
     n = int(value) if len(value) <= 12 else INT32_MAX + 1  # more digits than any option holds: refused, never converted
     if not -INT32_MAX - 1 <= n <= INT32_MAX:  # GPGPU-Sim reads these options as 32-bit ints
-        raise UserError(f"{path}: {name} {value[:30]!r} is beyond the 32-bit integers GPGPU-Sim reads it as; fix the config file")
+        raise UserError(
+            f"{path}: {name} {value[:30]!r} is beyond the 32-bit integers GPGPU-Sim reads it as; fix the config file"
+        )
     return n
 
 

@@ -66,7 +66,9 @@ class KernelsList:
 
     def ignored_warnings(self, limit: int = 5) -> list[str]:
         """Warnings for ignored lines (the first ``limit``, then a count of the rest)."""
-        out = [f"{self.path.name} line {n}: ignored by the simulator: {text[:80]!r}" for n, text in self.ignored[:limit]]
+        out = [
+            f"{self.path.name} line {n}: ignored by the simulator: {text[:80]!r}" for n, text in self.ignored[:limit]
+        ]
         if len(self.ignored) > limit:
             out.append(f"{self.path.name}: {len(self.ignored) - limit} more lines ignored by the simulator")
         return out
@@ -104,11 +106,18 @@ def parse_kernelslist(path: str | Path) -> KernelsList:
             m = _MEMCPY.match(line)
             if m is None:
                 raise FormatError(
-                    p, f"malformed memcpy {line[:80]!r}: expected MemcpyHtoD,0x<hex address>,<bytes> (the simulator aborts on it)", line=number
+                    p,
+                    f"malformed memcpy {line[:80]!r}: expected MemcpyHtoD,0x<hex address>,<bytes> (the simulator aborts on it)",
+                    line=number,
                 )
-            if len(m.group(1)) > 16 or len(m.group(2)) > 20 or int(m.group(2)) >= 1 << 64:  # the simulator reads both as 64-bit
-                raise FormatError(p, f"memcpy {line[:80]!r}: address or size beyond 64 bits (the simulator reads them as 64-bit numbers)",
-                                  line=number)
+            if (
+                len(m.group(1)) > 16 or len(m.group(2)) > 20 or int(m.group(2)) >= 1 << 64
+            ):  # the simulator reads both as 64-bit
+                raise FormatError(
+                    p,
+                    f"memcpy {line[:80]!r}: address or size beyond 64 bits (the simulator reads them as 64-bit numbers)",
+                    line=number,
+                )
             out.commands.append(Memcpy(number, line, int(m.group(1), 16), int(m.group(2))))
         elif line.startswith("kernel"):
             bad = shell_unsafe(line)
@@ -120,7 +129,11 @@ def parse_kernelslist(path: str | Path) -> KernelsList:
                     line=number,
                 )
             if not (line.endswith(".traceg") or line.endswith(".xz")):
-                raise FormatError(p, f"trace name {line[:80]!r} must end in .traceg or .traceg.xz (the simulator refuses other names)", line=number)
+                raise FormatError(
+                    p,
+                    f"trace name {line[:80]!r} must end in .traceg or .traceg.xz (the simulator refuses other names)",
+                    line=number,
+                )
             out.commands.append(KernelEntry(number, line))
         else:
             out.ignored.append((number, line))
@@ -145,5 +158,9 @@ def looks_like_kernelslist(head: bytes) -> bool:
     lines = [ln for ln in text.split("\n")[:50] if ln.strip()]
     if not lines:
         return False
-    cmds = [ln for ln in lines if ln.startswith("MemcpyHtoD,") or (ln.startswith("kernel") and (ln.rstrip().endswith((".traceg", ".xz"))))]
+    cmds = [
+        ln
+        for ln in lines
+        if ln.startswith("MemcpyHtoD,") or (ln.startswith("kernel") and (ln.rstrip().endswith((".traceg", ".xz"))))
+    ]
     return any(ln.startswith("kernel") for ln in cmds) and len(cmds) >= len(lines) / 2

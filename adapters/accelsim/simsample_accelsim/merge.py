@@ -49,8 +49,10 @@ def _run_list(folder: Path) -> Path:
     if lst.is_file():
         return lst
     if (folder / "kernelslist").is_file():
-        raise UserError(f"{folder}: has the tracer's raw kernelslist but no {DEFAULT_LIST}; run the tracer's post-processing on it first "
-                        "(traces-processing/post-traces-processing FOLDER/kernelslist)")
+        raise UserError(
+            f"{folder}: has the tracer's raw kernelslist but no {DEFAULT_LIST}; run the tracer's post-processing on it first "
+            "(traces-processing/post-traces-processing FOLDER/kernelslist)"
+        )
     raise UserError(f"{folder}: no {DEFAULT_LIST} (expected the folder of one tracer run)")
 
 
@@ -99,7 +101,9 @@ def merge_runs(runs: Sequence[str | Path], out: str | Path, *, copy: bool = Fals
             assert isinstance(cmd, KernelEntry)
             m = _NUMBER.match(cmd.text)
             if m is None:
-                raise UserError(f"{lst.path} line {cmd.line}: {cmd.text!r} is not a tracer trace name (kernel-N.traceg[.xz])")
+                raise UserError(
+                    f"{lst.path} line {cmd.line}: {cmd.text!r} is not a tracer trace name (kernel-N.traceg[.xz])"
+                )
             n = _launch_number(m.group(1), lst.path, cmd.line)
             f = folder / cmd.text
             if not f.is_file():
@@ -109,10 +113,15 @@ def merge_runs(runs: Sequence[str | Path], out: str | Path, *, copy: bool = Fals
                 continue
             h = read_header(f)
             if h.kernel_id is not None and h.kernel_id != n:
-                raise UserError(f"{f}: its header says -kernel id = {h.kernel_id}, its name launch {n}; the folder was renamed or mixed")
+                raise UserError(
+                    f"{f}: its header says -kernel id = {h.kernel_id}, its name launch {n}; the folder was renamed or mixed"
+                )
             launches[n] = (f, cmd.text, before)
-        mine_numbers = [_launch_number(_NUMBER.match(c.text).group(1), lst.path, c.line) for c in lst.kernels  # type: ignore[union-attr]
-                        if _NUMBER.match(c.text)]
+        mine_numbers = [
+            _launch_number(_NUMBER.match(c.text).group(1), lst.path, c.line)
+            for c in lst.kernels  # type: ignore[union-attr]
+            if _NUMBER.match(c.text)
+        ]
         if (folder / STATS_FILE).is_file() and mine_numbers:
             run_ranges.append((folder / STATS_FILE, min(mine_numbers), max(mine_numbers)))
     if not launches:
@@ -123,8 +132,10 @@ def merge_runs(runs: Sequence[str | Path], out: str | Path, *, copy: bool = Fals
     for n in order:
         f, text, before = launches[n]
         if before < done:
-            raise UserError(f"{f}: launch {n} comes after {done} memcpys in another run but after {before} in its own: the runs did not replay "
-                            "the same process")
+            raise UserError(
+                f"{f}: launch {n} comes after {done} memcpys in another run but after {before} in its own: the runs did not replay "
+                "the same process"
+            )
         commands.extend(memcpy_seq[done:before])
         done = before
         commands.append(KernelEntry(0, text))
@@ -145,8 +156,10 @@ def _launch_number(digits: str, path: Path, line: int) -> int:
     number must fit the int64 columns it is kept in."""
     n = int(digits) if len(digits) <= 19 else INT64_MAX + 1  # never convert a thousand digits
     if not 1 <= n <= INT64_MAX:
-        raise UserError(f"{path} line {line}: kernel-{digits[:24]}.traceg: launch {'0' if n == 0 else 'number beyond int64'} is no "
-                        "launch of the tracer (it counts from 1); the folder was renamed or damaged")
+        raise UserError(
+            f"{path} line {line}: kernel-{digits[:24]}.traceg: launch {'0' if n == 0 else 'number beyond int64'} is no "
+            "launch of the tracer (it counts from 1); the folder was renamed or damaged"
+        )
     return n
 
 
@@ -163,6 +176,8 @@ def _check_stats(run_ranges: list[tuple[Path, int, int]]) -> Path | None:
         for n, row in rows.items():
             ref = full.get(n)
             if ref is not None and (ref.name, ref.grid, ref.block) != (row.name, row.grid, row.block):
-                raise UserError(f"{path}: launch {n} is {row.name} {row.grid}x{row.block}, but {longest} says {ref.name} {ref.grid}x{ref.block}: "
-                                "the runs did not replay the same process")
+                raise UserError(
+                    f"{path}: launch {n} is {row.name} {row.grid}x{row.block}, but {longest} says {ref.name} {ref.grid}x{ref.block}: "
+                    "the runs did not replay the same process"
+                )
     return longest

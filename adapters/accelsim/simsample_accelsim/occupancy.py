@@ -94,14 +94,27 @@ class GpuConfig:
             value, path = raw["-gpgpu_shader_core_pipeline"]
             m = re.fullmatch(r"(\d+):(\d+)", value)
             if not m:
-                raise UserError(f"{path}: -gpgpu_shader_core_pipeline {value!r} is not THREADS:WARP_SIZE; fix the config file")
+                raise UserError(
+                    f"{path}: -gpgpu_shader_core_pipeline {value!r} is not THREADS:WARP_SIZE; fix the config file"
+                )
             pipeline = (int(m.group(1)), int(m.group(2)))
         cfg = replace(cls(), **found)
         if pipeline is not None:
             cfg = replace(cfg, threads_per_sm=pipeline[0], warp_size=pipeline[1])
-        for name in ("clusters", "cores_per_cluster", "threads_per_sm", "warp_size", "registers", "max_ctas", "shmem", "schedulers"):
+        for name in (
+            "clusters",
+            "cores_per_cluster",
+            "threads_per_sm",
+            "warp_size",
+            "registers",
+            "max_ctas",
+            "shmem",
+            "schedulers",
+        ):
             if getattr(cfg, name) < 1:
-                raise UserError(f"{', '.join(map(str, paths))}: the config gives {name} = {getattr(cfg, name)}; fix the config file")
+                raise UserError(
+                    f"{', '.join(map(str, paths))}: the config gives {name} = {getattr(cfg, name)}; fix the config file"
+                )
         from simsample_accelsim.warmup import l2_lines_of_configs
 
         return replace(cfg, launch_latency=max(0, cfg.launch_latency), l2_lines=l2_lines_of_configs(paths))
@@ -149,7 +162,9 @@ def shape_columns(kernels: pd.DataFrame, gpu: GpuConfig | None = None, model: Cy
     model = model or DEFAULT_MODEL
     for col in ("regs", "shmem", "warps", "warp_insts"):
         if col not in kernels.columns:
-            raise UserError(f"the workload has no {col!r} column, which the shape features need; derive them from an Accel-Sim trace folder")
+            raise UserError(
+                f"the workload has no {col!r} column, which the shape features need; derive them from an Accel-Sim trace folder"
+            )
     k = kernels
     ctas = k["grid_x"].to_numpy(np.int64) * k["grid_y"].to_numpy(np.int64) * k["grid_z"].to_numpy(np.int64)
     threads = k["block_x"].to_numpy(np.int64) * k["block_y"].to_numpy(np.int64) * k["block_z"].to_numpy(np.int64)
@@ -162,8 +177,15 @@ def shape_columns(kernels: pd.DataFrame, gpu: GpuConfig | None = None, model: Cy
     resident = np.minimum(per_sm, np.maximum(-(-ctas // gpu.sms), 1)) * warps_per_cta  # warps an SM runs at once
     path = np.maximum(model.per_insn * insn + model.per_load * loads, resident * insn / gpu.schedulers)
     predicted = gpu.launch_latency + waves * path
-    return pd.DataFrame({"ctas_per_sm": per_sm, "sms_used": np.minimum(ctas, gpu.sms), "waves": waves,
-                         "predicted_cycles": np.round(predicted)}, index=k.index)
+    return pd.DataFrame(
+        {
+            "ctas_per_sm": per_sm,
+            "sms_used": np.minimum(ctas, gpu.sms),
+            "waves": waves,
+            "predicted_cycles": np.round(predicted),
+        },
+        index=k.index,
+    )
 
 
 def fit_model(kernels: pd.DataFrame, cycles: np.ndarray, gpu: GpuConfig | None = None) -> CycleModel:

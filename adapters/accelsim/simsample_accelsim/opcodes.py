@@ -15,7 +15,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # memory classes (small ints so that the numpy engine can use them as array values)
-NONE, GLOBAL_LD, GLOBAL_ST, LOCAL_LD, LOCAL_ST, SHARED_LD, SHARED_ST, GLOBAL_ATOM, GLOBAL_RED, SHARED_ATOM, GENERIC_LD, GENERIC_ST = range(12)
+(
+    NONE,
+    GLOBAL_LD,
+    GLOBAL_ST,
+    LOCAL_LD,
+    LOCAL_ST,
+    SHARED_LD,
+    SHARED_ST,
+    GLOBAL_ATOM,
+    GLOBAL_RED,
+    SHARED_ATOM,
+    GENERIC_LD,
+    GENERIC_ST,
+) = range(12)
 
 _CLASS = {
     "LDG": GLOBAL_LD,
@@ -52,9 +65,7 @@ SECTOR_CLASSES = (GLOBAL_LD, GLOBAL_ST, LOCAL_LD, LOCAL_ST)
 
 #: Opcodes after which the next instruction starts a new basic block: branches, jumps, calls,
 #: returns, exits, and Pascal/Maxwell stack branches (SYNC/BRK/CONT pop the SIMT stack and jump).
-CONTROL_FLOW = frozenset(
-    "BRA BRX BRXU JMP JMX JMXU CALL RET EXIT BREAK KILL RTT BPT JCAL PRET BRK CONT SYNC".split()
-)
+CONTROL_FLOW = frozenset("BRA BRX BRXU JMP JMX JMXU CALL RET EXIT BREAK KILL RTT BPT JCAL PRET BRK CONT SYNC".split())
 
 #: Simulator constant: a generic address within this many bytes above the local base is local.
 LOCAL_MEM_SIZE_MAX = 1 << 14

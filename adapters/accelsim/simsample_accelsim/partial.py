@@ -79,8 +79,10 @@ def match_partial(plan: Plan, tf: TraceFolder, first_error: PlanMismatchError) -
     ids = plan.samples["kernel_id"].to_numpy(np.int64)
     unknown = sorted({int(k) for k in ids} - set(number_of_id))
     if unknown:
-        raise PlanMismatchError(f"{first_error}; and the plan's process section has no launch number for sampled kernel {unknown[0]} "
-                                "(the plan file is inconsistent): make the plan again")
+        raise PlanMismatchError(
+            f"{first_error}; and the plan's process section has no launch number for sampled kernel {unknown[0]} "
+            "(the plan file is inconsistent): make the plan again"
+        )
     _check_part_of_run(plan, tf, numbers, first_error, max(number_of_id.values(), default=0))
     row_of = {int(n): i for i, n in enumerate(numbers.tolist())}
     records = {s.kernel_id: s for s in (sample_launches(plan) or [])}
@@ -116,9 +118,11 @@ def match_partial(plan: Plan, tf: TraceFolder, first_error: PlanMismatchError) -
                     f"{stats_path}: launch {n} is {_shape_text(base_name(row.name), row.grid, row.block)}, but {tf.files[row_of[n]].name} "
                     f"is {_shape_text(*have)}: the folder mixes traces of different runs"
                 )
-    warn(f"{tf.folder} holds {len(numbers):,} launches of the run (launch numbers {int(numbers[0])} to {int(numbers[-1])}), not the "
-         f"{_count(plan.workload.get('launches'))} the plan was made on: its {len(set(number_of_id.values())):,} sampled launches were found by "
-         "launch number and checked by name and shape")
+    warn(
+        f"{tf.folder} holds {len(numbers):,} launches of the run (launch numbers {int(numbers[0])} to {int(numbers[-1])}), not the "
+        f"{_count(plan.workload.get('launches'))} the plan was made on: its {len(set(number_of_id.values())):,} sampled launches were found by "
+        "launch number and checked by name and shape"
+    )
     return np.array([row_of[number_of_id[int(k)]] for k in ids], dtype=np.int64)
 
 
@@ -126,7 +130,9 @@ def _count(n: object) -> str:
     return f"{n:,}" if isinstance(n, int) else "?"
 
 
-def _check_part_of_run(plan: Plan, tf: TraceFolder, numbers: np.ndarray, first_error: PlanMismatchError, last_sampled: int) -> None:
+def _check_part_of_run(
+    plan: Plan, tf: TraceFolder, numbers: np.ndarray, first_error: PlanMismatchError, last_sampled: int
+) -> None:
     """The run check for matching by launch number: legitimate only for a folder that holds part
     of the plan's run (a tracer selection: launches with gaps, or a range that does not start at
     launch 1, or a prefix shorter than the plan's launches). A whole folder (launches 1 to N
@@ -167,8 +173,16 @@ def _empty_footprint() -> Footprint:
     return Footprint(e, e, 0, None)
 
 
-def choose_warmup_traced(tf: TraceFolder, plan: Plan, rows: Sequence[int], spec: WarmupSpec, numbers: np.ndarray, *, shared: bool = True,
-                         footprint=None) -> dict[int, list[int]]:
+def choose_warmup_traced(
+    tf: TraceFolder,
+    plan: Plan,
+    rows: Sequence[int],
+    spec: WarmupSpec,
+    numbers: np.ndarray,
+    *,
+    shared: bool = True,
+    footprint=None,
+) -> dict[int, list[int]]:
     """Per sampled row, the warm-up rows ``spec`` asks for, chosen by launch number among the
     launches the folder holds (``numbers``: each row's launch number). A predecessor that was
     not traced is skipped (``K``) or counts as touching nothing (``targeted``); one note says
@@ -197,7 +211,9 @@ def choose_warmup_traced(tf: TraceFolder, plan: Plan, rows: Sequence[int], spec:
     if not spec.targeted:
         k = int(spec.k or 0)
         # rows are in launch-number order: those of the K launches before a sample are one slice
-        return {s: list(range(int(np.searchsorted(numbers, max(1, int(numbers[s]) - k), side="left")), s)) for s in samples}
+        return {
+            s: list(range(int(np.searchsorted(numbers, max(1, int(numbers[s]) - k), side="left")), s)) for s in samples
+        }
     if footprint is None:
         from simsample_accelsim.scan_numpy import scan_footprint
 
@@ -219,13 +235,30 @@ def choose_warmup_traced(tf: TraceFolder, plan: Plan, rows: Sequence[int], spec:
         hi = int(np.searchsorted(numbers, g, side="left"))
         return numbers[lo:hi][::-1].tolist()
 
-    chosen = targeted(sorted(weight_of_number), weight_of_number, fp, horizon=spec.horizon, coverage=spec.coverage, budget=spec.budget,
-                      cost=spec.cost.cycles, shared=shared, predecessors=traced_before)
+    chosen = targeted(
+        sorted(weight_of_number),
+        weight_of_number,
+        fp,
+        horizon=spec.horizon,
+        coverage=spec.coverage,
+        budget=spec.budget,
+        cost=spec.cost.cycles,
+        shared=shared,
+        predecessors=traced_before,
+    )
     return {s: [row_of[n] for n in chosen[int(numbers[s])]] for s in samples}
 
 
-def _reuse_traced(tf: TraceFolder, samples: Sequence[int], spec: WarmupSpec, numbers: np.ndarray, row_of: dict[int, int], *,
-                  shared: bool, footprint=None) -> dict[int, list[int]]:
+def _reuse_traced(
+    tf: TraceFolder,
+    samples: Sequence[int],
+    spec: WarmupSpec,
+    numbers: np.ndarray,
+    row_of: dict[int, int],
+    *,
+    shared: bool,
+    footprint=None,
+) -> dict[int, list[int]]:
     """The reuse window (:func:`.warmup.reuse_window`) among the launches traced without a gap
     before each sample: the walk back stops at the first launch the folder does not hold, and
     one note says how many samples it stopped short for."""
@@ -255,13 +288,16 @@ def _reuse_traced(tf: TraceFolder, samples: Sequence[int], spec: WarmupSpec, num
             n -= 1
         out[s] = sorted(window)
     if short:
-        warn(f"--warmup {spec.label()}: the window of {short} sampled launch(es) reaches launches that were not traced; "
-             "it stops there (trace longer windows: 'simsample accelsim select')")
+        warn(
+            f"--warmup {spec.label()}: the window of {short} sampled launch(es) reaches launches that were not traced; "
+            "it stops there (trace longer windows: 'simsample accelsim select')"
+        )
     return out
 
 
-def warmup_ids(plan: Plan, sample_rows: Sequence[int], numbers: np.ndarray | None, folder_ids: np.ndarray,
-               warm: Sequence[int]) -> dict[int, tuple[int, int]]:
+def warmup_ids(
+    plan: Plan, sample_rows: Sequence[int], numbers: np.ndarray | None, folder_ids: np.ndarray, warm: Sequence[int]
+) -> dict[int, tuple[int, int]]:
     """Folder row -> (kernel id, launch position) in the plan's own numbering, for each warm-up
     launch ``warm``. A plan made on a profile numbers its launches its own way (0-based
     positions, where the traces count from 1); where its samples sit at a constant offset from the
@@ -277,15 +313,26 @@ def warmup_ids(plan: Plan, sample_rows: Sequence[int], numbers: np.ndarray | Non
     out: dict[int, tuple[int, int]] = {}
     for i in warm:
         n = int(key[i])
-        out[int(i)] = (n + int(id_off[0]) if len(id_off) == 1 else int(folder_ids[i]), n + int(pos_off[0]) if len(pos_off) == 1 else int(i))
+        out[int(i)] = (
+            n + int(id_off[0]) if len(id_off) == 1 else int(folder_ids[i]),
+            n + int(pos_off[0]) if len(pos_off) == 1 else int(i),
+        )
     return out
 
 
-def warmup_records(plan: Plan, sample_rows: Sequence[int], numbers: np.ndarray | None, folder_ids: np.ndarray,
-                   warm: Sequence[int], entry_name) -> dict[int, tuple[int, str]]:
+def warmup_records(
+    plan: Plan,
+    sample_rows: Sequence[int],
+    numbers: np.ndarray | None,
+    folder_ids: np.ndarray,
+    warm: Sequence[int],
+    entry_name,
+) -> dict[int, tuple[int, str]]:
     """The weights file's rows of the warm-up launches ``warm`` (folder rows): kernel id ->
     (launch position, trace), in the plan's numbering (:func:`warmup_ids`)."""
-    return {kid: (pos, entry_name(i)) for i, (kid, pos) in warmup_ids(plan, sample_rows, numbers, folder_ids, warm).items()}
+    return {
+        kid: (pos, entry_name(i)) for i, (kid, pos) in warmup_ids(plan, sample_rows, numbers, folder_ids, warm).items()
+    }
 
 
 def sampled_numbers(plan: Plan) -> Mapping[int, int]:

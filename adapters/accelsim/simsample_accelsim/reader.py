@@ -56,7 +56,11 @@ class TraceFolder:
 
     def entry_name(self, i: int) -> str:
         """The list line to write for kernel ``i``: the name of the file that exists."""
-        return self.kernels_list.kernels[i].text if i not in set(self.substituted) else _other_name(self.kernels_list.kernels[i].text)
+        return (
+            self.kernels_list.kernels[i].text
+            if i not in set(self.substituted)
+            else _other_name(self.kernels_list.kernels[i].text)
+        )
 
 
 def resolve_list(path: str | Path) -> Path:

@@ -18,7 +18,12 @@ from simsample_accelsim.kernelslist import DEFAULT_LIST
 
 
 def build_command(
-    sampled: str | Path, binary: str | Path, configs: Sequence[str | Path], extra: Sequence[str] = (), *, check_binary: bool = True
+    sampled: str | Path,
+    binary: str | Path,
+    configs: Sequence[str | Path],
+    extra: Sequence[str] = (),
+    *,
+    check_binary: bool = True,
 ) -> tuple[list[str], Path]:
     """The simulator's argument list and the folder to run it in."""
     folder = Path(sampled)
@@ -27,7 +32,9 @@ def build_command(
     exe = Path(binary)
     if check_binary:
         if not exe.exists():
-            raise UserError(f"{exe}: Accel-Sim binary not found (build gpu-simulator, then pass --accelsim .../bin/release/accel-sim.out)")
+            raise UserError(
+                f"{exe}: Accel-Sim binary not found (build gpu-simulator, then pass --accelsim .../bin/release/accel-sim.out)"
+            )
         if not (exe.is_file() and os.access(exe, os.X_OK)):
             raise UserError(f"{exe}: not an executable file")
     cmd = [str(exe.resolve()) if exe.exists() else str(exe), "-trace", f"./{DEFAULT_LIST}"]

@@ -21,20 +21,35 @@ from simsample_accelsim.run import build_command
 from simsample_accelsim.split import check_job_log, read_jobs
 
 
-def jobs_of(run: Path, binary: Path, configs: Sequence[Path], extra: Sequence[str], *, check_binary: bool = True) -> list[Job]:
+def jobs_of(
+    run: Path, binary: Path, configs: Sequence[Path], extra: Sequence[str], *, check_binary: bool = True
+) -> list[Job]:
     """The runner's jobs for the run folder ``run``."""
     entries, functional = read_jobs(run)
     if functional and "-functional_warmup" not in extra:
-        click.echo("note: the jobs list functional warm-up launches; pass '-- -functional_warmup 1' to a patched simulator to replay them", err=True)
+        click.echo(
+            "note: the jobs list functional warm-up launches; pass '-- -functional_warmup 1' to a patched simulator to replay them",
+            err=True,
+        )
     jobs = []
     for e in entries:
         folder = e.folder(run)
         argv, cwd = build_command(folder, binary, configs, extra, check_binary=check_binary)
-        jobs.append(Job(e.name, str(cwd), tuple(argv), str(e.log(run).resolve()), functools.partial(check_job_log, kernel_id=e.kernel_id)))
+        jobs.append(
+            Job(
+                e.name,
+                str(cwd),
+                tuple(argv),
+                str(e.log(run).resolve()),
+                functools.partial(check_job_log, kernel_id=e.kernel_id),
+            )
+        )
     return jobs
 
 
-def run_split(run: Path, binary: Path, configs: Sequence[Path], extra: Sequence[str], *, dry_run: bool, **executor) -> None:
+def run_split(
+    run: Path, binary: Path, configs: Sequence[Path], extra: Sequence[str], *, dry_run: bool, **executor
+) -> None:
     """Run the jobs of ``run`` that are not complete (see the module docstring)."""
     jobs = jobs_of(run, binary, configs, extra, check_binary=not dry_run)
     if dry_run:
@@ -49,11 +64,16 @@ def run_split(run: Path, binary: Path, configs: Sequence[Path], extra: Sequence[
         return
     skipped = f", {len(summary.skipped)} already complete" if summary.skipped else ""
     if summary.failed:
-        click.echo(failure_report(summary, lambda name: str(Path(next(j.failed for j in jobs if j.name == name)))), err=True)
+        click.echo(
+            failure_report(summary, lambda name: str(Path(next(j.failed for j in jobs if j.name == name)))), err=True
+        )
         names = ", ".join(r.name for r in summary.failed[:6]) + (" ..." if len(summary.failed) > 6 else "")
         raise UserError(
             f"{run}: {len(summary.failed)} of {len(jobs)} job(s) failed ({names}); {len(summary.done)} done{skipped}; "
             "their logs' tails are above; rerun the same command to retry only those"
         )
-    click.echo(f"{run}: {len(summary.done)} job(s) done in {summary.seconds:.1f} s{skipped}; "
-               f"estimate with: simsample estimate --sim accelsim {run}", err=True)
+    click.echo(
+        f"{run}: {len(summary.done)} job(s) done in {summary.seconds:.1f} s{skipped}; "
+        f"estimate with: simsample estimate --sim accelsim {run}",
+        err=True,
+    )

@@ -42,7 +42,9 @@ CHUNK = 1 << 20
 
 _native: Any
 _REASON: str | None
-_native, _REASON = import_optional("_trace_scan", unavailable="the C++ extension simsample._trace_scan is not available")
+_native, _REASON = import_optional(
+    "_trace_scan", unavailable="the C++ extension simsample._trace_scan is not available"
+)
 
 
 def available() -> bool:
@@ -79,8 +81,12 @@ def scan_footprint(path: str | Path, chunk_size: int = CHUNK) -> Footprint:
 
 
 def _footprint(result: dict[str, Any], feats: LaunchFeatures) -> Footprint:
-    return Footprint(np.asarray(result["line_reads"], np.uint64), np.asarray(result["line_writes"], np.uint64),
-                     int(feats.counts["warp_insts"]), np.asarray(result["line_read_counts"], np.int64))
+    return Footprint(
+        np.asarray(result["line_reads"], np.uint64),
+        np.asarray(result["line_writes"], np.uint64),
+        int(feats.counts["warp_insts"]),
+        np.asarray(result["line_read_counts"], np.int64),
+    )
 
 
 def _scan(path: str | Path, chunk_size: int, *, record_lines: bool) -> tuple[TraceHeader, dict[str, Any]]:
@@ -135,4 +141,12 @@ def _features(result: dict[str, Any], header: TraceHeader, path: Path) -> Launch
     )
 
 
-__all__ = ["CHUNK", "available", "native_module", "scan_file", "scan_file_and_footprint", "scan_footprint", "unavailable_reason"]
+__all__ = [
+    "CHUNK",
+    "available",
+    "native_module",
+    "scan_file",
+    "scan_file_and_footprint",
+    "scan_footprint",
+    "unavailable_reason",
+]

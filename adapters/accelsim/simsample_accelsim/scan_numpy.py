@@ -57,8 +57,19 @@ _PAD_TOKENS = 8 + 2 * MAX_REGS + 40  # spaces after each chunk: token lookups ne
 _TABLE_BITS = 16
 _ADDR_CLASSES = (*oc.SECTOR_CLASSES, oc.GENERIC_LD, oc.GENERIC_ST)
 _FULL_MASK = np.frombuffer(b"ffffffff", dtype="<u8")[0]  # an all-active warp, as the tracer prints it
-_HASH_K = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
-                    0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53, 0x27D4EB2F165667C5, 0x94D049BB133111EB], dtype=np.uint64)
+_HASH_K = np.array(
+    [
+        0x9E3779B97F4A7C15,
+        0xC2B2AE3D27D4EB4F,
+        0x165667B19E3779F9,
+        0xD6E8FEB86659FD93,
+        0xFF51AFD7ED558CCD,
+        0xC4CEB9FE1A85EC53,
+        0x27D4EB2F165667C5,
+        0x94D049BB133111EB,
+    ],
+    dtype=np.uint64,
+)
 
 
 def scan_file(path: str | Path, chunk_size: int = CHUNK) -> tuple[TraceHeader, LaunchFeatures]:
@@ -168,7 +179,9 @@ class _Scanner:
         starts, nl = self._lines
         lineno = self.line0 + int(bad.row) - _PADDING
         text = buf[starts[bad.row] : nl[bad.row]][:80].decode(errors="replace") if 0 <= bad.row < len(starts) else ""
-        raise FormatError(self.path, bad.message + (f": {text!r}" if text else ""), line=lineno if bad.row >= 0 else None) from None
+        raise FormatError(
+            self.path, bad.message + (f": {text!r}" if text else ""), line=lineno if bad.row >= 0 else None
+        ) from None
 
     def _chunk(self, buf: bytes, a: np.ndarray, sp: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
         row_of = np.flatnonzero(ends > starts)  # non-empty lines, as rows of the chunk
@@ -212,18 +225,26 @@ class _Scanner:
         warp_ids = dec(a, *last_token(a, st[warp_rows], en[warp_rows]), row_of[warp_rows], "warp id")
         if nseg and warp_ids.max() >= self.h.warps_per_cta:
             k = int(np.flatnonzero(warp_ids >= self.h.warps_per_cta)[0])
-            raise BadLine(int(row_of[warp_rows[k]]), f"warp id beyond the {self.h.warps_per_cta} warps of a {self.h.block_threads}-thread block")
+            raise BadLine(
+                int(row_of[warp_rows[k]]),
+                f"warp id beyond the {self.h.warps_per_cta} warps of a {self.h.block_threads}-thread block",
+            )
         declared = np.zeros(nseg, np.int64)
         if len(insts_rows):
             iseg_of = seg[insts_rows]
             if len(np.unique(iseg_of)) != len(iseg_of):
                 raise BadLine(int(row_of[insts_rows[0]]), "a warp has more than one 'insts =' line")
-            declared[iseg_of] = dec(a, *last_token(a, st[insts_rows], en[insts_rows]), row_of[insts_rows], "insts count")
+            declared[iseg_of] = dec(
+                a, *last_token(a, st[insts_rows], en[insts_rows]), row_of[insts_rows], "insts count"
+            )
         iseg = seg[ins]
         have = np.bincount(iseg, minlength=nseg)
         if (have != declared).any():
             k = int(np.flatnonzero(have != declared)[0])
-            raise BadLine(int(row_of[warp_rows[k]]), f"warp declares insts = {int(declared[k])} but has {int(have[k])} instruction lines")
+            raise BadLine(
+                int(row_of[warp_rows[k]]),
+                f"warp declares insts = {int(declared[k])} but has {int(have[k])} instruction lines",
+            )
         if len(ins):  # the simulator sizes a warp's stream at its insts line: it must come first
             first = np.flatnonzero(np.r_[True, iseg[1:] != iseg[:-1]])
             first_ins = ins[first]
@@ -231,7 +252,10 @@ class _Scanner:
             insts_row[seg[insts_rows]] = insts_rows
             early = first_ins < insts_row[iseg[first]]
             if early.any():
-                raise BadLine(int(row_of[first_ins[np.flatnonzero(early)[0]]]), "instruction line before its warp's 'insts =' line")
+                raise BadLine(
+                    int(row_of[first_ins[np.flatnonzero(early)[0]]]),
+                    "instruction line before its warp's 'insts =' line",
+                )
         if len(ins):
             self._instructions(buf, a, sp, st[ins], en[ins], row_of[ins], iseg, nseg)
         elif nseg:
@@ -290,8 +314,14 @@ class _Scanner:
         need = np.flatnonzero(np.isin(cls, _ADDR_CLASSES) & (mem_width > 0) & (lanes > 0))
         if len(need):
             cls = cls.copy()
-            m_mask = mask[need] if mask is not None else hex_fields(w8, a, e_pc[need] + 1, e_mask[need], rows[need], "active mask")
-            first, sect = self._addresses(w8, a, sp, k0[need], en[need], t_w[need] + 1, m_mask, lanes[need], rows[need], self.op_width[op[need]])
+            m_mask = (
+                mask[need]
+                if mask is not None
+                else hex_fields(w8, a, e_pc[need] + 1, e_mask[need], rows[need], "active mask")
+            )
+            first, sect = self._addresses(
+                w8, a, sp, k0[need], en[need], t_w[need] + 1, m_mask, lanes[need], rows[need], self.op_width[op[need]]
+            )
             sub = cls[need]
             gen = (sub == oc.GENERIC_LD) | (sub == oc.GENERIC_ST)
             if gen.any():
@@ -306,7 +336,9 @@ class _Scanner:
         gen_left = (cls == oc.GENERIC_LD) | (cls == oc.GENERIC_ST)
         if gen_left.any():  # generic access without addresses: resolved from address 0
             cls = cls.copy()
-            cls[gen_left] = resolve_generic(np.zeros(int(gen_left.sum()), U), cls[gen_left] == oc.GENERIC_LD, self.h.shmem_base, self.h.local_base)
+            cls[gen_left] = resolve_generic(
+                np.zeros(int(gen_left.sum()), U), cls[gen_left] == oc.GENERIC_LD, self.h.shmem_base, self.h.local_base
+            )
         per_class = np.bincount(cls, minlength=12)
         for k, name in oc.MEM_COUNTERS.items():
             add[name] += int(per_class[k])
@@ -397,7 +429,9 @@ class _Scanner:
         if len(r1):  # base and stride over the first run of active lanes; 0 after a gap
             kk = k0[r1] + tm[r1]
             if (sp[kk + 1] + 1 >= en[r1]).any():
-                raise BadLine(int(rows[r1][np.flatnonzero(sp[kk + 1] + 1 >= en[r1])[0]]), "malformed instruction line (no stride)")
+                raise BadLine(
+                    int(rows[r1][np.flatnonzero(sp[kk + 1] + 1 >= en[r1])[0]]), "malformed instruction line (no stride)"
+                )
             base = hex_fields(w8, a, sp[kk] + 1, sp[kk + 1], rows[r1], "base address")
             stride = dec(a, sp[kk + 1] + 1, np.minimum(sp[kk + 2], en[r1]), rows[r1], "stride", signed=True)
             mk = mask[r1] & U(0xFFFFFFFF)
@@ -438,7 +472,9 @@ class _Scanner:
                 s = sp[tk] + 1
                 e = np.minimum(sp[tk + 1], en[r2][owner[later]])
                 if (e <= s).any():
-                    raise BadLine(int(rows[r2][owner[later][np.flatnonzero(e <= s)[0]]]), "fewer address deltas than active lanes")
+                    raise BadLine(
+                        int(rows[r2][owner[later][np.flatnonzero(e <= s)[0]]]), "fewer address deltas than active lanes"
+                    )
                 deltas[later] = dec(a, s, e, rows[r2][owner[later]], "address delta", signed=True)
             csum = np.cumsum(deltas)
             within = csum - csum[np.cumsum(n2) - n2][owner]  # running sum inside each instruction
@@ -492,7 +528,9 @@ class _Scanner:
         pci = pc.astype(np.int64)
         start = np.ones(n, bool)
         if n > 1:
-            start[1:] = (iseg[1:] != iseg[:-1]) | cflow[:-1] | (pci[1:] != expected_next(pci[:-1], self.h.binary_version))
+            start[1:] = (
+                (iseg[1:] != iseg[:-1]) | cflow[:-1] | (pci[1:] != expected_next(pci[:-1], self.h.binary_version))
+            )
         bstart = np.flatnonzero(start)
         blen = np.diff(np.append(bstart, n))
         bpc = pci[bstart]

@@ -99,7 +99,9 @@ def scan_lines(header: TraceHeader, lines: Iterable[bytes], path: Path, first_li
         if warp is None:
             return
         if len(stream) != declared:
-            raise FormatError(path, f"warp {warp} declares insts = {declared} but has {len(stream)} instruction lines", line=lineno)
+            raise FormatError(
+                path, f"warp {warp} declares insts = {declared} but has {len(stream)} instruction lines", line=lineno
+            )
         row: dict[tuple[int, int], int] = {}
         start = 0
         for i in range(1, len(stream) + 1):
@@ -143,7 +145,9 @@ def scan_lines(header: TraceHeader, lines: Iterable[bytes], path: Path, first_li
             end_warp(lineno)
             warp = int(words[-1])
             if warp >= header.warps_per_cta:
-                raise FormatError(path, f"warp {warp} does not exist in a block of {header.block_threads} threads", line=lineno)
+                raise FormatError(
+                    path, f"warp {warp} does not exist in a block of {header.block_threads} threads", line=lineno
+                )
             declared = 0
             continue
         if w0 == b"insts":
@@ -158,7 +162,9 @@ def scan_lines(header: TraceHeader, lines: Iterable[bytes], path: Path, first_li
         try:
             _instruction(words[off:], header, feats, stream)
         except (ValueError, IndexError) as exc:
-            raise FormatError(path, f"malformed instruction line ({exc}): {line[:80].decode(errors='replace')!r}", line=lineno) from None
+            raise FormatError(
+                path, f"malformed instruction line ({exc}): {line[:80].decode(errors='replace')!r}", line=lineno
+            ) from None
     if in_tb:
         raise FormatError(path, "the trace ends inside a thread block (truncated)")
     _check_block_count(path, header, c["ctas"])

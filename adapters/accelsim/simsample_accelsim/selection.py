@@ -135,7 +135,9 @@ def window_of(warmup: str, horizon: int) -> int:
     return check_int(int(spec.k), "--warmup K")
 
 
-def plan_selection(plan, *, window: int, max_gap: int = DEFAULT_MAX_GAP, max_runs: int | None = None) -> TracerSelection:
+def plan_selection(
+    plan, *, window: int, max_gap: int = DEFAULT_MAX_GAP, max_runs: int | None = None
+) -> TracerSelection:
     """The tracer runs for ``plan`` (refused in one line when the plan does not know where its
     launches are in the process, e.g. a PyTorch-profiler window without ``--first-launch``)."""
     numbers = sorted(set(launch_numbers(plan, what="a tracer selection").values()))
@@ -147,8 +149,17 @@ def run_name(i: int) -> str:
     return f"run-{i + 1:04d}"
 
 
-def tracer_script(sel: TracerSelection, *, app: str | None, tracer: str | None, runs: str, plan_path: str, traces: str, sampled: str,
-                  compress: bool = False) -> str:
+def tracer_script(
+    sel: TracerSelection,
+    *,
+    app: str | None,
+    tracer: str | None,
+    runs: str,
+    plan_path: str,
+    traces: str,
+    sampled: str,
+    compress: bool = False,
+) -> str:
     """A bash script of the tracer runs (one per range) and, at its end, the commands that follow.
 
     Every value the user gave lands in the script as one single-quoted word of an assignment or
@@ -160,14 +171,19 @@ def tracer_script(sel: TracerSelection, *, app: str | None, tracer: str | None, 
     q = shlex.quote
     path_hint = "give a path without control characters (rename it, or use a symbolic link)"
     plan_path = refuse_control(plan_path, "--plan", hint=path_hint)
-    runs, traces, sampled = (refuse_control(v, opt, hint=path_hint) for v, opt in ((runs, "--runs"), (traces, "--traces"), (sampled, "--sampled")))
+    runs, traces, sampled = (
+        refuse_control(v, opt, hint=path_hint)
+        for v, opt in ((runs, "--runs"), (traces, "--traces"), (sampled, "--sampled"))
+    )
     for v, opt in ((runs, "--runs"), (traces, "--traces"), (sampled, "--sampled")):
         if not v.strip():  # an empty RUNS would put the runs' folders (removed and remade) at the file system's root
             raise UserError(f"{opt} {v!r}: give a folder name")
     app = refuse_control(app, "--app", hint="give the command on one line") if app else ""
     tracer = refuse_control(tracer, "--tracer", hint=path_hint) if tracer else ""
     if any(c in tracer for c in " :"):
-        raise UserError(f"--tracer {tracer!r}: LD_PRELOAD splits paths at spaces and colons; give a path without them (a symbolic link to it)")
+        raise UserError(
+            f"--tracer {tracer!r}: LD_PRELOAD splits paths at spaces and colons; give a path without them (a symbolic link to it)"
+        )
     lines = [
         "#!/usr/bin/env bash",
         f"# Tracer runs for the plan {comment_text(plan_path)}: {sel.launches:,} launches in {sel.runs:,} run(s)",
@@ -186,9 +202,9 @@ def tracer_script(sel: TracerSelection, *, app: str | None, tracer: str | None, 
         "",
         "trace_range() {  # NAME START END",
         '  local dir="$RUNS/$1"',
-        "  if [ -f \"$dir/kernelslist.g\" ]; then printf '%s: traced already, skipped\\n' \"$dir\"; return; fi",
+        '  if [ -f "$dir/kernelslist.g" ]; then printf \'%s: traced already, skipped\\n\' "$dir"; return; fi',
         '  rm -rf -- "$dir"; mkdir -p -- "$dir"; dir=$(CDPATH="" cd -- "$dir" && pwd)',
-        "  printf '%s: launches %s-%s\\n' \"$1\" \"$2\" \"$3\"",
+        '  printf \'%s: launches %s-%s\\n\' "$1" "$2" "$3"',
         '  ( export CUDA_INJECTION64_PATH="$TRACER_TOOL" LD_PRELOAD="$TRACER_TOOL" USER_DEFINED_FOLDERS=1 TRACES_FOLDER="$dir" \\',
         f'      DYNAMIC_KERNEL_LIMIT_START="$2" DYNAMIC_KERNEL_LIMIT_END="$3" TERMINATE_UPON_LIMIT=1 TRACE_FILE_COMPRESS={1 if compress else 0}',
         '    eval "$APP" )',
@@ -202,7 +218,7 @@ def tracer_script(sel: TracerSelection, *, app: str | None, tracer: str | None, 
         "",
         "# then: one trace folder of the runs, the sampled folder, the simulation, the estimate",
         "sq() { local s=${1//\\'/\\'\\\\\\'\\'}; printf \"'%s'\" \"$s\"; }  # a value as one single-quoted word, in any locale",
-        f"printf 'next: simsample accelsim merge %s/run-* --out %s\\n' \"$(sq \"$RUNS\")\" {q(q(traces))}",
+        f'printf \'next: simsample accelsim merge %s/run-* --out %s\\n\' "$(sq "$RUNS")" {q(q(traces))}',
         f"printf '      simsample apply --sim accelsim --plan %s --traces %s --out %s\\n' {q(q(plan_path))} {q(q(traces))} {q(q(sampled))}",
         "",
     ]
@@ -211,8 +227,10 @@ def tracer_script(sel: TracerSelection, *, app: str | None, tracer: str | None, 
 
 def describe(sel: TracerSelection) -> str:
     """One line: what the selection traces."""
-    return (f"{sel.launches:,} launches in {sel.runs:,} tracer run(s) ({len(sel.sampled):,} sampled launches and windows of {sel.window}: "
-            f"{sel.needed:,} needed, gaps of up to {sel.max_gap} bridged)")
+    return (
+        f"{sel.launches:,} launches in {sel.runs:,} tracer run(s) ({len(sel.sampled):,} sampled launches and windows of {sel.window}: "
+        f"{sel.needed:,} needed, gaps of up to {sel.max_gap} bridged)"
+    )
 
 
 def ranges_text(ranges: Sequence[tuple[int, int]], limit: int = 6) -> str:

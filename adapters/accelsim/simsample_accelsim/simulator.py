@@ -76,7 +76,9 @@ def find_simulator(explicit: str | Path | None = None) -> Simulator | None:
     if explicit is not None:
         p = Path(explicit)
         if not p.is_file():
-            raise UserError(f"--accelsim {explicit}: no such file; give the accel-sim.out binary the sampled run will use")
+            raise UserError(
+                f"--accelsim {explicit}: no such file; give the accel-sim.out binary the sampled run will use"
+            )
         return Simulator(p, _revision(p), "--accelsim")
     root = os.environ.get("ACCELSIM_ROOT")
     if root:

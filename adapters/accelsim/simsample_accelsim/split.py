@@ -100,7 +100,9 @@ def split_plan(
     ``detailed_previous`` sampled launches before each job's own run in detail
     (:func:`previous_samples`)."""
     if detailed_previous < 0:
-        raise UserError(f"--split-detailed {detailed_previous}: must be 0 or more (sampled launches run in detail before each job's own)")
+        raise UserError(
+            f"--split-detailed {detailed_previous}: must be 0 or more (sampled launches run in detail before each job's own)"
+        )
     out_abs, tf, rows, _by_position, kept = open_for_plan(plan, traces, out, force=force)
     warm = choose_warmup(tf, plan, rows, warmup or WarmupSpec(), shared=False)
     detailed = previous_samples(kept, detailed_previous) if functional else {}
@@ -195,7 +197,10 @@ def read_jobs(run: str | Path) -> tuple[list[JobEntry], bool]:
         doc = json.loads(read_text_limited(path))
         if doc.get("format") != FORMAT:
             raise ValueError(f"format is {doc.get('format')!r}, expected {FORMAT!r}")
-        jobs = [JobEntry(str(j["name"]), int(j["kernel_id"]), str(j["trace"]), tuple(int(w) for w in j.get("warmup", []))) for j in doc["jobs"]]
+        jobs = [
+            JobEntry(str(j["name"]), int(j["kernel_id"]), str(j["trace"]), tuple(int(w) for w in j.get("warmup", [])))
+            for j in doc["jobs"]
+        ]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UserError(f"{path}: not a job list written by 'simsample apply --split' ({exc})") from None
     for j in jobs:
@@ -216,7 +221,9 @@ def check_job_log(path: Path, kernel_id: int) -> str | None:
         return summary.failure
     mine = [r for r in summary.runs if r.trace_kernel_id == kernel_id]
     if not mine or not mine[-1].has_stats:
-        return f"no statistics for kernel {kernel_id}" + ("" if summary.exit_detected else " (the log ends before 'exit detected')")
+        return f"no statistics for kernel {kernel_id}" + (
+            "" if summary.exit_detected else " (the log ends before 'exit detected')"
+        )
     if not summary.exit_detected:
         return "the log ends before 'exit detected'"
     return None
@@ -249,7 +256,11 @@ def expand_run_folders(paths: Sequence[Path]) -> tuple[list[Path], dict[Path, in
                 absent.append(j.name)
         if absent:
             shown = ", ".join(absent[:6]) + (f" and {len(absent) - 6} more" if len(absent) > 6 else "")
-            warn(f"{p}: {len(absent)} of {len(jobs)} job(s) have no complete log ({shown}); run 'simsample run --sim accelsim --sampled {p}' to finish them")
+            warn(
+                f"{p}: {len(absent)} of {len(jobs)} job(s) have no complete log ({shown}); run 'simsample run --sim accelsim --sampled {p}' to finish them"
+            )
         if not any(owner.get(Path(j.log(Path(p))).resolve()) is not None for j in jobs):
-            raise UserError(f"{p}: no job of this run folder has a complete log yet; run 'simsample run --sim accelsim --sampled {p}' first")
+            raise UserError(
+                f"{p}: no job of this run folder has a complete log yet; run 'simsample run --sim accelsim --sampled {p}' first"
+            )
     return logs, owner, plan_path

@@ -122,7 +122,9 @@ def _addresses_text(addrs: list[int], lanes: list[int], mode: int | None) -> str
     return "0 " + " ".join(f"0x{a:016x}" for a in addrs)
 
 
-def _lane_addresses(spec: KernelSpec, cls: int, width: int, warp_global: int, it: int, lanes: list[int], rng: np.random.Generator) -> list[int]:
+def _lane_addresses(
+    spec: KernelSpec, cls: int, width: int, warp_global: int, it: int, lanes: list[int], rng: np.random.Generator
+) -> list[int]:
     if cls in (oc.SHARED_LD, oc.SHARED_ST, oc.SHARED_ATOM):
         base = (warp_global % 8) * 32 * width
     elif cls in (oc.LOCAL_LD, oc.LOCAL_ST):
@@ -141,7 +143,9 @@ def _lane_addresses(spec: KernelSpec, cls: int, width: int, warp_global: int, it
     return [spec.base_address + int(x) * width for x in rng.integers(0, span // width, size=len(lanes))]
 
 
-def _warp_lines(spec: KernelSpec, warp_global: int, active: int, rng: np.random.Generator, man: TraceManifest) -> list[str]:
+def _warp_lines(
+    spec: KernelSpec, warp_global: int, active: int, rng: np.random.Generator, man: TraceManifest
+) -> list[str]:
     """Instruction lines of one warp; updates the manifest's counts."""
     step = 16 if spec.binary_version >= 70 else 8
     pc = 0
@@ -305,12 +309,28 @@ def write_workload(
 
 def example_kernels() -> list[KernelSpec]:
     """A small heterogeneous workload (three kernels, ten launches) for examples and tests."""
-    gemm = KernelSpec("_Z4gemmPKfS0_Pf", grid=(8, 4, 1), block=(128, 1, 1), shmem=16384, nregs=96,
-                      body=("LDG.E.128", "STS.128", "BAR.SYNC", "LDS.U.128", "FFMA", "FFMA", "FFMA", "FFMA"), iters=4)
-    relu = KernelSpec("_Z4reluPfi", grid=(16, 1, 1), block=(96, 1, 1), nregs=16, body=("LDG.E", "FMNMX", "STG.E"), iters=1)
-    red = KernelSpec("_Z6reducePKfPf", grid=(4, 1, 1), block=(128, 1, 1), shmem=512, nregs=32,
-                     body=("LDG.E", "FADD", "STS", "BAR.SYNC", "LDS", "RED.E.ADD.F32.FTZ.RN.STRONG.GPU"),
-                     iters=(1, 4), pattern="random", divergence=0.3)
+    gemm = KernelSpec(
+        "_Z4gemmPKfS0_Pf",
+        grid=(8, 4, 1),
+        block=(128, 1, 1),
+        shmem=16384,
+        nregs=96,
+        body=("LDG.E.128", "STS.128", "BAR.SYNC", "LDS.U.128", "FFMA", "FFMA", "FFMA", "FFMA"),
+        iters=4,
+    )
+    relu = KernelSpec(
+        "_Z4reluPfi", grid=(16, 1, 1), block=(96, 1, 1), nregs=16, body=("LDG.E", "FMNMX", "STG.E"), iters=1
+    )
+    red = KernelSpec(
+        "_Z6reducePKfPf",
+        grid=(4, 1, 1),
+        block=(128, 1, 1),
+        shmem=512,
+        nregs=32,
+        body=("LDG.E", "FADD", "STS", "BAR.SYNC", "LDS", "RED.E.ADD.F32.FTZ.RN.STRONG.GPU"),
+        iters=(1, 4),
+        pattern="random",
+        divergence=0.3,
+    )
     seq = [gemm, relu, red, relu, gemm, relu, red, gemm, relu, red]
     return seq
-

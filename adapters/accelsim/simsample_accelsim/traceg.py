@@ -183,7 +183,11 @@ def _check_block_count(path: Path, header: TraceHeader, ctas: int) -> None:
         raise FormatError(
             path,
             f"has {ctas} thread blocks but the grid {header.grid} needs {header.grid_size} "
-            + ("(truncated trace: the simulator would crash)" if ctas < header.grid_size else "(more blocks than the grid)"),
+            + (
+                "(truncated trace: the simulator would crash)"
+                if ctas < header.grid_size
+                else "(more blocks than the grid)"
+            ),
         )
 
 
@@ -266,7 +270,9 @@ def _dims(value: str, path: Path, what: str) -> tuple[int, int, int]:
         raise FormatError(path, f"header '-{what} = {value.strip()}': expected (x,y,z)")
     dims = tuple(int(g) if len(g) <= 12 else _DIM_MAX + 1 for g in m.groups())
     if any(d > _DIM_MAX for d in dims):  # CUDA's own limit is 2^31 - 1; more is a damaged header, not a launch
-        raise FormatError(path, f"header '-{what} = {value.strip()}': a dimension beyond {_DIM_MAX:,} (CUDA's limit is 2^31-1)")
+        raise FormatError(
+            path, f"header '-{what} = {value.strip()}': a dimension beyond {_DIM_MAX:,} (CUDA's limit is 2^31-1)"
+        )
     return dims  # type: ignore[return-value]
 
 
@@ -277,9 +283,13 @@ def _int(value: str | None, path: Path, what: str, default: int | None) -> int |
     if m is None:
         raise FormatError(path, f"header '-{what} = {value.strip()}': expected a number")
     digits = m.group(1)
-    n = int(digits) if len(digits) <= 20 else INT64_MAX + 1  # more digits than int64 holds: refused below, never converted
+    n = (
+        int(digits) if len(digits) <= 20 else INT64_MAX + 1
+    )  # more digits than int64 holds: refused below, never converted
     if not fits_int64(n):
-        raise FormatError(path, f"header '-{what} = {value.strip()}': beyond the 64-bit integers a trace can hold (damaged header?)")
+        raise FormatError(
+            path, f"header '-{what} = {value.strip()}': beyond the 64-bit integers a trace can hold (damaged header?)"
+        )
     return n
 
 

@@ -39,16 +39,28 @@ class StatsRow:
     text: str
 
 
-STATS_HEADER = ("kernel id, kernel mangled name, grid_dimX, grid_dimY, grid_dimZ, #blocks, block_dimX, block_dimY, block_dimZ, #threads, "
-                "total_insts, total_reported_insts")
+STATS_HEADER = (
+    "kernel id, kernel mangled name, grid_dimX, grid_dimY, grid_dimZ, #blocks, block_dimX, block_dimY, block_dimZ, #threads, "
+    "total_insts, total_reported_insts"
+)
 
 
-def stats_line(number: int, name: str, grid: tuple[int, int, int], block: tuple[int, int, int], insts: int | None = 0, *, xz: bool = False) -> str:
+def stats_line(
+    number: int,
+    name: str,
+    grid: tuple[int, int, int],
+    block: tuple[int, int, int],
+    insts: int | None = 0,
+    *,
+    xz: bool = False,
+) -> str:
     """One line as the tracer writes it (without the counts when ``insts`` is None: the process
     ended inside the kernel)."""
     g, b = grid, block
-    head = (f"kernel-{number}.trace{'.xz' if xz else ''}, {name}, {g[0]}, {g[1]}, {g[2]}, {g[0] * g[1] * g[2]}, {b[0]}, {b[1]}, {b[2]}, "
-            f"{b[0] * b[1] * b[2]}, ")
+    head = (
+        f"kernel-{number}.trace{'.xz' if xz else ''}, {name}, {g[0]}, {g[1]}, {g[2]}, {g[0] * g[1] * g[2]}, {b[0]}, {b[1]}, {b[2]}, "
+        f"{b[0] * b[1] * b[2]}, "
+    )
     return head if insts is None else head + f"{insts},{insts}"
 
 
@@ -59,7 +71,9 @@ MAX_LINE_BYTES = 1 << 20
 
 
 def _too_long(p: Path) -> FormatError:
-    return FormatError(p, f"a line longer than {MAX_LINE_BYTES >> 20} MiB; not a tracer stats.csv (damaged, or not the tracer's)")
+    return FormatError(
+        p, f"a line longer than {MAX_LINE_BYTES >> 20} MiB; not a tracer stats.csv (damaged, or not the tracer's)"
+    )
 
 
 def _lines(p: Path):
@@ -150,8 +164,11 @@ def parse_stats_lines(p: Path, lines: list[str], first_line: int | None = 1) -> 
         m = _FILE.match(parts[0])
         tail = 10 if complete else 8
         if m is None or len(parts) < tail + 2:
-            raise FormatError(p, f"{line[:80]!r} is not a tracer stats line (kernel-N.trace, name, grid, blocks, block, threads, insts)",
-                              line=number if first_line else None)
+            raise FormatError(
+                p,
+                f"{line[:80]!r} is not a tracer stats line (kernel-N.trace, name, grid, blocks, block, threads, insts)",
+                line=number if first_line else None,
+            )
         name = ",".join(parts[1:-tail])  # a name with commas is rejoined
         where = number if first_line else None
         if not all(x.isascii() and x.lstrip("+-").isdigit() for x in parts[-tail:][:8]):

@@ -108,7 +108,9 @@ class CostModel:
         latency = max(0, int_option(found, "-gpgpu_kernel_launch_latency", 0))
         sms = int_option(found, "-gpgpu_n_clusters", 10) * int_option(found, "-gpgpu_n_cores_per_cluster", 3)
         if sms < 1:
-            raise UserError(f"{', '.join(map(str, paths))}: the config gives {sms} SMs; fix -gpgpu_n_clusters / -gpgpu_n_cores_per_cluster")
+            raise UserError(
+                f"{', '.join(map(str, paths))}: the config gives {sms} SMs; fix -gpgpu_n_clusters / -gpgpu_n_cores_per_cluster"
+            )
         return cls(float(latency), sms)
 
 
@@ -138,7 +140,11 @@ class WarmupSpec:
         if self.reuse:
             return f"reuse(reach={self.reach:g},l2={self.l2_lines})"
         b = "inf" if self.budget is None else f"{self.budget:g}"
-        return f"targeted(h={self.horizon},c={self.coverage:g},b={b},{self.cost.label()})" if self.targeted else f"K={self.k}"
+        return (
+            f"targeted(h={self.horizon},c={self.coverage:g},b={b},{self.cost.label()})"
+            if self.targeted
+            else f"K={self.k}"
+        )
 
 
 def parse_warmup(
@@ -150,12 +156,16 @@ def parse_warmup(
 ) -> WarmupSpec:
     """``--warmup`` as given: a non-negative int K, ``none`` (= 0), ``targeted`` or ``reuse``."""
     if budget is not None and not (budget >= 0 and np.isfinite(budget)):  # nan, inf: never a budget
-        raise UserError(f"--warmup-budget {budget}: must be a finite number >= 0 (warm-up cost as a share of the sampled launches' predicted cycles)")
+        raise UserError(
+            f"--warmup-budget {budget}: must be a finite number >= 0 (warm-up cost as a share of the sampled launches' predicted cycles)"
+        )
     model = cost or CostModel()
     if horizon < 1:
         raise UserError(f"--warmup-horizon {horizon}: must be at least 1 (launches looked back for producers)")
     if not 0.0 < coverage <= 1.0:
-        raise UserError(f"--warmup-coverage {coverage}: must be in (0, 1] (the share of a sample's producer lines to warm)")
+        raise UserError(
+            f"--warmup-coverage {coverage}: must be in (0, 1] (the share of a sample's producer lines to warm)"
+        )
     choice = warmup_choice(text, ("targeted", "reuse"))
     if isinstance(choice, str):
         return WarmupSpec(None, horizon, coverage, budget, model, reuse=choice == "reuse")
@@ -228,7 +238,10 @@ def targeted(
             hit = np.isin(need, f.reads, assume_unique=True) | np.isin(need, f.writes, assume_unique=True)
             if hit.any():
                 mine[j] = float(loads[hit].sum())
-                need, loads = need[~hit], loads[~hit]  # the line's last toucher is j: earlier launches do not matter for it
+                need, loads = (
+                    need[~hit],
+                    loads[~hit],
+                )  # the line's last toucher is j: earlier launches do not matter for it
         attributed[s] = mine
     keep = set(kept) if shared else set()
     goal = {s: coverage * sum(a.values()) for s, a in attributed.items()}
@@ -239,8 +252,12 @@ def targeted(
     skipped: set[int] = set()
     while True:
         best, best_score = -1, 0.0
-        for j in sorted({j for a in attributed.values() for j in a} - keep - chosen - skipped, reverse=True):  # ties: the nearest
-            gain = sum(float(weights.get(s, 0.0)) * a[j] for s, a in attributed.items() if j in a and covered[s] < goal[s])
+        for j in sorted(
+            {j for a in attributed.values() for j in a} - keep - chosen - skipped, reverse=True
+        ):  # ties: the nearest
+            gain = sum(
+                float(weights.get(s, 0.0)) * a[j] for s, a in attributed.items() if j in a and covered[s] < goal[s]
+            )
             score = gain / cost_of(j)
             if score > best_score:
                 best, best_score = j, score
@@ -285,7 +302,9 @@ def reuse_window(
     if l2_lines < 1:
         raise UserError(f"the L2 holds {l2_lines} lines by the config; fix -gpgpu_cache:dl2 or give --warmup-config")
     if not (reach > 0 and np.isfinite(reach)):  # nan, inf: never a reach
-        raise UserError(f"--warmup-reach {reach}: must be a finite number > 0 (the L2's lines touched before a sample, in multiples of its size)")
+        raise UserError(
+            f"--warmup-reach {reach}: must be a finite number > 0 (the L2's lines touched before a sample, in multiples of its size)"
+        )
     kept = sorted(set(int(s) for s in samples))
     keep = set(kept) if shared else set()
     limit = reach * l2_lines
@@ -345,7 +364,9 @@ def l2_lines_of_configs(paths: Iterable[str | Path]) -> int:
         return 0
     geometry = re.match(r"[A-Z]:(\d+):(\d+):(\d+)", dl2)
     if not geometry:
-        raise UserError(f"-gpgpu_cache:dl2 {dl2!r}: expected SETS:LINE:WAYS after the first letter; fix the config file")
+        raise UserError(
+            f"-gpgpu_cache:dl2 {dl2!r}: expected SETS:LINE:WAYS after the first letter; fix the config file"
+        )
     sets, line_size, ways = (int(g) for g in geometry.groups())
     parts = int_option(found, "-gpgpu_n_mem", 32) * int_option(found, "-gpgpu_n_sub_partition_per_mchannel", 2)
     return max(0, sets * ways * parts * line_size // LINE_BYTES)

@@ -71,7 +71,9 @@ def _read_body(fh, buf: bytes, header: TraceHeader, selection: WarpSelection, pa
         e = buf.find(b"#END_TB", b) if b >= 0 else -1
         if e < 0:
             if eof:
-                raise FormatError(path, f"the trace ends after {cta + 1} thread blocks, inside or before block {cta + 2} (truncated?)")
+                raise FormatError(
+                    path, f"the trace ends after {cta + 1} thread blocks, inside or before block {cta + 2} (truncated?)"
+                )
             more = fh.read(CHUNK)
             eof = not more
             buf = buf[pos:] + more
@@ -84,7 +86,9 @@ def _read_body(fh, buf: bytes, header: TraceHeader, selection: WarpSelection, pa
     return out.build()
 
 
-def _parse_block(block: bytes, warps: dict[int, int], header: TraceHeader, off: int, out: StreamBuilder, path: Path, max_insts: int) -> None:
+def _parse_block(
+    block: bytes, warps: dict[int, int], header: TraceHeader, off: int, out: StreamBuilder, path: Path, max_insts: int
+) -> None:
     current: int | None = None
     kept = 0
     for raw in block.split(b"\n"):
@@ -101,7 +105,9 @@ def _parse_block(block: bytes, warps: dict[int, int], header: TraceHeader, off: 
         try:
             _instruction(words[off:], header, current, out)
         except (ValueError, IndexError) as exc:
-            raise FormatError(path, f"malformed instruction line ({exc}): {raw[:80].decode(errors='replace')!r}") from None
+            raise FormatError(
+                path, f"malformed instruction line ({exc}): {raw[:80].decode(errors='replace')!r}"
+            ) from None
         kept += 1
 
 

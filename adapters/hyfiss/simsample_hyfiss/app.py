@@ -33,8 +33,18 @@ MEMORY = "memory_traces"
 OUTPUTS = "outputs"
 
 _INT_KEYS = (
-    "num_registers", "shared_mem_bytes", "grid_size", "block_size", "cuda_stream_id",
-    "grid_dim_x", "grid_dim_y", "grid_dim_z", "tb_dim_x", "tb_dim_y", "tb_dim_z", "sampling_point",
+    "num_registers",
+    "shared_mem_bytes",
+    "grid_size",
+    "block_size",
+    "cuda_stream_id",
+    "grid_dim_x",
+    "grid_dim_y",
+    "grid_dim_z",
+    "tb_dim_x",
+    "tb_dim_y",
+    "tb_dim_z",
+    "sampling_point",
 )
 _STR_KEYS = ("kernel_name", "shmem_base_addr", "local_base_addr")
 _REQUIRED = ("kernel_name", "grid_dim_x", "grid_dim_y", "grid_dim_z", "tb_dim_x", "tb_dim_y", "tb_dim_z")
@@ -152,7 +162,11 @@ def parse_app_config(path: Path) -> AppConfig:
                 raise FormatError(path, f"-app_kernels_id given twice (first on line {ids_line})", line=i)
             items = [s.strip() for s in m.group(1).split(",")]
             if not all(s.isdigit() for s in items):
-                raise FormatError(path, f"-app_kernels_id must be a comma-separated list of numbers, got {m.group(1)!r} (HyFiSS counts every comma)", line=i)
+                raise FormatError(
+                    path,
+                    f"-app_kernels_id must be a comma-separated list of numbers, got {m.group(1)!r} (HyFiSS counts every comma)",
+                    line=i,
+                )
             ids, ids_line = [int(s) for s in items], i
             continue
         m = _KERNEL_LINE.match(raw)
@@ -171,7 +185,9 @@ def parse_app_config(path: Path) -> AppConfig:
     kernels = [AppKernel(k) for k in ids]
     for k, key, value, line in entries:
         if not 1 <= k <= len(kernels):
-            raise FormatError(path, f"-kernel_{k}_{key}: kernel {k} is not in -app_kernels_id (1..{len(kernels)})", line=line)
+            raise FormatError(
+                path, f"-kernel_{k}_{key}: kernel {k} is not in -app_kernels_id (1..{len(kernels)})", line=line
+            )
         if key not in _INT_KEYS and key not in _STR_KEYS:
             continue  # keys of newer tracers are kept verbatim and otherwise ignored
         kern = kernels[k - 1]
@@ -181,7 +197,9 @@ def parse_app_config(path: Path) -> AppConfig:
             try:
                 kern.values[key] = int(value)
             except ValueError:
-                raise FormatError(path, f"-kernel_{k}_{key}: expected a whole number, got {value!r}", line=line) from None
+                raise FormatError(
+                    path, f"-kernel_{k}_{key}: expected a whole number, got {value!r}", line=line
+                ) from None
         else:
             kern.values[key] = value
         kern.lines[key] = line
@@ -277,10 +295,14 @@ def parse_issue_config(path: Path) -> Schedule:
         for k, b, _ts in ctas:
             key = (int(k), int(b))
             if key in sm_of:
-                raise FormatError(path, f"block {key[1]} of kernel {key[0]} placed twice (SM {sm_of[key]} and SM {sm})", line=i)
+                raise FormatError(
+                    path, f"block {key[1]} of kernel {key[0]} placed twice (SM {sm_of[key]} and SM {sm})", line=i
+                )
             sm_of[key] = sm
     if listed is not None and sorted(listed) != sorted(seen_sms):
-        raise FormatError(path, f"-trace_issued_sms_vector lists SMs {sorted(listed)} but CTA lines are for {sorted(seen_sms)}")
+        raise FormatError(
+            path, f"-trace_issued_sms_vector lists SMs {sorted(listed)} but CTA lines are for {sorted(seen_sms)}"
+        )
     if count is not None and count != len(seen_sms):
         raise FormatError(path, f"-trace_issued_sms_num says {count} SMs but {len(seen_sms)} have CTA lines")
     return Schedule(path, sm_of)

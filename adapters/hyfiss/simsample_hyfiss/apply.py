@@ -62,16 +62,30 @@ class ApplyResult:
 
 
 def render_script(
-    *, kernels: list[tuple[int, str]], np_ranks: int, hyfiss_home: str, device_config: str, plan_name: str, sms: dict[int, int] | None = None
+    *,
+    kernels: list[tuple[int, str]],
+    np_ranks: int,
+    hyfiss_home: str,
+    device_config: str,
+    plan_name: str,
+    sms: dict[int, int] | None = None,
 ) -> str:
     """The run script for these (id, name) kernels; ``sms``: per kernel id, the SMs it can use
     (its CTA count), the most MPI processes it is run with."""
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False,
-                             trim_blocks=True, lstrip_blocks=True)
+    env = jinja2.Environment(
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters["sh"] = lambda v: shlex.quote(str(v))
     text = resources.files("simsample_hyfiss").joinpath("templates/run_sampled.sh.j2").read_text(encoding="utf-8")
     return env.from_string(text).render(
-        kernels=[{"id": k, "index": k - 1, "name": name, "sms": max(1, int((sms or {}).get(k, np_ranks)))} for k, name in kernels],
+        kernels=[
+            {"id": k, "index": k - 1, "name": name, "sms": max(1, int((sms or {}).get(k, np_ranks)))}
+            for k, name in kernels
+        ],
         np=int(np_ranks),
         hyfiss_home=hyfiss_home,
         device_config=device_config,
@@ -93,7 +107,9 @@ def _check_traces(folder: AppFolder, k: int) -> None:
     paths = folder.paths
     sass = paths.sass_dir(k)
     if not sass.is_dir() or not any(sass.glob(f"kernel_{k}_block_*.sass")):
-        raise UserError(f"{sass}: no kernel_{k}_block_*.sass: sampled kernel {k} has no split SASS traces (run HyFiSS's sass-split)")
+        raise UserError(
+            f"{sass}: no kernel_{k}_block_*.sass: sampled kernel {k} has no split SASS traces (run HyFiSS's sass-split)"
+        )
     mem = paths.memory_dir(k)
     if not mem.is_dir() or not any(mem.glob("*.mem")):
         raise UserError(
@@ -106,7 +122,9 @@ def _same_kernels(own: Path, other: Path) -> None:
     a, b = parse_app_config(own), parse_app_config(other)
     same = [(k.name, k.grid, k.block) for k in a.kernels] == [(k.name, k.grid, k.block) for k in b.kernels]
     if not same:
-        raise UserError(f"{other}: its kernels differ from {own} (names or shapes); --app-config must be a copy of the app's own")
+        raise UserError(
+            f"{other}: its kernels differ from {own} (names or shapes); --app-config must be a copy of the app's own"
+        )
 
 
 def apply_plan(
@@ -155,9 +173,17 @@ def apply_plan(
                 link_or_copy(src, app / sub, copy=copy)
         names = {k.id: k.name for k in folder.config.kernels}
         ctas = {k.id: _ctas(k.grid) for k in folder.config.kernels}
-        script = render_script(kernels=[(k, names[k]) for k in order], np_ranks=np_ranks, hyfiss_home=hyfiss_home,
-                               device_config=device_config, plan_name=plan_name, sms=ctas)
+        script = render_script(
+            kernels=[(k, names[k]) for k in order],
+            np_ranks=np_ranks,
+            hyfiss_home=hyfiss_home,
+            device_config=device_config,
+            plan_name=plan_name,
+            sms=ctas,
+        )
         atomic_write_text(tmp / SCRIPT, script)
         os.chmod(tmp / SCRIPT, 0o755)
-        write_plan_records(tmp, plan, {"trace": {int(k): f"kernel-{int(ids[r])}" for k, r in zip(plan.samples["kernel_id"], rows)}})
+        write_plan_records(
+            tmp, plan, {"trace": {int(k): f"kernel-{int(ids[r])}" for k, r in zip(plan.samples["kernel_id"], rows)}}
+        )
     return ApplyResult(Path(out), order)

@@ -31,8 +31,12 @@ def collect(outputs: Sequence[Path], plan: Plan | None = None) -> tuple[pd.DataF
             where[s.index] = p
             summaries.append(s)
     rows = [
-        {"index": s.index, **{c: s.values.get(c, np.nan) for c in METRICS}, "status": s.status,
-         "reason": f"{s.path} is the report of a crashed run: {s.reason}" if s.reason else ""}
+        {
+            "index": s.index,
+            **{c: s.values.get(c, np.nan) for c in METRICS},
+            "status": s.status,
+            "reason": f"{s.path} is the report of a crashed run: {s.reason}" if s.reason else "",
+        }
         for s in summaries
     ]
     found = pd.DataFrame(rows, columns=["index", *METRICS, "status", "reason"])
@@ -40,7 +44,9 @@ def collect(outputs: Sequence[Path], plan: Plan | None = None) -> tuple[pd.DataF
     found["kernel_id"] = plan_ids(plan, [i + 1 for i in idx], idx, FORMAT)
     stray = found[found["kernel_id"].isna()]
     if len(stray):
-        note(f"{len(stray)} report(s) are for kernels the plan did not sample and are left out (kernel {int(stray['index'].iloc[0]) + 1}, ...)")
+        note(
+            f"{len(stray)} report(s) are for kernels the plan did not sample and are left out (kernel {int(stray['index'].iloc[0]) + 1}, ...)"
+        )
     found = found[found["kernel_id"].notna()].copy()
     found["kernel_id"] = found["kernel_id"].astype(np.int64)
     details = {int(k): r for k, r in zip(found["kernel_id"], found["reason"]) if r}

@@ -24,18 +24,56 @@ _PATH = click.Path(path_type=Path)
 @click.option("--copy", is_flag=True, help="Copy configs and traces instead of linking them.")
 @click.option("--prune", is_flag=True, help="Link (or copy) only the sampled kernels' trace folders.")
 @click.option("--np", "np_ranks", default=1, show_default=True, help="MPI processes per kernel (NP in the script).")
-@click.option("--hyfiss", "hyfiss_home", type=_PATH, default=None, help="The HyFiSS folder (else HYFISS_HOME when the script runs).")
-@click.option("--device-config", default="./DEV-Def/QV100.config", show_default=True, help="Device config, relative to the HyFiSS folder or absolute.")
-@click.option("--app-config", type=_PATH, default=None, help="Use this app.config (e.g. from 'simsample hyfiss pick-sm') instead of the app's.")
+@click.option(
+    "--hyfiss",
+    "hyfiss_home",
+    type=_PATH,
+    default=None,
+    help="The HyFiSS folder (else HYFISS_HOME when the script runs).",
+)
+@click.option(
+    "--device-config",
+    default="./DEV-Def/QV100.config",
+    show_default=True,
+    help="Device config, relative to the HyFiSS folder or absolute.",
+)
+@click.option(
+    "--app-config",
+    type=_PATH,
+    default=None,
+    help="Use this app.config (e.g. from 'simsample hyfiss pick-sm') instead of the app's.",
+)
 @click.option("--split", is_flag=True, help="Not available for HyFiSS (see the message).")
-def apply_cmd(plan_path: Path, traces: Path, out: Path, force: bool, copy: bool, prune: bool, np_ranks: int,
-              hyfiss_home: Path | None, device_config: str, app_config: Path | None, split: bool) -> None:
+def apply_cmd(
+    plan_path: Path,
+    traces: Path,
+    out: Path,
+    force: bool,
+    copy: bool,
+    prune: bool,
+    np_ranks: int,
+    hyfiss_home: Path | None,
+    device_config: str,
+    app_config: Path | None,
+    split: bool,
+) -> None:
     """Write a run script that simulates only the plan's kernels, and an app view for it."""
     import simsample
 
-    simsample.apply(plan_path, traces, out, sim="hyfiss", force=force, copy=copy, prune=prune, np_ranks=np_ranks, hyfiss_home=hyfiss_home,
-                    device_config=device_config, app_config=app_config, split=split)
-
+    simsample.apply(
+        plan_path,
+        traces,
+        out,
+        sim="hyfiss",
+        force=force,
+        copy=copy,
+        prune=prune,
+        np_ranks=np_ranks,
+        hyfiss_home=hyfiss_home,
+        device_config=device_config,
+        app_config=app_config,
+        split=split,
+    )
 
 
 @click.command("features")
@@ -66,7 +104,9 @@ def features_cmd(traces: Path, output: Path) -> None:
 
 @click.command("run")
 @click.option("--sampled", required=True, type=_PATH, help="Folder written by apply.")
-@click.option("--hyfiss", "hyfiss_home", type=_PATH, default=None, help="The HyFiSS folder (overrides the one given to apply).")
+@click.option(
+    "--hyfiss", "hyfiss_home", type=_PATH, default=None, help="The HyFiSS folder (overrides the one given to apply)."
+)
 @click.option("--np", "np_ranks", type=int, default=None, help="MPI processes per kernel (overrides apply's --np).")
 @click.option("--dry-run", is_flag=True, help="Print the command instead of running it.")
 def run_cmd(sampled: Path, hyfiss_home: Path | None, np_ranks: int | None, dry_run: bool) -> None:
@@ -110,8 +150,16 @@ def _echo_json(doc: object) -> None:
 
 @hyfiss_group.command("pick-sm")
 @click.argument("app", type=_PATH)
-@click.option("--device-config", "device_config", required=True, type=_PATH, help="HyFiSS device config (DEV-Def/<device>.config).")
-@click.option("-o", "--output", type=_PATH, default=None, help="Write a copy of app.config with -kernel_K_sampling_point set.")
+@click.option(
+    "--device-config",
+    "device_config",
+    required=True,
+    type=_PATH,
+    help="HyFiSS device config (DEV-Def/<device>.config).",
+)
+@click.option(
+    "-o", "--output", type=_PATH, default=None, help="Write a copy of app.config with -kernel_K_sampling_point set."
+)
 @click.option("--kernels", default=None, metavar="K,K,...", help="Only these kernels (1-based ids; default all).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output, with every SM's estimate.")
 def pick_sm_cmd(app: Path, device_config: Path, output: Path | None, kernels: str | None, as_json: bool) -> None:
@@ -151,17 +199,25 @@ def pick_sm_cmd(app: Path, device_config: Path, output: Path | None, kernels: st
     if output is not None:
         atomic_write_text(output, with_sampling_points(cfg, {p.kernel: p.sm for p in picks}))
     if as_json:
-        _echo_json({
-            "app_config": str(paths.app_config),
-            "device_config": str(device_config),
-            "issue_rate": device.issue_rate,
-            "kernels": [
-                {"kernel": p.kernel, "name": cfg.kernel(p.kernel).name, "sampling_point": p.sm,
-                 "previous": cfg.kernel(p.kernel).sampling_point,
-                 "sms": [{"sm": s.sm, "ctas": s.ctas, "c_full_ir": s.c_full_ir, "counts": s.counts} for s in p.sms]}
-                for p in picks
-            ],
-        })
+        _echo_json(
+            {
+                "app_config": str(paths.app_config),
+                "device_config": str(device_config),
+                "issue_rate": device.issue_rate,
+                "kernels": [
+                    {
+                        "kernel": p.kernel,
+                        "name": cfg.kernel(p.kernel).name,
+                        "sampling_point": p.sm,
+                        "previous": cfg.kernel(p.kernel).sampling_point,
+                        "sms": [
+                            {"sm": s.sm, "ctas": s.ctas, "c_full_ir": s.c_full_ir, "counts": s.counts} for s in p.sms
+                        ],
+                    }
+                    for p in picks
+                ],
+            }
+        )
     else:
         from rich.console import Console
         from rich.table import Table
@@ -173,8 +229,19 @@ def pick_sm_cmd(app: Path, device_config: Path, output: Path | None, kernels: st
             kern = cfg.kernel(p.kernel)
             mean = sum(s.c_full_ir for s in p.sms) / len(p.sms)
             was = kern.sampling_point
-            table.add_row(str(p.kernel), kern.name, str(sum(s.ctas for s in p.sms)), str(len(p.sms)), str(p.sm),
-                          f"{p.best.c_full_ir:,.1f}", f"{mean:,.1f}", "-" if was is None else str(was))
+            table.add_row(
+                str(p.kernel),
+                kern.name,
+                str(sum(s.ctas for s in p.sms)),
+                str(len(p.sms)),
+                str(p.sm),
+                f"{p.best.c_full_ir:,.1f}",
+                f"{mean:,.1f}",
+                "-" if was is None else str(was),
+            )
         Console(soft_wrap=True).print(table)
     if output is not None:
-        click.echo(f"{output}: app.config with {len(picks)} sampling point(s); use it with 'simsample apply --sim hyfiss --app-config {shlex.quote(str(output))}'", err=True)
+        click.echo(
+            f"{output}: app.config with {len(picks)} sampling point(s); use it with 'simsample apply --sim hyfiss --app-config {shlex.quote(str(output))}'",
+            err=True,
+        )

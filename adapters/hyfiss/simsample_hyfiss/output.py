@@ -46,7 +46,9 @@ def parse_summary(path: Path) -> Summary:
     path = check_input_file(path)
     m = SUMMARY.match(path.name)
     if not m:
-        raise UserError(f"{path}: expected a HyFiSS report named kernel-K-summary.txt (K is the --kernel_id it was run with)")
+        raise UserError(
+            f"{path}: expected a HyFiSS report named kernel-K-summary.txt (K is the --kernel_id it was run with)"
+        )
     s = Summary(path, int(m.group(1)))
     text = read_text_limited(path, errors="replace")
     raw: dict[str, str] = {}
@@ -88,13 +90,24 @@ def find_summaries(path: Path) -> list[Path]:
         return [path]
     for d in (path, path / "outputs", path / "app" / "outputs"):
         if d.is_dir():
-            found = sorted((p for p in d.iterdir() if SUMMARY.match(p.name)), key=lambda p: int(SUMMARY.match(p.name).group(1)))
+            found = sorted(
+                (p for p in d.iterdir() if SUMMARY.match(p.name)), key=lambda p: int(SUMMARY.match(p.name).group(1))
+            )
             if found:
                 return found
-    logs = [log for d in (path, path / "outputs", path / "app" / "outputs") if d.is_dir() for log in sorted(d.glob("kernel-*.log"))]
+    logs = [
+        log
+        for d in (path, path / "outputs", path / "app" / "outputs")
+        if d.is_dir()
+        for log in sorted(d.glob("kernel-*.log"))
+    ]
     if logs:
-        raise UserError(f"{path}: no kernel-K-summary.txt here: the simulation of {_kernel_of_log(logs[0])} failed; read {logs[0]}")
-    raise UserError(f"{path}: no kernel-K-summary.txt here (nor in outputs/ or app/outputs/); run merge_report.py after the simulator")
+        raise UserError(
+            f"{path}: no kernel-K-summary.txt here: the simulation of {_kernel_of_log(logs[0])} failed; read {logs[0]}"
+        )
+    raise UserError(
+        f"{path}: no kernel-K-summary.txt here (nor in outputs/ or app/outputs/); run merge_report.py after the simulator"
+    )
 
 
 #: the simulator's output of one kernel, as the run script writes it (``kernel-<K-1>.log``)

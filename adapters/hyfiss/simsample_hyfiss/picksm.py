@@ -112,10 +112,14 @@ def pick_kernel(app: AppPaths, k: int, schedule: Schedule, instn: StaticInstruct
         raise FormatError(schedule.path, f"block {extra[0]} of kernel {k} has a trace but no SM in the schedule")
     lacking = sorted(set(placed) - set(files))
     if lacking:
-        raise UserError(f"{app.sass_dir(k)}: block {lacking[0]} of kernel {k} is scheduled but has no trace (kernel_{k}_block_{lacking[0]}.sass)")
+        raise UserError(
+            f"{app.sass_dir(k)}: block {lacking[0]} of kernel {k} is scheduled but has no trace (kernel_{k}_block_{lacking[0]}.sass)"
+        )
     too_big = sorted({sm for sm in placed.values() if sm >= device.sms})
     if too_big:
-        raise UserError(f"{schedule.path} places CTAs on SM {too_big[0]}, but {device.path.name} has {device.sms} SMs: another device's config?")
+        raise UserError(
+            f"{schedule.path} places CTAs on SM {too_big[0]}, but {device.path.name} has {device.sms} SMs: another device's config?"
+        )
     per_sm: dict[int, Counter[str]] = {}
     ctas: Counter[int] = Counter()
     for b, sm in placed.items():

@@ -22,7 +22,9 @@ class HyFiSSAdapter(Adapter):
     """HyFiSS: one simulator invocation per sampled kernel; results from the merged reports."""
 
     name = "hyfiss"
-    description = "HyFiSS (app folders: configs/app.config + sass/memory traces; results from outputs/kernel-K-summary.txt)"
+    description = (
+        "HyFiSS (app folders: configs/app.config + sass/memory traces; results from outputs/kernel-K-summary.txt)"
+    )
     title = "HyFiSS"
 
     metrics = (
@@ -30,7 +32,13 @@ class HyFiSSAdapter(Adapter):
         count("sm_active_cycles", unit="cycles", doc="Cycles the SMs were active, summed as HyFiSS reports them."),
         count("execution_time_ns", unit="ns", doc="The kernel's simulated execution time."),
         count("instructions", unit="warp instructions", doc="Warp instructions the kernel executed in the simulation."),
-        ratio("ipc", "instructions", "cycles", unit="warp instructions/cycle", doc="Warp instructions per cycle of the whole workload."),
+        ratio(
+            "ipc",
+            "instructions",
+            "cycles",
+            unit="warp instructions/cycle",
+            doc="Warp instructions per cycle of the whole workload.",
+        ),
     )
     apply_options = (
         Param("force", bool, False, "Replace OUT if it is not empty."),
@@ -38,8 +46,16 @@ class HyFiSSAdapter(Adapter):
         Param("prune", bool, False, "Link (or copy) only the sampled kernels' trace folders."),
         Param("np_ranks", int, 1, "MPI processes per kernel (NP in the script).", minimum=1),
         Param("hyfiss_home", Path, None, "The HyFiSS folder (else HYFISS_HOME when the script runs).", nullable=True),
-        Param("device_config", str, "./DEV-Def/QV100.config", "Device config, relative to the HyFiSS folder or absolute."),
-        Param("app_config", Path, None, "Use this app.config (e.g. from 'simsample hyfiss pick-sm') instead of the app's.", nullable=True),
+        Param(
+            "device_config", str, "./DEV-Def/QV100.config", "Device config, relative to the HyFiSS folder or absolute."
+        ),
+        Param(
+            "app_config",
+            Path,
+            None,
+            "Use this app.config (e.g. from 'simsample hyfiss pick-sm') instead of the app's.",
+            nullable=True,
+        ),
         Param("split", bool, False, "Not available for HyFiSS."),
     )
 
@@ -50,8 +66,10 @@ class HyFiSSAdapter(Adapter):
         from simsample.sdk import UserError
 
         if options["split"]:
-            raise UserError("--split is not available for HyFiSS yet: the run script apply writes already runs one simulator call per "
-                            "sampled kernel (run its lines as separate jobs by hand); use apply without --split")
+            raise UserError(
+                "--split is not available for HyFiSS yet: the run script apply writes already runs one simulator call per "
+                "sampled kernel (run its lines as separate jobs by hand); use apply without --split"
+            )
 
     def apply(self, plan: Plan, traces: Path | None, out: Path, **options: Any) -> Path:
         """A run script that simulates only the plan's kernels, and an app view for it."""
@@ -62,22 +80,43 @@ class HyFiSSAdapter(Adapter):
 
         o = options
         if o["split"]:
-            raise UserError("--split is not available for HyFiSS yet: the run script apply writes already runs one simulator call per "
-                            "sampled kernel (run its lines as separate jobs by hand); use apply without --split")
+            raise UserError(
+                "--split is not available for HyFiSS yet: the run script apply writes already runs one simulator call per "
+                "sampled kernel (run its lines as separate jobs by hand); use apply without --split"
+            )
         if traces is None:
-            raise UserError("apply --sim hyfiss needs the HyFiSS application folder (--traces, with configs/app.config)")
+            raise UserError(
+                "apply --sim hyfiss needs the HyFiSS application folder (--traces, with configs/app.config)"
+            )
         home = str(o["hyfiss_home"].resolve()) if o["hyfiss_home"] is not None else ""
         plan_file = out / "simsample-plan.json"
-        res = apply_plan(plan, out, traces=traces, force=o["force"], copy=o["copy"], prune=o["prune"], np_ranks=o["np_ranks"],
-                         hyfiss_home=home, device_config=o["device_config"], app_config=o["app_config"], plan_name=str(plan_file))
+        res = apply_plan(
+            plan,
+            out,
+            traces=traces,
+            force=o["force"],
+            copy=o["copy"],
+            prune=o["prune"],
+            np_ranks=o["np_ranks"],
+            hyfiss_home=home,
+            device_config=o["device_config"],
+            app_config=o["app_config"],
+            plan_name=str(plan_file),
+        )
         shown = ", ".join(str(k) for k in res.kernels[:10]) + (", ..." if len(res.kernels) > 10 else "")
         click.echo(f"{out}: {len(res.kernels)} kernel(s) to simulate ({shown})")
         hint = "" if home else " --hyfiss /path/to/HyFiSS"
-        click.echo(f"  run:     simsample run --sim hyfiss --sampled {shlex.quote(str(out))}{hint}   (or: bash {shlex.quote(str(out / SCRIPT))})")
-        click.echo(f"  collect: simsample collect --sim hyfiss --plan {shlex.quote(str(plan_file))} {shlex.quote(str(out))}")
+        click.echo(
+            f"  run:     simsample run --sim hyfiss --sampled {shlex.quote(str(out))}{hint}   (or: bash {shlex.quote(str(out / SCRIPT))})"
+        )
+        click.echo(
+            f"  collect: simsample collect --sim hyfiss --plan {shlex.quote(str(plan_file))} {shlex.quote(str(out))}"
+        )
         return out
 
-    def collect(self, outputs: Sequence[Path], plan: Plan | None = None, *, allow_incomplete: bool = False, **options: Any) -> pd.DataFrame:
+    def collect(
+        self, outputs: Sequence[Path], plan: Plan | None = None, *, allow_incomplete: bool = False, **options: Any
+    ) -> pd.DataFrame:
         """Per-kernel results from HyFiSS reports (kernel-K-summary.txt files, or folders holding them)."""
         from simsample_hyfiss.collect import collect
 

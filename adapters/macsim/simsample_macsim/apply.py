@@ -101,7 +101,9 @@ def tracer_numbers(plan: Plan, numbers_by_id: dict[int, int] | None) -> dict[int
     if not own:
         from simsample.sdk import WHOLE_PROCESS_FORMATS, launch_numbers, sample_launches
 
-        if sample_launches(plan) is not None:  # format 1.2: the process numbers (1-based) the plan recorded; MacSim's count from 0
+        if (
+            sample_launches(plan) is not None
+        ):  # format 1.2: the process numbers (1-based) the plan recorded; MacSim's count from 0
             return {k: n - 1 for k, n in launch_numbers(plan, what="SAMPLED_KERNEL_INFO").items()}
         if plan.workload.get("format") not in WHOLE_PROCESS_FORMATS:
             raise UserError(
@@ -158,7 +160,9 @@ def apply_plan(
     order: list[int] = []
     if traces is not None:
         folder = load_trace_folder(traces)
-        check_output_folder(Path(out), force=force, inputs=[folder.config.folder])  # before the warm-up choice reads traces
+        check_output_folder(
+            Path(out), force=force, inputs=[folder.config.folder]
+        )  # before the warm-up choice reads traces
         numbers_by_id = _numbers_by_id(plan, folder)
         run_pos = {e.number: i for i, e in enumerate(folder.config.kernels)}
         order = sorted(set(numbers_by_id.values()), key=run_pos.__getitem__)
@@ -207,7 +211,9 @@ def apply_plan(
     return ApplyResult(out, order, changes, params is not None, warm)
 
 
-def _choose_warmup(plan: Plan, folder: TraceFolder | None, numbers_by_id: dict[int, int] | None, spec: WarmupSpec) -> list[int]:
+def _choose_warmup(
+    plan: Plan, folder: TraceFolder | None, numbers_by_id: dict[int, int] | None, spec: WarmupSpec
+) -> list[int]:
     """The warm-up launch numbers (tracer launch numbers, ``KernelN``) for the plan's samples, in
     launch order; with traces, each must have been traced."""
     samples = sorted(set(tracer_numbers(plan, numbers_by_id).values()))
@@ -217,15 +223,19 @@ def _choose_warmup(plan: Plan, folder: TraceFolder | None, numbers_by_id: dict[i
 
         def read(n: int) -> Footprint:
             if n not in by_number:
-                raise UserError(f"{folder.config.path}: Kernel{n} (before a sampled launch) was not traced; targeted warm-up needs "
-                                "the launches before each sample: retrace them, or pass --warmup K")
+                raise UserError(
+                    f"{folder.config.path}: Kernel{n} (before a sampled launch) was not traced; targeted warm-up needs "
+                    "the launches before each sample: retrace them, or pass --warmup K"
+                )
             return kernel_footprint(by_number[n].folder)
 
         footprint = read
 
     if spec.targeted and folder is None:
-        note(f"--warmup targeted without --traces: {SAMPLED_INFO} lists the {spec.horizon} launches before each sample "
-             "(--warmup-horizon), so that apply --traces on what the tracer writes can choose among them")
+        note(
+            f"--warmup targeted without --traces: {SAMPLED_INFO} lists the {spec.horizon} launches before each sample "
+            "(--warmup-horizon), so that apply --traces on what the tracer writes can choose among them"
+        )
         spec = WarmupSpec(spec.horizon)
     warm = warmup_positions(choose(samples, spec, footprint), samples)
     if folder is not None:
@@ -233,7 +243,8 @@ def _choose_warmup(plan: Plan, folder: TraceFolder | None, numbers_by_id: dict[i
         if untraced:
             raise UserError(
                 f"{folder.config.path}: warm-up launch Kernel{untraced[0]} was not traced ({len(untraced)} of {len(warm)} missing); "
-                f"trace them with SAMPLED_KERNEL_INFO={SAMPLED_INFO} from 'simsample apply --sim macsim --plan ... --warmup {'targeted' if spec.targeted else spec.k} "
+                f"trace them with SAMPLED_KERNEL_INFO={SAMPLED_INFO} from 'simsample apply --sim macsim --plan ... "
+                f"--warmup {'targeted' if spec.targeted else spec.k} "
                 "--out DIR' (without --traces), or pass --warmup none"
             )
     return warm

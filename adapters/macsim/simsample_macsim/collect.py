@@ -34,7 +34,9 @@ def collect(outputs: Sequence[Path], plan: Plan | None = None) -> tuple[pd.DataF
             note(f"{run.log}: {problem}")
         for k in run.kernels:
             if k.number in where:
-                raise UserError(f"Kernel{k.number} appears in both {where[k.number]} and {run.log}; pass each kernel's run once")
+                raise UserError(
+                    f"Kernel{k.number} appears in both {where[k.number]} and {run.log}; pass each kernel's run once"
+                )
             where[k.number] = run.log
             rows.append(
                 {
@@ -56,7 +58,9 @@ def collect(outputs: Sequence[Path], plan: Plan | None = None) -> tuple[pd.DataF
     stray = stray[~stray["number"].isin(warm)]
     if len(stray):
         shown = ", ".join(f"Kernel{n}" for n in stray["number"].head(5))
-        note(f"{len(stray)} simulated kernel(s) are not in the plan and are left out ({shown}{', ...' if len(stray) > 5 else ''})")
+        note(
+            f"{len(stray)} simulated kernel(s) are not in the plan and are left out ({shown}{', ...' if len(stray) > 5 else ''})"
+        )
     found = found[found["kernel_id"].notna()].copy()
     found["kernel_id"] = found["kernel_id"].astype(np.int64)
     details = {int(k): r for k, r in zip(found["kernel_id"], found["reason"]) if r}
@@ -77,5 +81,5 @@ def _warmup_numbers(logs: Sequence[Path]) -> set[int]:
             continue
         if "role" in table.columns and "trace" in table.columns:
             traces = table.loc[table["role"] == ROLE_WARMUP, "trace"].dropna().astype(str)
-            out |= {int(t[len("Kernel"):]) for t in traces if t.startswith("Kernel") and t[len("Kernel"):].isdigit()}
+            out |= {int(t[len("Kernel") :]) for t in traces if t.startswith("Kernel") and t[len("Kernel") :].isdigit()}
     return out

@@ -17,24 +17,79 @@ _PATH = click.Path(path_type=Path)
 
 @click.command("apply")
 @click.option("--plan", "plan_path", required=True, type=_PATH, help="The plan (plan.json).")
-@click.option("--traces", type=_PATH, default=None, help="MacSim trace folder (or its kernel_config.txt / trace_file_list). "
-              "Without it, only the tracer's SAMPLED_KERNEL_INFO file, the weights, the plan and params.in are written.")
+@click.option(
+    "--traces",
+    type=_PATH,
+    default=None,
+    help="MacSim trace folder (or its kernel_config.txt / trace_file_list). "
+    "Without it, only the tracer's SAMPLED_KERNEL_INFO file, the weights, the plan and params.in are written.",
+)
 @click.option("--out", required=True, type=_PATH, help="New (or empty) folder for the sampled inputs.")
-@click.option("--params", type=_PATH, default=None, help="params.in to run with; copied with the knobs collection needs.")
+@click.option(
+    "--params", type=_PATH, default=None, help="params.in to run with; copied with the knobs collection needs."
+)
 @click.option("--force", is_flag=True, help="Replace OUT if it is not empty.")
 @click.option("--copy", is_flag=True, help="Copy the sampled KernelN folders instead of linking them.")
-@click.option("--relative", is_flag=True, help="trace_file_list names ./kernel_config.txt (run MacSim from OUT) instead of its absolute path.")
+@click.option(
+    "--relative",
+    is_flag=True,
+    help="trace_file_list names ./kernel_config.txt (run MacSim from OUT) instead of its absolute path.",
+)
 @click.option("--split", is_flag=True, help="Not available for MacSim (see the message).")
-@click.option("--warmup", default=DEFAULT_WARMUP, show_default=True, metavar="K|targeted|none",
-              help="Launches run before each sampled one for their cache state (not counted): the K before it, the window back to the last toucher of its lines and code, or none.")
-@click.option("--warmup-horizon", default=DEFAULT_HORIZON, show_default=True, type=int, help="targeted: launches looked back for the last touchers of a sample's lines and code.")
-@click.option("--warmup-coverage", default=DEFAULT_COVERAGE, show_default=True, type=float, help="targeted: share of a sample's memory accesses whose last toucher the window must hold.")
-@click.option("--warmup-budget", default="none", show_default=True, metavar="SHARE|none",
-              help="targeted: warm-up warp instructions allowed, as a share of the sampled launches' ('none': no limit).")
-@click.option("--warmup-window", default=0, show_default=True, type=click.IntRange(min=0), metavar="W",
-              help="Also name the W launches before each sampled one in SAMPLED_KERNEL_INFO, so that they are traced for warm-up.")
-def apply_cmd(plan_path: Path, traces: Path | None, out: Path, params: Path | None, force: bool, copy: bool, relative: bool, split: bool,
-              warmup: str, warmup_horizon: int, warmup_coverage: float, warmup_budget: str, warmup_window: int) -> None:
+@click.option(
+    "--warmup",
+    default=DEFAULT_WARMUP,
+    show_default=True,
+    metavar="K|targeted|none",
+    help=(
+        "Launches run before each sampled one for their cache state (not counted): the K before it, "
+        "the window back to the last toucher of its lines and code, or none."
+    ),
+)
+@click.option(
+    "--warmup-horizon",
+    default=DEFAULT_HORIZON,
+    show_default=True,
+    type=int,
+    help="targeted: launches looked back for the last touchers of a sample's lines and code.",
+)
+@click.option(
+    "--warmup-coverage",
+    default=DEFAULT_COVERAGE,
+    show_default=True,
+    type=float,
+    help="targeted: share of a sample's memory accesses whose last toucher the window must hold.",
+)
+@click.option(
+    "--warmup-budget",
+    default="none",
+    show_default=True,
+    metavar="SHARE|none",
+    help="targeted: warm-up warp instructions allowed, as a share of the sampled launches' ('none': no limit).",
+)
+@click.option(
+    "--warmup-window",
+    default=0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    metavar="W",
+    help="Also name the W launches before each sampled one in SAMPLED_KERNEL_INFO, so that they are traced for warm-up.",
+)
+def apply_cmd(
+    plan_path: Path,
+    traces: Path | None,
+    out: Path,
+    params: Path | None,
+    force: bool,
+    copy: bool,
+    relative: bool,
+    split: bool,
+    warmup: str,
+    warmup_horizon: int,
+    warmup_coverage: float,
+    warmup_budget: str,
+    warmup_window: int,
+) -> None:
     """Write a folder that runs only the plan's kernels and their warm-up launches (and the tracer's SAMPLED_KERNEL_INFO file)."""
     import simsample
 
@@ -42,9 +97,22 @@ def apply_cmd(plan_path: Path, traces: Path | None, out: Path, params: Path | No
         budget = None if warmup_budget.strip().lower() == "none" else float(warmup_budget)
     except ValueError:
         raise UserError(f"--warmup-budget {warmup_budget!r}: expected a share such as 0.5, or 'none'") from None
-    simsample.apply(plan_path, traces, out, sim="macsim", params=params, force=force, copy=copy, relative=relative, split=split,
-                    warmup=warmup, warmup_horizon=warmup_horizon, warmup_coverage=warmup_coverage, warmup_budget=budget,
-                    warmup_window=warmup_window)
+    simsample.apply(
+        plan_path,
+        traces,
+        out,
+        sim="macsim",
+        params=params,
+        force=force,
+        copy=copy,
+        relative=relative,
+        split=split,
+        warmup=warmup,
+        warmup_horizon=warmup_horizon,
+        warmup_coverage=warmup_coverage,
+        warmup_budget=budget,
+        warmup_window=warmup_window,
+    )
 
 
 @click.command("features")
@@ -64,7 +132,9 @@ def features_cmd(traces: Path, output: Path) -> None:
     if "instructions" in k.columns:
         mean = k["instructions"].to_numpy(np.float64) / k["warps"].to_numpy(np.float64)
         k["mean_warp_insts"] = mean
-        k["warp_imbalance"] = np.where(mean > 0, k["max_warp_insts"].to_numpy(np.float64) / np.where(mean > 0, mean, 1), 1.0)
+        k["warp_imbalance"] = np.where(
+            mean > 0, k["max_warp_insts"].to_numpy(np.float64) / np.where(mean > 0, mean, 1), 1.0
+        )
     wl.to_parquet(output)
     click.echo(f"{output}: {len(wl)} launches, features {', '.join(wl.feature_columns)}")
 
@@ -72,7 +142,9 @@ def features_cmd(traces: Path, output: Path) -> None:
 @click.command("run")
 @click.option("--sampled", required=True, type=_PATH, help="Folder written by apply (with --traces and --params).")
 @click.option("--macsim", "binary", required=True, type=_PATH, help="The MacSim executable.")
-@click.option("-o", "--output", type=_PATH, default=None, help="Log file for MacSim's output [default: SAMPLED/macsim.out].")
+@click.option(
+    "-o", "--output", type=_PATH, default=None, help="Log file for MacSim's output [default: SAMPLED/macsim.out]."
+)
 @click.option("--force", is_flag=True, help="Overwrite an existing log.")
 @click.option("--dry-run", is_flag=True, help="Print the command instead of running it.")
 def run_cmd(sampled: Path, binary: Path, output: Path | None, force: bool, dry_run: bool) -> None:
@@ -87,7 +159,11 @@ def run_cmd(sampled: Path, binary: Path, output: Path | None, force: bool, dry_r
     target = (output if output is not None else sampled / "macsim.out").resolve()
     from simsample.sdk import check_output_file
 
-    read = [f for f in sampled.iterdir() if f.name in ("params.in", "trace_file_list") or f.name.startswith(("kernel", "simsample-", "Kernel"))]
+    read = [
+        f
+        for f in sampled.iterdir()
+        if f.name in ("params.in", "trace_file_list") or f.name.startswith(("kernel", "simsample-", "Kernel"))
+    ]
     check_output_file(target, [binary, *read], what="simulator log")
     if dry_run:
         click.echo(f"cd {shlex.quote(str(sampled))} && {shlex.quote(str(exe))} > {shlex.quote(str(target))} 2>&1")

@@ -98,9 +98,19 @@ def parse_log(path: Path) -> MacSimRun:
                 m = _SETUP.search(line)
                 if not m:
                     raise FormatError(log, "unrecognised setup_process line", line=lineno)
-                cycle, this_pid, tpath, _index, total = int(m.group(1)), m.group(2), m.group(3), m.group(4), int(m.group(5))
+                cycle, this_pid, tpath, _index, total = (
+                    int(m.group(1)),
+                    m.group(2),
+                    m.group(3),
+                    m.group(4),
+                    int(m.group(5)),
+                )
                 if pid is not None and this_pid != pid:
-                    raise FormatError(log, "log of several applications run side by side; simsample reads one application per run", line=lineno)
+                    raise FormatError(
+                        log,
+                        "log of several applications run side by side; simsample reads one application per run",
+                        line=lineno,
+                    )
                 pid = this_pid
                 parts = tpath.rstrip("/").split("/")
                 km = _KERNEL_DIR.match(parts[-2]) if len(parts) >= 2 else None
@@ -108,7 +118,11 @@ def parse_log(path: Path) -> MacSimRun:
                     raise FormatError(log, f"kernel trace {tpath} is not in a KernelN folder", line=lineno)
                 number = int(km.group(1))
                 if number in seen:
-                    raise FormatError(log, f"Kernel{number} ran twice in this run (first at line {seen[number]}; repeat_trace?)", line=lineno)
+                    raise FormatError(
+                        log,
+                        f"Kernel{number} ran twice in this run (first at line {seen[number]}; repeat_trace?)",
+                        line=lineno,
+                    )
                 seen[number] = lineno
                 if current is not None:
                     current.end_cycle, current.status = cycle, "ok"
@@ -130,7 +144,9 @@ def parse_log(path: Path) -> MacSimRun:
                 else:
                     run.problems.append(f"line {lineno}: {line.strip()[:200]}")
     if not run.kernels:
-        raise FormatError(log, "no 'setup_process' line: not MacSim's standard output, or MacSim stopped before the first kernel")
+        raise FormatError(
+            log, "no 'setup_process' line: not MacSim's standard output, or MacSim stopped before the first kernel"
+        )
     last = run.kernels[-1]
     if not run.finished and last.status == "incomplete":
         last.reason = f"no 'finalize simulation' line in {log}: the run did not finish"
@@ -162,8 +178,12 @@ def _cross_check(run: MacSimRun) -> None:
         return
     cyc = run.totals.get("CYC_COUNT_TOT")
     if cyc is not None and int(cyc) != run.final_cycle:
-        run.problems.append(f"{STATS_NAME} says CYC_COUNT_TOT {int(cyc)}, the log ends at cycle {run.final_cycle}: is it from another run?")
+        run.problems.append(
+            f"{STATS_NAME} says CYC_COUNT_TOT {int(cyc)}, the log ends at cycle {run.final_cycle}: is it from another run?"
+        )
     insts = run.totals.get("INST_COUNT_TOT")
     total = sum(k.instructions for k in run.kernels)
     if insts is not None and int(insts) != total:
-        run.problems.append(f"{STATS_NAME} says INST_COUNT_TOT {int(insts)}, the log's warps retired {total}: is it from another run?")
+        run.problems.append(
+            f"{STATS_NAME} says INST_COUNT_TOT {int(insts)}, the log's warps retired {total}: is it from another run?"
+        )

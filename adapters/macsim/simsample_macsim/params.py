@@ -52,7 +52,11 @@ def check_params_text(text: str, path: str) -> None:
     for n, raw in enumerate(text.splitlines(), 1):
         toks = raw.split()
         if "\x00" in raw or "\ufffd" in raw:
-            raise FormatError(path, "binary data, not a MacSim params.in (lines of 'knob value'); give the params.in of the machine to simulate", line=n)
+            raise FormatError(
+                path,
+                "binary data, not a MacSim params.in (lines of 'knob value'); give the params.in of the machine to simulate",
+                line=n,
+            )
         if toks and not toks[0].startswith("#") and not _KNOB.fullmatch(toks[0]):
             raise FormatError(path, f"expected 'knob value', got {raw.strip()[:40]!r}; give a MacSim params.in", line=n)
 

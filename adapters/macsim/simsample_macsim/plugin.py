@@ -28,20 +28,57 @@ class MacSimAdapter(Adapter):
     metrics = (
         count("cycles", unit="cycles", doc="Simulated cycles of the kernel (MacSim's per-kernel cycle count)."),
         count("instructions", unit="instructions", doc="Instructions the kernel executed in the simulation."),
-        ratio("ipc", "instructions", "cycles", unit="instructions/cycle", doc="Instructions per cycle of the whole workload."),
+        ratio(
+            "ipc",
+            "instructions",
+            "cycles",
+            unit="instructions/cycle",
+            doc="Instructions per cycle of the whole workload.",
+        ),
     )
     apply_options = (
         Param("params", Path, None, "params.in to run with; copied with the knobs collection needs.", nullable=True),
         Param("force", bool, False, "Replace OUT if it is not empty."),
         Param("copy", bool, False, "Copy the sampled KernelN folders instead of linking them."),
-        Param("relative", bool, False, "trace_file_list names ./kernel_config.txt (run MacSim from OUT) instead of its absolute path."),
+        Param(
+            "relative",
+            bool,
+            False,
+            "trace_file_list names ./kernel_config.txt (run MacSim from OUT) instead of its absolute path.",
+        ),
         Param("split", bool, False, "Not available for MacSim."),
-        Param("warmup", str, DEFAULT_WARMUP, "Launches run before each sampled one for their cache state: K, targeted or none."),
-        Param("warmup_horizon", int, DEFAULT_HORIZON, "targeted: launches looked back for the last touchers of a sample's lines and code."),
-        Param("warmup_coverage", float, DEFAULT_COVERAGE, "targeted: share of a sample's memory accesses whose last toucher the window must hold."),
-        Param("warmup_budget", float, None, "targeted: warm-up warp instructions allowed, as a share of the sampled launches' (None: no limit).",
-              nullable=True),
-        Param("warmup_window", int, 0, "Also name the W launches before each sampled one in SAMPLED_KERNEL_INFO.", minimum=0),
+        Param(
+            "warmup",
+            str,
+            DEFAULT_WARMUP,
+            "Launches run before each sampled one for their cache state: K, targeted or none.",
+        ),
+        Param(
+            "warmup_horizon",
+            int,
+            DEFAULT_HORIZON,
+            "targeted: launches looked back for the last touchers of a sample's lines and code.",
+        ),
+        Param(
+            "warmup_coverage",
+            float,
+            DEFAULT_COVERAGE,
+            "targeted: share of a sample's memory accesses whose last toucher the window must hold.",
+        ),
+        Param(
+            "warmup_budget",
+            float,
+            None,
+            "targeted: warm-up warp instructions allowed, as a share of the sampled launches' (None: no limit).",
+            nullable=True,
+        ),
+        Param(
+            "warmup_window",
+            int,
+            0,
+            "Also name the W launches before each sampled one in SAMPLED_KERNEL_INFO.",
+            minimum=0,
+        ),
     )
 
     def read(self, path: Path) -> Workload:
@@ -52,8 +89,10 @@ class MacSimAdapter(Adapter):
         from simsample_macsim.warmup import parse_warmup
 
         if options["split"]:
-            raise UserError("--split (one job per sampled launch) is not available for MacSim yet: its run and collect read one "
-                            "kernel_config.txt and one output folder per run; use apply without --split, or --sim accelsim")
+            raise UserError(
+                "--split (one job per sampled launch) is not available for MacSim yet: its run and collect read one "
+                "kernel_config.txt and one output folder per run; use apply without --split, or --sim accelsim"
+            )
         parse_warmup(options["warmup"], options["warmup_horizon"], options["warmup_coverage"], options["warmup_budget"])
 
     def apply(self, plan: Plan, traces: Path | None, out: Path, **options: Any) -> Path:
@@ -68,11 +107,22 @@ class MacSimAdapter(Adapter):
 
         o = options
         if o["split"]:
-            raise UserError("--split (one job per sampled launch) is not available for MacSim yet: its run and collect read one "
-                            "kernel_config.txt and one output folder per run; use apply without --split, or --sim accelsim")
+            raise UserError(
+                "--split (one job per sampled launch) is not available for MacSim yet: its run and collect read one "
+                "kernel_config.txt and one output folder per run; use apply without --split, or --sim accelsim"
+            )
         spec = parse_warmup(o["warmup"], o["warmup_horizon"], o["warmup_coverage"], o["warmup_budget"])
-        res = apply_plan(plan, out, traces=traces, params=o["params"], force=o["force"], copy=o["copy"], absolute=not o["relative"],
-                         warmup_window=o["warmup_window"], warmup=spec)
+        res = apply_plan(
+            plan,
+            out,
+            traces=traces,
+            params=o["params"],
+            force=o["force"],
+            copy=o["copy"],
+            absolute=not o["relative"],
+            warmup_window=o["warmup_window"],
+            warmup=spec,
+        )
         for change in res.params_changes:
             click.echo(f"params.in: {change}", err=True)
         plan_file = out / "simsample-plan.json"
@@ -81,16 +131,26 @@ class MacSimAdapter(Adapter):
             warm = f", {len(res.warmup)} of them warm-up only ({spec.label()})" if res.warmup else ""
             click.echo(f"{out}: {len(res.kernels)} kernel(s) to simulate ({shown}){warm}")
             if not res.wrote_params:
-                click.echo(f"  copy your params.in into {out} (or rerun with --params) before running MacSim there", err=True)
-            click.echo(f"  run:     simsample run --sim macsim --sampled {shlex.quote(str(out))} --macsim /path/to/macsim")
-            click.echo(f"  collect: simsample collect --sim macsim --plan {shlex.quote(str(plan_file))} {shlex.quote(str(out / 'macsim.out'))}")
+                click.echo(
+                    f"  copy your params.in into {out} (or rerun with --params) before running MacSim there", err=True
+                )
+            click.echo(
+                f"  run:     simsample run --sim macsim --sampled {shlex.quote(str(out))} --macsim /path/to/macsim"
+            )
+            click.echo(
+                f"  collect: simsample collect --sim macsim --plan {shlex.quote(str(plan_file))} {shlex.quote(str(out / 'macsim.out'))}"
+            )
         else:
             warm = f" and {len(res.warmup)} warm-up launches ({spec.label()})" if res.warmup else ""
             click.echo(f"{out}: {SAMPLED_INFO} for the NVBit tracer ({len(plan.sampled_ids)} launches{warm})")
-            click.echo(f"  trace only those: SAMPLED_KERNEL_INFO={shlex.quote(str(out / SAMPLED_INFO))} TRACE_PATH=... <your program>")
+            click.echo(
+                f"  trace only those: SAMPLED_KERNEL_INFO={shlex.quote(str(out / SAMPLED_INFO))} TRACE_PATH=... <your program>"
+            )
         return out
 
-    def collect(self, outputs: Sequence[Path], plan: Plan | None = None, *, allow_incomplete: bool = False, **options: Any) -> pd.DataFrame:
+    def collect(
+        self, outputs: Sequence[Path], plan: Plan | None = None, *, allow_incomplete: bool = False, **options: Any
+    ) -> pd.DataFrame:
         """Per-kernel cycles and instructions from MacSim's standard output (macsim.out or its folder)."""
         from simsample_macsim.collect import collect
 

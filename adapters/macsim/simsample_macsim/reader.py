@@ -75,7 +75,10 @@ def load_trace_folder(path: str | Path, *, quiet: bool = False) -> TraceFolder:
     else:
         missing = [n for n in numbers if n not in names]
         if missing:
-            _note(f"{names_path} has no entry for {len(missing)} traced kernel(s) (Kernel{missing[0]}, ...): they are named by folder", quiet)
+            _note(
+                f"{names_path} has no entry for {len(missing)} traced kernel(s) (Kernel{missing[0]}, ...): they are named by folder",
+                quiet,
+            )
     rec: dict[str, Any] = {"kernel_id": numbers}
     named = [names.get(n) if names else None for n in numbers]
     rec["name"] = [ln.name if ln else f"Kernel{n}" for ln, n in zip(named, numbers)]
@@ -96,7 +99,10 @@ def load_trace_folder(path: str | Path, *, quiet: bool = False) -> TraceFolder:
         rec["max_warp_insts"] = np.array([t.max_warp_instructions for t in traces], dtype=np.int64)
     else:
         lacking = next(t.number for t in traces if t.instructions is None)
-        _note(f"Kernel{lacking} (and maybe others) has no trace_info.txt: no instruction counts, so plans need --param metric=COLUMN", quiet)
+        _note(
+            f"Kernel{lacking} (and maybe others) has no trace_info.txt: no instruction counts, so plans need --param metric=COLUMN",
+            quiet,
+        )
     meta = {
         "kernel_config": str(config.path),
         "trace_type": config.trace_type,
@@ -118,7 +124,11 @@ def launch_list(folder: TraceFolder) -> Workload | None:
         return None
     numbers = sorted(folder.names)
     named = [folder.names[n] for n in numbers]
-    rec: dict[str, Any] = {"kernel_id": numbers, "name": [ln.name for ln in named], "duration_ns": [pd.NA] * len(numbers)}
+    rec: dict[str, Any] = {
+        "kernel_id": numbers,
+        "name": [ln.name for ln in named],
+        "duration_ns": [pd.NA] * len(numbers),
+    }
     for i, axis in enumerate("xyz"):
         rec[f"grid_{axis}"] = [ln.grid[i] for ln in named]
         rec[f"block_{axis}"] = [ln.block[i] for ln in named]

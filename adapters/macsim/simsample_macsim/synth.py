@@ -27,12 +27,28 @@ from simsample_macsim.traces import KERNEL_CONFIG, KERNEL_NAMES, TRACE_TYPE, TRA
 #: MacSim's ``trace_info_nvbit_small_s`` (src/trace_read.h), with its C padding.
 RECORD = np.dtype(
     [
-        ("opcode", "u1"), ("is_fp", "u1"), ("is_load", "u1"), ("cf_type", "u1"),
-        ("num_read_regs", "u1"), ("num_dest_regs", "u1"), ("src", "<u2", 4), ("dst", "<u2", 4),
-        ("size", "u1"), ("_pad0", "u1"), ("active_mask", "<u4"), ("br_taken_mask", "<u4"),
-        ("inst_addr", "<u8"), ("br_target_addr", "<u8"), ("mem_addr", "<u8"), ("mem_access_size", "u1"),
-        ("_pad1", "u1"), ("num_barrier_threads", "<u2"), ("addr_space", "u1"), ("cache_level", "u1"),
-        ("cache_operator", "u1"), ("_pad2", "u1"),
+        ("opcode", "u1"),
+        ("is_fp", "u1"),
+        ("is_load", "u1"),
+        ("cf_type", "u1"),
+        ("num_read_regs", "u1"),
+        ("num_dest_regs", "u1"),
+        ("src", "<u2", 4),
+        ("dst", "<u2", 4),
+        ("size", "u1"),
+        ("_pad0", "u1"),
+        ("active_mask", "<u4"),
+        ("br_taken_mask", "<u4"),
+        ("inst_addr", "<u8"),
+        ("br_target_addr", "<u8"),
+        ("mem_addr", "<u8"),
+        ("mem_access_size", "u1"),
+        ("_pad1", "u1"),
+        ("num_barrier_threads", "<u2"),
+        ("addr_space", "u1"),
+        ("cache_level", "u1"),
+        ("cache_operator", "u1"),
+        ("_pad2", "u1"),
     ]
 )
 assert RECORD.itemsize == 64
@@ -61,10 +77,20 @@ def _program(k: ElementwiseKernel, first: int, addr: dict[str, int], pc0: int) -
     """The 14 records of the warp whose first element is ``first``."""
     off = first * _ELEMENT
     rows = [  # opcode, reads, dests, mem address
-        (MOV, [], [1], 0), (S2R, [], [8], 0), (S2R, [], [3], 0), (IMAD, [8, 3], [8], 0), (ISETP, [7, 8, 7], [], 0),
-        (MOV, [], [9], 0), (IMAD, [8, 9], [4], 0), (IMAD, [8, 9], [2], 0),
-        (LDG, [], [4], addr[k.a] + off), (LDG, [], [2], addr[k.b] + off), (IMAD, [8, 9], [8], 0),
-        (DADD if k.op == "add" else DMUL, [4, 2], [6], 0), (STG, [6], [], addr[k.out] + off), (EXIT, [], [], 0),
+        (MOV, [], [1], 0),
+        (S2R, [], [8], 0),
+        (S2R, [], [3], 0),
+        (IMAD, [8, 3], [8], 0),
+        (ISETP, [7, 8, 7], [], 0),
+        (MOV, [], [9], 0),
+        (IMAD, [8, 9], [4], 0),
+        (IMAD, [8, 9], [2], 0),
+        (LDG, [], [4], addr[k.a] + off),
+        (LDG, [], [2], addr[k.b] + off),
+        (IMAD, [8, 9], [8], 0),
+        (DADD if k.op == "add" else DMUL, [4, 2], [6], 0),
+        (STG, [6], [], addr[k.out] + off),
+        (EXIT, [], [], 0),
     ]
     rec = np.zeros(len(rows), RECORD)
     for i, (op, src, dst, mem) in enumerate(rows):
@@ -100,18 +126,24 @@ def write_workload(out: Path, kernels: Sequence[ElementwiseKernel]) -> dict[str,
         d.mkdir()
         wpb, blocks = k.block // 32, k.elements // k.block
         wids = [b * 65536 + w for b in range(blocks) for w in range(wpb)]
-        pc0 = code.setdefault(k.name, 0x7F5000000000 + len(code) * 0x1000)  # one function, one code address: launches of it share it
+        pc0 = code.setdefault(
+            k.name, 0x7F5000000000 + len(code) * 0x1000
+        )  # one function, one code address: launches of it share it
         for b in range(blocks):
             for w in range(wpb):
                 rec = _program(k, (b * wpb + w) * 32, arrays, pc0)
                 with gzip.open(d / f"trace_{b * 65536 + w}.raw", "wb") as fh:
                     fh.write(rec.tobytes())
         per_core = max(1, min(32, 2048 // k.block))
-        (d / "trace.txt").write_text(f"{TRACE_TYPE}\n{TRACE_VERSION}\n{per_core}\n{len(wids)}\n" + "".join(f"{w} 0\n" for w in wids))
+        (d / "trace.txt").write_text(
+            f"{TRACE_TYPE}\n{TRACE_VERSION}\n{per_core}\n{len(wids)}\n" + "".join(f"{w} 0\n" for w in wids)
+        )
         (d / "trace_info.txt").write_text("".join(f"{w} 14\n" for w in wids))
         config.append(f"./Kernel{n}/trace.txt")
-        names.append(f"Kernel{n} name: {k.name}\n  Grid size: ({blocks}, 1, 1), Block size: ({k.block}, 1, 1), "
-                     f"maxBlockPerCore: {per_core}, # of regs: 16, static shared mem: 0, dynamic shared mem: 0\n")
+        names.append(
+            f"Kernel{n} name: {k.name}\n  Grid size: ({blocks}, 1, 1), Block size: ({k.block}, 1, 1), "
+            f"maxBlockPerCore: {per_core}, # of regs: 16, static shared mem: 0, dynamic shared mem: 0\n"
+        )
     (out / KERNEL_CONFIG).write_text("\n".join(config) + "\n")
     (out / KERNEL_NAMES).write_text("".join(names))
     return arrays

@@ -101,7 +101,11 @@ def parse_kernel_config(path: Path) -> KernelConfig:
         raise FormatError(path, "file is empty; expected 'nvbit', '14', '-1' and one KernelN/trace.txt line per kernel")
     ttype, line = toks[0]
     if ttype != TRACE_TYPE:
-        raise FormatError(path, f"trace type {ttype!r}: simsample reads GPU traces from MacSim's NVBit tracer (type {TRACE_TYPE})", line=line)
+        raise FormatError(
+            path,
+            f"trace type {ttype!r}: simsample reads GPU traces from MacSim's NVBit tracer (type {TRACE_TYPE})",
+            line=line,
+        )
     if len(toks) < 3:
         raise FormatError(path, "header ends early; expected 'nvbit', '14', '-1'", line=toks[-1][1])
     try:
@@ -125,8 +129,9 @@ def parse_kernel_config(path: Path) -> KernelConfig:
             raise FormatError(
                 path,
                 f"kernel entry {tok!r} has fewer than two path components; MacSim keeps the last two "
-                f"(KernelN/trace.txt) and crashes on this line: write it as ./{tok}" if len(parts) == 2 else
-                f"kernel entry {tok!r} is not a path of the form ./KernelN/trace.txt (MacSim crashes on it)",
+                f"(KernelN/trace.txt) and crashes on this line: write it as ./{tok}"
+                if len(parts) == 2
+                else f"kernel entry {tok!r} is not a path of the form ./KernelN/trace.txt (MacSim crashes on it)",
                 line=line,
             )
         folder_name, file_name = parts[-2], parts[-1]
@@ -134,7 +139,9 @@ def parse_kernel_config(path: Path) -> KernelConfig:
         if not m:
             raise FormatError(path, f"kernel entry {tok!r}: expected a KernelN folder, got {folder_name!r}", line=line)
         if "." not in file_name:
-            raise FormatError(path, f"kernel entry {tok!r}: the trace file name needs an extension (MacSim asserts on it)", line=line)
+            raise FormatError(
+                path, f"kernel entry {tok!r}: the trace file name needs an extension (MacSim asserts on it)", line=line
+            )
         number = int(m.group(1))
         if number in seen:
             raise FormatError(path, f"Kernel{number} is listed twice (first on line {seen[number]})", line=line)
@@ -160,7 +167,9 @@ def parse_trace_file_list(path: Path) -> list[Path]:
     try:
         count = int(toks[0][0])
     except ValueError:
-        raise FormatError(path, f"expected the number of applications first, got {toks[0][0]!r}", line=toks[0][1]) from None
+        raise FormatError(
+            path, f"expected the number of applications first, got {toks[0][0]!r}", line=toks[0][1]
+        ) from None
     names = toks[1:]
     if count < 1 or len(names) < count:
         raise FormatError(path, f"says {count} application(s) but names {len(names)}", line=toks[0][1])
@@ -185,7 +194,9 @@ def find_kernel_config(path: Path) -> Path:
             return path / KERNEL_CONFIG
         if (path / TRACE_FILE_LIST).is_file():
             return find_kernel_config(path / TRACE_FILE_LIST)
-        raise UserError(f"{path}: no {KERNEL_CONFIG} (or {TRACE_FILE_LIST}) in this folder; is it a MacSim trace folder?")
+        raise UserError(
+            f"{path}: no {KERNEL_CONFIG} (or {TRACE_FILE_LIST}) in this folder; is it a MacSim trace folder?"
+        )
     with open(path, "rb") as fh:
         head = fh.read(4096).split()
     if head[:1] == [TRACE_TYPE.encode()]:
@@ -202,7 +213,11 @@ def find_kernel_config(path: Path) -> Path:
 def read_kernel_trace(entry: KernelEntry, config: KernelConfig) -> KernelTrace:
     """Header of ``KernelN/trace.txt`` and the warp counts of ``trace_info.txt``."""
     if not entry.folder.is_dir():
-        raise FormatError(config.path, f"Kernel{entry.number}: folder {entry.folder} does not exist (MacSim would fail to open it)", line=entry.line)
+        raise FormatError(
+            config.path,
+            f"Kernel{entry.number}: folder {entry.folder} does not exist (MacSim would fail to open it)",
+            line=entry.line,
+        )
     if not entry.trace.is_file():
         raise FormatError(config.path, f"Kernel{entry.number}: {entry.trace} does not exist", line=entry.line)
     with open(entry.trace, "rb") as fh:
@@ -210,11 +225,17 @@ def read_kernel_trace(entry: KernelEntry, config: KernelConfig) -> KernelTrace:
     if len(head) < 4:
         raise FormatError(entry.trace, "ends after its header (no warp count): the tracer did not finish writing it")
     if head[0].decode(errors="replace") != config.trace_type:
-        raise FormatError(entry.trace, f"trace type {head[0].decode(errors='replace')!r} differs from {config.trace_type!r} in {config.path.name}", line=1)
+        raise FormatError(
+            entry.trace,
+            f"trace type {head[0].decode(errors='replace')!r} differs from {config.trace_type!r} in {config.path.name}",
+            line=1,
+        )
     try:
         max_blocks, warps = int(head[2]), int(head[3])
     except ValueError:
-        raise FormatError(entry.trace, "expected the max blocks per core and the warp count as numbers on lines 3 and 4") from None
+        raise FormatError(
+            entry.trace, "expected the max blocks per core and the warp count as numbers on lines 3 and 4"
+        ) from None
     if warps <= 0:
         raise FormatError(entry.trace, f"invalid warp count {warps} (MacSim asserts on it)", line=4)
     info = entry.folder / "trace_info.txt"
@@ -253,14 +274,16 @@ def parse_kernel_names(path: Path) -> dict[int, LaunchName]:
     out: dict[int, LaunchName] = {}
     for i, m in enumerate(starts):
         end = starts[i + 1].start() if i + 1 < len(starts) else len(text)
-        chunk = text[m.start():end]
-        body = text[m.end():end]
+        chunk = text[m.start() : end]
+        body = text[m.end() : end]
         line = text.count("\n", 0, m.start()) + 1
         first = body.split("\n", 1)[0]
         name = first.split("Grid size:", 1)[0].strip().rstrip(",").strip()
         shape = _SHAPE.search(body)
         if not name or shape is None:
-            raise FormatError(path, "expected a kernel name and 'Grid size: (x, y, z), Block size: (x, y, z)'", line=line)
+            raise FormatError(
+                path, "expected a kernel name and 'Grid size: (x, y, z), Block size: (x, y, z)'", line=line
+            )
         number = int(m.group(1))
         if number in out:
             raise FormatError(path, f"Kernel{number} appears twice", line=line)

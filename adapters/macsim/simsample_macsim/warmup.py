@@ -77,15 +77,23 @@ class WarmupSpec:
         return f"{kind}(h={self.horizon},c={self.coverage:g},b={b})" if self.targeted else f"K={self.k}"
 
 
-def parse_warmup(text: str | int, horizon: int = DEFAULT_HORIZON, coverage: float = DEFAULT_COVERAGE,
-                 budget: float | None = DEFAULT_BUDGET) -> WarmupSpec:
+def parse_warmup(
+    text: str | int,
+    horizon: int = DEFAULT_HORIZON,
+    coverage: float = DEFAULT_COVERAGE,
+    budget: float | None = DEFAULT_BUDGET,
+) -> WarmupSpec:
     """``--warmup`` as given: a non-negative int K, ``none`` (= 0) or ``targeted``."""
     if horizon < 1:
         raise UserError(f"--warmup-horizon {horizon}: must be at least 1 (launches looked back for producers)")
     if not 0.0 < coverage <= 1.0:
-        raise UserError(f"--warmup-coverage {coverage}: must be in (0, 1] (the share of a sample's memory accesses whose last toucher the window must hold)")
+        raise UserError(
+            f"--warmup-coverage {coverage}: must be in (0, 1] (the share of a sample's memory accesses whose last toucher the window must hold)"
+        )
     if budget is not None and not (budget >= 0 and np.isfinite(budget)):  # nan, inf: never a budget
-        raise UserError(f"--warmup-budget {budget}: must be a finite number >= 0 (warm-up warp instructions as a share of the sampled launches')")
+        raise UserError(
+            f"--warmup-budget {budget}: must be a finite number >= 0 (warm-up warp instructions as a share of the sampled launches')"
+        )
     choice = warmup_choice(text, ("targeted",))
     return WarmupSpec(None if choice == "targeted" else int(choice), horizon, coverage, budget)
 
@@ -110,7 +118,9 @@ def kernel_footprint(folder: Path) -> Footprint:
     """Read a ``KernelN`` folder's ``trace_*.raw`` streams (gzipped records) for their addresses."""
     files = sorted(Path(folder).glob("trace_*.raw"))
     if not files:
-        raise UserError(f"{folder}: no trace_*.raw files; targeted warm-up reads the traces' addresses (pass --warmup K instead)")
+        raise UserError(
+            f"{folder}: no trace_*.raw files; targeted warm-up reads the traces' addresses (pass --warmup K instead)"
+        )
     ops, addrs, pcs = [], [], []
     for f in files:
         try:
@@ -119,11 +129,13 @@ def kernel_footprint(folder: Path) -> Footprint:
         except (OSError, EOFError) as e:
             raise UserError(f"{f}: cannot read the gzipped trace ({e}); retrace, or pass --warmup K") from None
         if len(raw) % _RECORD_SIZE:
-            raise UserError(f"{f}: {len(raw)} bytes is not a whole number of {_RECORD_SIZE}-byte NVBit records; retrace, or pass --warmup K")
+            raise UserError(
+                f"{f}: {len(raw)} bytes is not a whole number of {_RECORD_SIZE}-byte NVBit records; retrace, or pass --warmup K"
+            )
         rec = np.frombuffer(raw, np.uint8).reshape(-1, _RECORD_SIZE)
         ops.append(rec[:, _OPCODE_AT])
-        addrs.append(rec[:, _ADDR_AT:_ADDR_AT + 8].copy().view("<u8").ravel())
-        pcs.append(np.unique(rec[:, _PC_AT:_PC_AT + 8].copy().view("<u8").ravel() // LINE))
+        addrs.append(rec[:, _ADDR_AT : _ADDR_AT + 8].copy().view("<u8").ravel())
+        pcs.append(np.unique(rec[:, _PC_AT : _PC_AT + 8].copy().view("<u8").ravel() // LINE))
     op = np.concatenate(ops)
     line = np.concatenate(addrs) // LINE
     lines, counts = np.unique(line[np.isin(op, READ_OPCODES + WRITE_OPCODES) & (line > 0)], return_counts=True)
@@ -175,7 +187,10 @@ def targeted(
             hit = np.isin(need, fp(j).lines, assume_unique=True)
             if hit.any():
                 mine[j] = float(counts[hit].sum())
-                need, counts = need[~hit], counts[~hit]  # j touched the line last: earlier launches do not matter for it
+                need, counts = (
+                    need[~hit],
+                    counts[~hit],
+                )  # j touched the line last: earlier launches do not matter for it
         goal = coverage * sum(mine.values())
         if window:
             start, covered = s - 1, 0.0
@@ -215,15 +230,21 @@ def targeted(
     return out
 
 
-def choose(samples: Sequence[int], spec: WarmupSpec, footprint: Callable[[int], Footprint] | None = None) -> dict[int, list[int]]:
+def choose(
+    samples: Sequence[int], spec: WarmupSpec, footprint: Callable[[int], Footprint] | None = None
+) -> dict[int, list[int]]:
     """Per sampled position, the warm-up positions ``spec`` asks for (``footprint`` is needed for
     ``targeted``: it reads the traces)."""
     if spec.none:
         return {int(s): [] for s in samples}
     if spec.targeted:
         if footprint is None:
-            raise UserError("--warmup targeted reads the traces' memory addresses: pass --traces, or use --warmup K without traces")
-        return targeted(samples, footprint, horizon=spec.horizon, coverage=spec.coverage, budget=spec.budget, window=spec.window)
+            raise UserError(
+                "--warmup targeted reads the traces' memory addresses: pass --traces, or use --warmup K without traces"
+            )
+        return targeted(
+            samples, footprint, horizon=spec.horizon, coverage=spec.coverage, budget=spec.budget, window=spec.window
+        )
     assert spec.k is not None
     return preceding(samples, spec.k)
 

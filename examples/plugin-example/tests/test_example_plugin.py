@@ -71,7 +71,13 @@ def test_the_plugin_imports_only_the_sdk_and_the_public_api():
     package = Path(__file__).parents[1] / "src" / "simsample_example"
     for module in package.glob("*.py"):
         for node in ast.walk(ast.parse(module.read_text())):
-            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in getattr(node, "names", [])] if isinstance(node, ast.Import) else []
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in getattr(node, "names", [])]
+                if isinstance(node, ast.Import)
+                else []
+            )
             for name in names:
                 if name == "simsample" or name.startswith("simsample."):
                     assert name in ("simsample", "simsample.sdk", "simsample.testing"), f"{module.name} imports {name}"

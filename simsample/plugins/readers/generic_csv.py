@@ -18,13 +18,12 @@ from typing import Any
 import numpy as np
 
 from simsample.sdk import (
+    CSV_UNITS,
     FormatError,
     Reader,
     UserError,
     Workload,
     check_int64,
-    CSV_KEYS,
-    CSV_UNITS,
     csv_source,
     from_records,
     hookimpl,
@@ -35,6 +34,7 @@ from simsample.sdk import (
     string_column,
     to_ns,
 )
+
 
 class GenericCsvReader(Reader):
     name = "csv"
@@ -61,14 +61,22 @@ def read_generic_csv(path: Path, mapping: Mapping[str, str]) -> Workload:
     shown = ", ".join(repr(c) for c in header[:12]) + (" ..." if len(header) > 12 else "")
     absent = [f"{col!r} (for {key})" for key, col in mapping.items() if col not in header]
     if absent:
-        raise FormatError(path, f"no column {', '.join(absent)} in the header (columns: {shown}); fix --columns", line=1)
+        raise FormatError(
+            path, f"no column {', '.join(absent)} in the header (columns: {shown}); fix --columns", line=1
+        )
     twice = sorted({col for col in mapping.values() if header.count(col) > 1})
     if twice:
         raise FormatError(path, f"the header names column {twice[0]!r} twice (columns: {shown}); rename one", line=1)
     # the names as the file spells them: a header written "Kernel Name , Time (us)" is matched
     # after trimming, but the table's columns keep their spaces
     raw = {col: raw_header[header.index(col)] for col in mapping.values()}
-    table = read_csv_table(csv_source(path), path, skip_rows=0, string_columns=[raw[mapping["name"]]], include_columns=sorted(set(raw.values())))
+    table = read_csv_table(
+        csv_source(path),
+        path,
+        skip_rows=0,
+        string_columns=[raw[mapping["name"]]],
+        include_columns=sorted(set(raw.values())),
+    )
     first = 2
     names = string_column(table, raw[mapping["name"]])
     names_list = names.to_pylist() if hasattr(names, "to_pylist") else list(names)
@@ -80,7 +88,9 @@ def read_generic_csv(path: Path, mapping: Mapping[str, str]) -> Workload:
     for key, col in mapping.items():
         if key == "name":
             continue
-        vals = numeric_column(table, raw[col], path=path, first_line=first, allow_null=False, thousands=False, label=col)
+        vals = numeric_column(
+            table, raw[col], path=path, first_line=first, allow_null=False, thousands=False, label=col
+        )
         if key.startswith(("duration_", "start_")):
             what, unit = key.split("_")
             scale = CSV_UNITS[unit]
@@ -93,7 +103,9 @@ def read_generic_csv(path: Path, mapping: Mapping[str, str]) -> Workload:
             check_int64(vals, path=path, column=col, first_line=first)
             if (vals != np.floor(vals)).any() or (vals < 0).any():
                 i = int(np.flatnonzero((vals != np.floor(vals)) | (vals < 0))[0])
-                raise FormatError(path, f"column {col!r} ({key}): expected a whole number ≥ 0, got {vals[i]!r}", line=first + i)
+                raise FormatError(
+                    path, f"column {col!r} ({key}): expected a whole number ≥ 0, got {vals[i]!r}", line=first + i
+                )
             records[key] = vals.astype(np.int64)
     for key in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"):
         records.setdefault(key, np.ones(n, dtype=np.int64))
@@ -101,7 +113,11 @@ def read_generic_csv(path: Path, mapping: Mapping[str, str]) -> Workload:
         records["duration_ns"] = np.full(n, np.nan)
     if "start_ns" not in records:
         dur = records["duration_ns"]
-        records["start_ns"] = np.concatenate([[0], np.cumsum(dur)[:-1]]).astype(np.int64) if n and not np.isnan(dur).any() else np.zeros(n, dtype=np.int64)
+        records["start_ns"] = (
+            np.concatenate([[0], np.cumsum(dur)[:-1]]).astype(np.int64)
+            if n and not np.isnan(dur).any()
+            else np.zeros(n, dtype=np.int64)
+        )
     meta = {"profiler": "csv", "columns": dict(mapping)}
     return from_records(records, source=str(path), format="csv", meta=meta)
 

@@ -69,7 +69,9 @@ _EXTRACTORS = {"native": kn.extract, "decode": kd.decode}
 
 class KinetoReader(Reader):
     name = "kineto"
-    description = "PyTorch profiler / Kineto trace JSON (.json, .json.gz); one file per rank, or a folder or .tar.gz of them"
+    description = (
+        "PyTorch profiler / Kineto trace JSON (.json, .json.gz); one file per rank, or a folder or .tar.gz of them"
+    )
     multi_file = True
     reads_directories = True
 
@@ -123,10 +125,14 @@ class KinetoReader(Reader):
         if want is not None:
             parts = [p for p in parts if p["rank"] == want]
             if not parts:
-                raise UserError(f"--rank {want}: no such rank among the traces given (ranks: {', '.join(map(str, sorted(set(ranks))))})")
+                raise UserError(
+                    f"--rank {want}: no such rank among the traces given (ranks: {', '.join(map(str, sorted(set(ranks))))})"
+                )
         elif len(set(ranks)) != len(ranks):
             dup = sorted({r for r in ranks if ranks.count(r) > 1})
-            raise UserError(f"several traces claim rank {', '.join(map(str, dup))}; give one file per rank (or pick one with --rank)")
+            raise UserError(
+                f"several traces claim rank {', '.join(map(str, dup))}; give one file per rank (or pick one with --rank)"
+            )
         return _combine([p for p in parts if not p.get("skipped")], paths, want)
 
 
@@ -160,7 +166,9 @@ def _looks_kineto(path: Path) -> bool:
     except Exception:
         return False
     text = head.lstrip()
-    return text.startswith((b"{", b"[")) and (b'"traceEvents"' in head or b'"schemaVersion"' in head or b'"deviceProperties"' in head)
+    return text.startswith((b"{", b"[")) and (
+        b'"traceEvents"' in head or b'"schemaVersion"' in head or b'"deviceProperties"' in head
+    )
 
 
 def _unpack_traces(path: Path, dest: Path) -> list[tuple[Path, str]]:
@@ -209,10 +217,11 @@ def _unpack_traces(path: Path, dest: Path) -> list[tuple[Path, str]]:
         from simsample.io.files import temporary_full
 
         if temporary_full(exc):  # the temporary folder's disk full (or a size limit), not the archive
-            raise UserError(f"{path}: cannot unpack it into the temporary folder {dest} ({temporary_full(exc)}); "
-                            "set TMPDIR to a folder with more room") from None
+            raise UserError(
+                f"{path}: cannot unpack it into the temporary folder {dest} ({temporary_full(exc)}); "
+                "set TMPDIR to a folder with more room"
+            ) from None
         raise FormatError(path, f"unreadable tar archive ({exc}); check that the archive is complete") from None
-
 
 
 @contextlib.contextmanager
@@ -393,7 +402,9 @@ def read_file(path: Path, *, fast: bool = True, engine: str | None = None) -> di
         except json.JSONDecodeError as exc:
             raise FormatError(path, f"not valid JSON: {exc.msg}", line=exc.lineno) from None
         except RecursionError:
-            raise FormatError(path, "JSON nested too deeply to be a Kineto trace (thousands of levels); check the file") from None
+            raise FormatError(
+                path, "JSON nested too deeply to be a Kineto trace (thousands of levels); check the file"
+            ) from None
         if not isinstance(doc, (dict, list)):
             raise FormatError(path, "not a Kineto trace: expected a JSON object with a traceEvents list")
         if isinstance(doc, dict):
@@ -409,22 +420,38 @@ def read_file(path: Path, *, fast: bool = True, engine: str | None = None) -> di
             try:
                 ks.add_event(cols, ev)
             except (KeyError, ValueError, TypeError, OverflowError) as exc:
-                what = f"kernel event lacks the field {exc.args[0]!r}" if isinstance(exc, KeyError) else f"kernel event with an unusable value: {exc}"
-                raise FormatError(path, what, record=f"traceEvents kernel #{i + 1} ({str(ev.get('name'))[:60]!r})") from None
+                what = (
+                    f"kernel event lacks the field {exc.args[0]!r}"
+                    if isinstance(exc, KeyError)
+                    else f"kernel event with an unusable value: {exc}"
+                )
+                raise FormatError(
+                    path, what, record=f"traceEvents kernel #{i + 1} ({str(ev.get('name'))[:60]!r})"
+                ) from None
         del doc
     del text
     try:
         arrays = _arrays(cols, meta)
     except ValueError as exc:
         raise FormatError(path, f"kernel events with unreadable numbers ({exc})") from None
-    scan = {"engine": "scan" if fast and cols.layouts + cols.decoded_alone else "json", "layouts": cols.layouts, "decoded_alone": cols.decoded_alone}
+    scan = {
+        "engine": "scan" if fast and cols.layouts + cols.decoded_alone else "json",
+        "layouts": cols.layouts,
+        "decoded_alone": cols.decoded_alone,
+    }
     return {"path": path, "arrays": arrays, "meta": meta, "memcpy": memcpy, "scan": scan}
 
 
 def _whole_file_part(path: Path, got: tuple[dict[str, Any], dict[str, Any], int], engine: str) -> dict[str, Any]:
     """:func:`read_file`'s result from a whole-file extractor's ``(arrays, meta, memcpy)``."""
     arrays, meta, memcpy = got
-    return {"path": path, "arrays": arrays, "meta": meta, "memcpy": memcpy, "scan": {"engine": engine, "layouts": 0, "decoded_alone": 0}}
+    return {
+        "path": path,
+        "arrays": arrays,
+        "meta": meta,
+        "memcpy": memcpy,
+        "scan": {"engine": engine, "layouts": 0, "decoded_alone": 0},
+    }
 
 
 def _arrays(cols: ks.KernelColumns, meta: dict[str, Any]) -> dict[str, Any]:
@@ -460,19 +487,40 @@ def _gpu_names(meta: dict[str, Any]) -> list[str]:
 def _combine(parts: list[dict[str, Any]], paths: Sequence[Path], rank: int | None) -> Workload:
     multi = len(parts) > 1
     columns: dict[str, Any] = {}
-    keys = ["name", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "stream", "start_ns", "duration_ns", "correlation", "regs", "shmem", "device"]
+    keys = [
+        "name",
+        "grid_x",
+        "grid_y",
+        "grid_z",
+        "block_x",
+        "block_y",
+        "block_z",
+        "stream",
+        "start_ns",
+        "duration_ns",
+        "correlation",
+        "regs",
+        "shmem",
+        "device",
+    ]
     for key in keys:
         pieces = [p["arrays"].get(key) for p in parts]
         if any(x is None for x in pieces):
             if key in ("regs", "shmem"):
                 continue
         if key == "name":
-            columns[key] = pd.api.types.union_categoricals(pieces) if len(pieces) > 1 else (pieces[0] if pieces else categorical([]))
+            columns[key] = (
+                pd.api.types.union_categoricals(pieces)
+                if len(pieces) > 1
+                else (pieces[0] if pieces else categorical([]))
+            )
         else:
             columns[key] = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
     tie = ["correlation"]
     if multi:
-        columns["rank"] = np.concatenate([np.full(len(p["arrays"]["start_ns"]), p["rank"], dtype=np.int64) for p in parts])
+        columns["rank"] = np.concatenate(
+            [np.full(len(p["arrays"]["start_ns"]), p["rank"], dtype=np.int64) for p in parts]
+        )
         tie = ["rank", "correlation"]
     for key in list(columns):
         if key not in ("name", "start_ns", "duration_ns"):

@@ -172,7 +172,9 @@ class NcuReader(Reader):
             return _workload(path, *parsed, form)
 
 
-_Parsed = "tuple[pd.DataFrame, dict[str, np.ndarray], dict[str, str], dict[str, str]]"  # a string: pandas loads on first use
+_Parsed = (
+    "tuple[pd.DataFrame, dict[str, np.ndarray], dict[str, str], dict[str, str]]"  # a string: pandas loads on first use
+)
 
 
 def _raw(path: Path, header: list[str], h: int) -> _Parsed:
@@ -259,7 +261,11 @@ def _long(path: Path, header: list[str], rows: list[list[str]], lines: list[int]
             raise FormatError(path, f"metric {metric!r} is in {base} here but in {prev} elsewhere", line=lines[k])
         values.setdefault(metric, {}).setdefault(lid, v * factor)
     ids = list(order)
-    attrs = {h: [rows[first_row[i]][j] for i in ids] for h, j in idx.items() if h in _ATTRS and h not in ("Metric Name", "Metric Unit", "Metric Value", "Section Name")}
+    attrs = {
+        h: [rows[first_row[i]][j] for i in ids]
+        for h, j in idx.items()
+        if h in _ATTRS and h not in ("Metric Name", "Metric Unit", "Metric Value", "Section Name")
+    }
     launches = pd.DataFrame(attrs)
     launches["_line"] = [lines[first_row[i]] for i in ids]
     metrics = {m: np.array([vals.get(i, math.nan) for i in ids], dtype=np.float64) for m, vals in values.items()}
@@ -288,7 +294,14 @@ def add_legacy_aliases(metrics: dict[str, np.ndarray]) -> dict[str, str]:
     return added
 
 
-def _workload(path: Path, launches: pd.DataFrame, metrics: dict[str, np.ndarray], units: dict[str, str], texts: dict[str, str], form: str) -> Workload:
+def _workload(
+    path: Path,
+    launches: pd.DataFrame,
+    metrics: dict[str, np.ndarray],
+    units: dict[str, str],
+    texts: dict[str, str],
+    form: str,
+) -> Workload:
     n = len(launches)
     lines = launches["_line"].to_numpy()
     ids = []
@@ -316,13 +329,18 @@ def _workload(path: Path, launches: pd.DataFrame, metrics: dict[str, np.ndarray]
         for prefix, metric in (("grid", "launch__grid_size"), ("block", "launch__block_size")):
             vals = metrics[metric]
             if np.isnan(vals).any():
-                raise FormatError(path, f"metric {metric} is missing for launch {ids_arr[np.flatnonzero(np.isnan(vals))[0]]}")
+                raise FormatError(
+                    path, f"metric {metric} is missing for launch {ids_arr[np.flatnonzero(np.isnan(vals))[0]]}"
+                )
             cols[f"{prefix}_x"] = vals.astype(np.int64)
             cols[f"{prefix}_y"] = np.ones(n, dtype=np.int64)
             cols[f"{prefix}_z"] = np.ones(n, dtype=np.int64)
         meta["launch_shape"] = "totals"
     else:
-        raise FormatError(path, "no launch shape: expected 'Block Size'/'Grid Size' columns or the launch__grid_size and launch__block_size metrics")
+        raise FormatError(
+            path,
+            "no launch shape: expected 'Block Size'/'Grid Size' columns or the launch__grid_size and launch__block_size metrics",
+        )
     if "Stream" in launches:
         st = [_number(s) for s in launches["Stream"]]
         cols["stream"] = np.asarray([0 if (v is None or math.isnan(v)) else int(v) for v in st], dtype=np.int64)

@@ -112,7 +112,9 @@ def _read(path: Path) -> Workload:
         names += [c for c in header[-3:-1] if c not in names]  # grid and block by position
     used = {c for c in header if _key(c)[0] in _USED_KEYS} | set(names)
     include = [c for c in header if c in used] if len(set(header)) == len(header) else None
-    table = read_csv_table(csv_source(path), path, skip_rows=h, string_columns=strings, dictionary_columns=names, include_columns=include)
+    table = read_csv_table(
+        csv_source(path), path, skip_rows=h, string_columns=strings, dictionary_columns=names, include_columns=include
+    )
     first = h + 2
     if report == "cuda_gpu_trace":
         return _gpu_trace(path, table, by_key, name_col, first)
@@ -175,7 +177,9 @@ def _gpu_trace(path: Path, table: Any, by_key: dict[str, str], name_col: str, fi
             unit = (_key(by_key[k])[1] or "B").lower()
             if unit not in _DECIMAL_BYTES:
                 raise FormatError(path, f"column {by_key[k]!r}: unknown size unit {unit!r}", line=first - 1)
-            total += nan_to_zero(numeric_column(table, by_key[k], path=path, first_line=first)[rows]) * _DECIMAL_BYTES[unit]
+            total += (
+                nan_to_zero(numeric_column(table, by_key[k], path=path, first_line=first)[rows]) * _DECIMAL_BYTES[unit]
+            )
         columns["shmem"] = narrow(np.rint(total).astype(np.int64))
     for key in ("corrid",):
         if key in by_key:
@@ -189,7 +193,9 @@ def _gpu_trace(path: Path, table: Any, by_key: dict[str, str], name_col: str, fi
     return Workload(df, source=str(path), format="nsys_csv", memcpy_count=memcpy_count, meta=meta)
 
 
-def _kern_exec(path: Path, holder: list[Any], header: list[str], by_key: dict[str, str], name_col: str, first: int) -> Workload:
+def _kern_exec(
+    path: Path, holder: list[Any], header: list[str], by_key: dict[str, str], name_col: str, first: int
+) -> Workload:
     """The launch table of a ``cuda_kern_exec_trace`` report; ``holder`` holds the scanned table,
     which is taken out of it and loses each column once converted (at 5*10^7 launches a float64
     column is 400 MB, and the converted ones are alive at the same time)."""

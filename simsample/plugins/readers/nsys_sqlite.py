@@ -49,7 +49,13 @@ _NAME_COLUMNS = ("demangledName", "shortName", "mangledName", "name")
 
 #: fields packed into one integer: (name, SQL expression, bits); the sum of bits stays below 63
 _PACKS: tuple[tuple[tuple[str, str, int], ...], ...] = (
-    (("grid_y", "gridY", 16), ("grid_z", "gridZ", 16), ("block_y", "blockY", 11), ("block_z", "blockZ", 11), ("regs", "{regs}", 9)),
+    (
+        ("grid_y", "gridY", 16),
+        ("grid_z", "gridZ", 16),
+        ("block_y", "blockY", 11),
+        ("block_z", "blockZ", 11),
+        ("regs", "{regs}", 9),
+    ),
     (("block_x", "blockX", 11), ("device", "{device}", 8), ("shmem", "{shmem}", 40)),
 )
 
@@ -78,10 +84,14 @@ def _read(conn: sqlite3.Connection, uri: str, path: Path) -> Workload:
     cols = set(export_columns(conn, KERNEL_TABLE))
     missing = [c for c in ("start", "end", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ") if c not in cols]
     if missing:
-        raise FormatError(path, f"table {KERNEL_TABLE} lacks column(s) {', '.join(missing)} (an unsupported nsys export version?)")
+        raise FormatError(
+            path, f"table {KERNEL_TABLE} lacks column(s) {', '.join(missing)} (an unsupported nsys export version?)"
+        )
     name_col = next((c for c in _NAME_COLUMNS if c in cols), None)
     if name_col is None:
-        raise FormatError(path, f"table {KERNEL_TABLE} has no kernel-name column (expected one of {', '.join(_NAME_COLUMNS)})")
+        raise FormatError(
+            path, f"table {KERNEL_TABLE} has no kernel-name column (expected one of {', '.join(_NAME_COLUMNS)})"
+        )
     n = conn.execute(f'SELECT count(*) FROM "{KERNEL_TABLE}"').fetchone()[0]
     shmem_parts = [c for c in ("staticSharedMemory", "dynamicSharedMemory") if c in cols]
     subst = {
@@ -176,7 +186,9 @@ class _ColumnFetcher:
             if isinstance(v, float) and v.is_integer():
                 v = int(v)
             if not isinstance(v, int):
-                raise FormatError(self.path, f"{expr}: expected an integer, got {v!r}", record=f"{self.table} row {i + 1}")
+                raise FormatError(
+                    self.path, f"{expr}: expected an integer, got {v!r}", record=f"{self.table} row {i + 1}"
+                )
             out[i] = v
         return out
 
@@ -206,7 +218,12 @@ def _dense_codes(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _name_column(
-    conn: sqlite3.Connection, fetcher: _ColumnFetcher, column: str, tables: set[str], path: Path, fetched: dict[str, np.ndarray]
+    conn: sqlite3.Connection,
+    fetcher: _ColumnFetcher,
+    column: str,
+    tables: set[str],
+    path: Path,
+    fetched: dict[str, np.ndarray],
 ) -> pd.Categorical:
     """Kernel names: ids resolved through ``StringIds`` (each distinct id looked up once), or the
     column's own text in exports without a string table."""

@@ -87,7 +87,9 @@ def _kind(header: Sequence[str]) -> str | None:
         return "trace"  # a needed column missing is named by the reader, not "unrecognised"
     if {"Kernel", "Invocations", "Metric Name"} <= cols:
         return "metrics-summary"
-    if {"Kernel", "Correlation_ID"} <= cols or ({"Device", "Context", "Stream", "Kernel"} <= cols and "Start" not in cols):
+    if {"Kernel", "Correlation_ID"} <= cols or (
+        {"Device", "Context", "Stream", "Kernel"} <= cols and "Start" not in cols
+    ):
         return "metrics-per-launch"
     return None
 
@@ -137,7 +139,9 @@ def _read(path: Path) -> Workload:
     units_line = first[h + 1]
     units = [u.strip() for u in _split_csv_line(units_line)]
     if units and re.fullmatch(r"-?[\d.]+", units[0] or "x"):
-        raise FormatError(path, "expected a units row after the header (such as 'ms,us,,,...'), found a data row", line=h + 2)
+        raise FormatError(
+            path, "expected a units row after the header (such as 'ms,us,,,...'), found a data row", line=h + 2
+        )
     unit_of: dict[str, str] = {}
     for col, unit in zip(header, units):
         allowed = _UNITS_OF.get(col)
@@ -145,12 +149,18 @@ def _read(path: Path) -> Workload:
             continue
         if unit not in allowed:
             raise FormatError(
-                path, f"units row: column {col!r} has unknown unit {unit!r} (expected one of {', '.join(allowed)})", line=h + 2
+                path,
+                f"units row: column {col!r} has unknown unit {unit!r} (expected one of {', '.join(allowed)})",
+                line=h + 2,
             )
         unit_of[col] = unit
     for col in ("Start", "Duration"):
         if col not in unit_of:
-            raise FormatError(path, f"units row: column {col!r} has no time unit (expected one of {', '.join(_TIME_UNITS)})", line=h + 2)
+            raise FormatError(
+                path,
+                f"units row: column {col!r} has no time unit (expected one of {', '.join(_TIME_UNITS)})",
+                line=h + 2,
+            )
 
     table = read_csv_table(
         csv_source(path),
@@ -177,7 +187,11 @@ def _read(path: Path) -> Workload:
         vals = kcol(col)
         if (vals < 0).any():
             i = int(rows[np.flatnonzero(vals < 0)[0]])
-            raise FormatError(path, f"column {col!r}: negative value {float(vals[np.flatnonzero(vals < 0)[0]]):g}", line=first_data + i)
+            raise FormatError(
+                path,
+                f"column {col!r}: negative value {float(vals[np.flatnonzero(vals < 0)[0]]):g}",
+                line=first_data + i,
+            )
         fast = narrow_whole(vals)  # the usual case first: whole numbers, no gap
         if fast is not None:
             return fast

@@ -53,9 +53,21 @@ class AllegroSampler(Sampler):
         Param("confidence", float, 0.95, "confidence level of the bound", minimum=0.5, maximum=0.999999),
         Param("m_th", int, 50, "split a cluster while its m_min is above this", minimum=1),
         Param("min_samples", int, 30, "floor of m_min (the CLT rule of thumb)", minimum=1),
-        Param("group", str, "name+shape", "group launches by name, grid and block (the paper) or by name only", choices=GROUPINGS),
+        Param(
+            "group",
+            str,
+            "name+shape",
+            "group launches by name, grid and block (the paper) or by name only",
+            choices=GROUPINGS,
+        ),
         Param("replace", bool, False, "draw with replacement (the paper's prototype)"),
-        Param("split", str, "exact", "exact 1-D 2-means, or kmeans: scikit-learn KMeans on normalised times", choices=("exact", "kmeans")),
+        Param(
+            "split",
+            str,
+            "exact",
+            "exact 1-D 2-means, or kmeans: scikit-learn KMeans on normalised times",
+            choices=("exact", "kmeans"),
+        ),
         Param("metric", str, "auto", "per-launch cost column: auto = cycles, else duration_ns"),
     )
     bounded = True
@@ -69,8 +81,17 @@ class AllegroSampler(Sampler):
             for leaf in exact_stats(strata, allegro_tree(strata, top, params, z, seed)):
                 leaves.append(leaf)
                 draws.append(m_min(leaf, params["eps"], z, params["min_samples"]))
-        return finish(self, workload, params, seed, metric, strata, leaves, np.asarray(draws, dtype=np.int64),
-                      {"splits": len(leaves) - strata.groups})
+        return finish(
+            self,
+            workload,
+            params,
+            seed,
+            metric,
+            strata,
+            leaves,
+            np.asarray(draws, dtype=np.int64),
+            {"splits": len(leaves) - strata.groups},
+        )
 
 
 def allegro_tree(strata: Strata, top: Range, params: Mapping[str, Any], z: float, seed: int) -> list[Range]:

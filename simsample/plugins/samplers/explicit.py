@@ -89,7 +89,9 @@ def _read_samples(path: Path) -> tuple[pd.DataFrame, dict[str, list[int]]]:
             raise FormatError(path, f"{col} is not a number", record=f"sample {bad}")
         df[col] = num
     if (df["weight"] <= 0).any():
-        raise FormatError(path, "weights must be positive", record=f"sample {int(np.flatnonzero(df['weight'] <= 0)[0])}")
+        raise FormatError(
+            path, "weights must be positive", record=f"sample {int(np.flatnonzero(df['weight'] <= 0)[0])}"
+        )
     return df[["kernel_id", "weight", "cluster"]], members
 
 
@@ -133,7 +135,14 @@ class ExplicitSampler(Sampler):
                     st = cluster_stats(values[pos.loc[mem].to_numpy()])
                 size = len(mem)
             clusters.append(
-                Cluster(cid[label], label, max(1, int(round(size))), len(part), st, sorted(int(k) for k in part["kernel_id"].unique()))
+                Cluster(
+                    cid[label],
+                    label,
+                    max(1, int(round(size))),
+                    len(part),
+                    st,
+                    sorted(int(k) for k in part["kernel_id"].unique()),
+                )
             )
         total_w = float(df["weight"].sum())
         rows = pos.loc[df["kernel_id"].astype(np.int64).to_numpy()].to_numpy()

@@ -72,7 +72,9 @@ class GclSampler(Sampler):
         Param("proj_hidden", int, 128, "projection head's hidden dimension", minimum=1),
         Param("proj_out", int, 64, "projection head's output dimension", minimum=1),
         Param("bases", int, 2, "bases of the RGCN basis decomposition", minimum=1),
-        Param("dropout", float, 0.1, "dropout after the first two RGCN layers and in the head", minimum=0.0, maximum=0.9),
+        Param(
+            "dropout", float, 0.1, "dropout after the first two RGCN layers and in the head", minimum=0.0, maximum=0.9
+        ),
         Param("temperature", float, 0.05, "InfoNCE temperature", minimum=1e-4),
         Param("lr", float, 7e-4, "AdamW initial learning rate (cosine-annealed)", minimum=0.0),
         Param("weight_decay", float, 0.01, "AdamW weight decay", minimum=0.0),
@@ -81,14 +83,26 @@ class GclSampler(Sampler):
         Param("noise", float, 0.01, "augmentation: σ of the Gaussian feature noise", minimum=0.0),
         Param("validation", float, 0.2, "share of launches held out for validation", minimum=0.0, maximum=0.5),
         Param("validation_max", int, 64, "validation launches at most", minimum=2),
-        Param("patience", int, 8, "stop training after this many epochs without a better validation loss (0: never early)", minimum=0),
+        Param(
+            "patience",
+            int,
+            8,
+            "stop training after this many epochs without a better validation loss (0: never early)",
+            minimum=0,
+        ),
         Param("epoch_launches", int, 256, "training launches per epoch at most (drawn afresh each epoch)", minimum=2),
         Param("warps", int, 16, "warps per launch read into its graph (subsampled with the plan's seed)", minimum=1),
         Param("max_insts", int, 4096, "instructions kept per warp (its first ones)", minimum=1),
         Param("sms", int, 80, "SMs the CTAs are dealt to round-robin (QV100: 80)", minimum=1),
         Param("sm", int, 0, "the representative SM whose CTAs are read", minimum=0),
         Param("k_max", int, 20, "largest K tried", minimum=1),
-        Param("tolerance", float, 0.01, "silhouette scores within this of the best count as comparable (the smallest K wins)", minimum=0.0),
+        Param(
+            "tolerance",
+            float,
+            0.01,
+            "silhouette scores within this of the best count as comparable (the smallest K wins)",
+            minimum=0.0,
+        ),
         Param("cache", str, "auto", "graph cache folder: auto = the user's cache folder, none = no cache"),
         Param("jobs", int, None, "processes reading traces (default: the usable cores)", minimum=1, nullable=True),
     )
@@ -126,9 +140,13 @@ class GclSampler(Sampler):
 
         self.check_workload(workload, params)
         traces = self._adapter(workload).instruction_traces(workload)
-        selection = WarpSelection(sms=params["sms"], sm=params["sm"], warps=params["warps"], max_insts=params["max_insts"], seed=seed)
+        selection = WarpSelection(
+            sms=params["sms"], sm=params["sm"], warps=params["warps"], max_insts=params["max_insts"], seed=seed
+        )
         cache_param = params["cache"]
-        cache = None if cache_param.lower() == "none" else default_cache() if cache_param == "auto" else Path(cache_param)
+        cache = (
+            None if cache_param.lower() == "none" else default_cache() if cache_param == "auto" else Path(cache_param)
+        )
         jobs = params["jobs"] or usable_cpus()
         with task("gcl: graphs", len(set(traces.files))) as advance:
             graphs, _ = launch_graphs(traces, selection, cache=cache, jobs=jobs, progress=advance)
@@ -142,11 +160,24 @@ class GclSampler(Sampler):
             )
 
             cfg = TrainConfig(
-                epochs=params["epochs"], batch=params["batch"], hidden=params["hidden"], out=params["embedding"],
-                proj_hidden=params["proj_hidden"], proj_out=params["proj_out"], bases=params["bases"], dropout=params["dropout"],
-                temperature=params["temperature"], lr=params["lr"], weight_decay=params["weight_decay"],
-                node_drop=params["node_drop"], edge_drop=params["edge_drop"], noise=params["noise"], validation=params["validation"],
-                validation_max=params["validation_max"], patience=params["patience"], epoch_launches=params["epoch_launches"],
+                epochs=params["epochs"],
+                batch=params["batch"],
+                hidden=params["hidden"],
+                out=params["embedding"],
+                proj_hidden=params["proj_hidden"],
+                proj_out=params["proj_out"],
+                bases=params["bases"],
+                dropout=params["dropout"],
+                temperature=params["temperature"],
+                lr=params["lr"],
+                weight_decay=params["weight_decay"],
+                node_drop=params["node_drop"],
+                edge_drop=params["edge_drop"],
+                noise=params["noise"],
+                validation=params["validation"],
+                validation_max=params["validation_max"],
+                patience=params["patience"],
+                epoch_launches=params["epoch_launches"],
             )
             torch_threads(jobs)
             with task("gcl: training", params["epochs"]) as advance:
@@ -190,7 +221,17 @@ class GclSampler(Sampler):
             }
         }
         return representative_plan(
-            workload, self, params, seed, metric=metric, values=values, labels=labels, reps=reps, weights=weights, keys=keys, extra_prediction=extra,
+            workload,
+            self,
+            params,
+            seed,
+            metric=metric,
+            values=values,
+            labels=labels,
+            reps=reps,
+            weights=weights,
+            keys=keys,
+            extra_prediction=extra,
         )
 
 

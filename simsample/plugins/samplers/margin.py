@@ -97,28 +97,62 @@ PROXY_POOL_DOF = 4
 class MarginSampler(Sampler):
     name = "margin"
     version = "4"
-    description = "simsample's default: ROOT's splits, one allocation with the finite-population correction, sized with a margin"
+    description = (
+        "simsample's default: ROOT's splits, one allocation with the finite-population correction, sized with a margin"
+    )
     params = (
-        Param("eps", float, 0.05, "error bound ε: relative half-width of the interval, a fraction (0.05 = 5%)", minimum=1e-6, maximum=1.0),
+        Param(
+            "eps",
+            float,
+            0.05,
+            "error bound ε: relative half-width of the interval, a fraction (0.05 = 5%)",
+            minimum=1e-6,
+            maximum=1.0,
+        ),
         Param("confidence", float, 0.99, "confidence level of the reported interval", minimum=0.5, maximum=0.999999),
         Param(
-            "sizing_confidence", float, 0.998,
+            "sizing_confidence",
+            float,
+            0.998,
             "confidence the draws are sized for (at least 'confidence'): the margin that keeps nearly every plan within ε",
-            minimum=0.5, maximum=0.999999,
+            minimum=0.5,
+            maximum=0.999999,
         ),
-        Param("group", str, "auto",
-              "group launches by kernel name (argument list stripped), by name, grid and block, by name and occupancy class "
-              "(SMs used, waves: trace features), or also by cache context (warm_reads); auto: name+occupancy+context on trace "
-              "features, name elsewhere", choices=GROUPINGS),
-        Param("pool", bool, False, "merge clusters of at most 5 launches worth less than one draw into strata across kernels"),
-        Param("max_skew", float, None, "largest skewness of the estimator of the total (Cochran's rule: 0.2; none: no limit)", minimum=0.01, maximum=10.0, nullable=True),
+        Param(
+            "group",
+            str,
+            "auto",
+            "group launches by kernel name (argument list stripped), by name, grid and block, by name and occupancy class "
+            "(SMs used, waves: trace features), or also by cache context (warm_reads); auto: name+occupancy+context on trace "
+            "features, name elsewhere",
+            choices=GROUPINGS,
+        ),
+        Param(
+            "pool",
+            bool,
+            False,
+            "merge clusters of at most 5 launches worth less than one draw into strata across kernels",
+        ),
+        Param(
+            "max_skew",
+            float,
+            None,
+            "largest skewness of the estimator of the total (Cochran's rule: 0.2; none: no limit)",
+            minimum=0.01,
+            maximum=10.0,
+            nullable=True,
+        ),
         Param("metric", str, "auto", "per-launch cost column: auto = cycles, else duration_ns"),
         Param(
-            "pool_dof", int, None,
+            "pool_dof",
+            int,
+            None,
             "second draws from the heaviest single-draw clusters of equal design values until the sample measures this many "
             "degrees of freedom of the spread the design metric does not show, which clusters drawn once borrow (0: none; "
             f"none: {PROXY_POOL_DOF} on a proxy design metric such as warp instructions, 0 on measured times)",
-            minimum=0, maximum=1000, nullable=True,
+            minimum=0,
+            maximum=1000,
+            nullable=True,
         ),
     )
     bounded = True
@@ -126,14 +160,24 @@ class MarginSampler(Sampler):
     def plan(self, workload: Workload, params: Mapping[str, Any], seed: int) -> Plan:
         # ROOT's recursion, sized as this sampler sizes: without replacement, with the correction
         sizing = max(params["sizing_confidence"], params["confidence"])
-        rp = {**params, "confidence": sizing, "replace": False, "fpc": True, "min_draws": 1, "split": "exact", "allocation": "joint"}
+        rp = {
+            **params,
+            "confidence": sizing,
+            "replace": False,
+            "fpc": True,
+            "min_draws": 1,
+            "split": "exact",
+            "allocation": "joint",
+        }
         metric, strata = prepare(workload, rp, grouping=params["group"], by_value=True)
         z = z_value(sizing)
         leaves = best_tree(strata, rp, seed, eps=params["eps"], z=z)
         small = small_clusters(leaves, eps=params["eps"], z=z) if params["pool"] else np.zeros(len(leaves), bool)
         pooled_launches = int(sum(r.size for r, s in zip(leaves, small) if s))
         if small.sum() >= 2 and pooled_launches > 2:
-            layout, pool_group = regroup(strata, [r for r, s in zip(leaves, small) if not s], [r for r, s in zip(leaves, small) if s])
+            layout, pool_group = regroup(
+                strata, [r for r, s in zip(leaves, small) if not s], [r for r, s in zip(leaves, small) if s]
+            )
             ranges = group_ranges(layout)
             if pool_group >= 0:
                 strata_of_pool = root_tree(layout, ranges[pool_group], rp, seed)
@@ -164,9 +208,18 @@ class MarginSampler(Sampler):
             "pool_draws": int(np.sum(draws) - before_pool),
         }
         return draw_plan(
-            workload, self, params, seed,
-            metric=metric, strata=layout, ranges=ranges, draws=draws,
-            replace=False, eps=params["eps"], confidence=params["confidence"], extra_prediction=extra,
+            workload,
+            self,
+            params,
+            seed,
+            metric=metric,
+            strata=layout,
+            ranges=ranges,
+            draws=draws,
+            replace=False,
+            eps=params["eps"],
+            confidence=params["confidence"],
+            extra_prediction=extra,
         )
 
 
@@ -201,7 +254,9 @@ def best_tree(strata: Strata, rp: Mapping[str, Any], seed: int, *, eps: float, z
         leaves = exact_stats(strata, leaves)
         sizes = np.array([r.size for r in leaves], dtype=np.float64)
         means = np.array([r.mean for r in leaves])
-        alloc = allocate(means, np.array([r.std for r in leaves]), sizes, eps=eps, z=z, replace=False, lower=1.0, upper=sizes)
+        alloc = allocate(
+            means, np.array([r.std for r in leaves]), sizes, eps=eps, z=z, replace=False, lower=1.0, upper=sizes
+        )
         cost = sampled_time(alloc.draws, means)
         if best is None:
             best = (cost, alloc.variance, leaves)
@@ -212,7 +267,9 @@ def best_tree(strata: Strata, rp: Mapping[str, Any], seed: int, *, eps: float, z
     return best[2]
 
 
-def pool_donors(draws: np.ndarray, sizes: np.ndarray, means: np.ndarray, dof: int, *, stds: np.ndarray | None = None) -> np.ndarray:
+def pool_donors(
+    draws: np.ndarray, sizes: np.ndarray, means: np.ndarray, dof: int, *, stds: np.ndarray | None = None
+) -> np.ndarray:
     """Draws raised to 2 in the heaviest clusters drawn once (largest N·mean first) until the
     clusters drawn two or more times (a census included) give ``dof`` degrees of freedom of the
     spread the design metric does not show.

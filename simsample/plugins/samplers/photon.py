@@ -53,8 +53,19 @@ class PhotonSampler(Sampler):
         Param("distance", float, 0.05, "largest Euclidean distance between GPU BBVs of a hit (exclusive)", minimum=0.0),
         Param("gpu", str, "QV100", "named GPU whose resident warps (SMs × warps per SM) separate small kernels"),
         Param("gpu_warps", int, None, "warps the GPU holds at once (overrides gpu)", minimum=1, nullable=True),
-        Param("predict", str, "cpi", "cpi: CPI(hit) × instructions (official); time: the hit's time (STEM's)", choices=("cpi", "time")),
-        Param("instructions", str, "auto", "instruction column: auto = first of " + ", ".join(INSTRUCTION_COLUMNS) + ", else from the BBVs"),
+        Param(
+            "predict",
+            str,
+            "cpi",
+            "cpi: CPI(hit) × instructions (official); time: the hit's time (STEM's)",
+            choices=("cpi", "time"),
+        ),
+        Param(
+            "instructions",
+            str,
+            "auto",
+            "instruction column: auto = first of " + ", ".join(INSTRUCTION_COLUMNS) + ", else from the BBVs",
+        ),
         Param("metric", str, "auto", "per-launch cost column: auto = cycles, else duration_ns"),
     )
     requires = ()
@@ -104,8 +115,17 @@ class PhotonSampler(Sampler):
             "instructions_column": inst_col,
         }
         return representative_plan(
-            workload, self, params, seed, metric=metric, values=values, labels=assign, reps=rep_rows,
-            weights=weights, keys=keys, extra_prediction=extra,
+            workload,
+            self,
+            params,
+            seed,
+            metric=metric,
+            values=values,
+            labels=assign,
+            reps=rep_rows,
+            weights=weights,
+            keys=keys,
+            extra_prediction=extra,
         )
 
 

@@ -85,14 +85,48 @@ class PKASampler(Sampler):
     version = "1"
     description = "PKA principal kernel selection: PCA + k-means over 12 ncu metrics, one launch per cluster"
     params = (
-        Param("target_error", float, 0.05, "smallest k whose projected total is within this error of the profile's", minimum=0.0, maximum=1.0),
+        Param(
+            "target_error",
+            float,
+            0.05,
+            "smallest k whose projected total is within this error of the profile's",
+            minimum=0.0,
+            maximum=1.0,
+        ),
         Param("k_max", int, 20, "largest k swept (paper 20, official artifact 19)", minimum=1),
         Param("variance", float, 0.9995, "share of variance the principal components keep", minimum=1e-6, maximum=1.0),
-        Param("representative", str, "first", "launch that stands for a cluster", choices=("first", "random", "center")),
-        Param("variant", str, "pka", "pka: paper and artifact; stem: the STEM paper's re-implementation", choices=("pka", "stem")),
-        Param("n_init", int, 10, "k-means initialisations per k (scikit-learn's default in the artifact's time)", minimum=1),
-        Param("detailed_first", int, None, "two-level mode: detailed metrics only for the first J launches", minimum=1, nullable=True),
-        Param("classifier", str, "sgd", "two-level mode: classifier that labels the later launches", choices=("sgd", "gnb", "mlp")),
+        Param(
+            "representative", str, "first", "launch that stands for a cluster", choices=("first", "random", "center")
+        ),
+        Param(
+            "variant",
+            str,
+            "pka",
+            "pka: paper and artifact; stem: the STEM paper's re-implementation",
+            choices=("pka", "stem"),
+        ),
+        Param(
+            "n_init",
+            int,
+            10,
+            "k-means initialisations per k (scikit-learn's default in the artifact's time)",
+            minimum=1,
+        ),
+        Param(
+            "detailed_first",
+            int,
+            None,
+            "two-level mode: detailed metrics only for the first J launches",
+            minimum=1,
+            nullable=True,
+        ),
+        Param(
+            "classifier",
+            str,
+            "sgd",
+            "two-level mode: classifier that labels the later launches",
+            choices=("sgd", "gnb", "mlp"),
+        ),
         Param("metric", str, "auto", "per-launch cost column: auto = cycles, else duration_ns"),
     )
     requires = PKA_METRICS
@@ -146,8 +180,17 @@ class PKASampler(Sampler):
         if j < n:
             extra["detailed_launches"] = int(j)
         return representative_plan(
-            workload, self, params, seed, metric=metric, values=values, labels=labels, reps=reps,
-            weights=sizes, keys=keys, extra_prediction=extra,
+            workload,
+            self,
+            params,
+            seed,
+            metric=metric,
+            values=values,
+            labels=labels,
+            reps=reps,
+            weights=sizes,
+            keys=keys,
+            extra_prediction=extra,
         )
 
 
@@ -168,7 +211,9 @@ def _principal_components(x: np.ndarray, variance: float, *, standardise: bool) 
     return pca.fit_transform(x)
 
 
-def _select_k(z: np.ndarray, values: np.ndarray, params: Mapping[str, Any], seed: int, *, distinct: int) -> dict[str, Any]:
+def _select_k(
+    z: np.ndarray, values: np.ndarray, params: Mapping[str, Any], seed: int, *, distinct: int
+) -> dict[str, Any]:
     """Sweep k and keep the clustering the method chooses (see the module docstring)."""
     from sklearn.cluster import KMeans
 
@@ -214,7 +259,9 @@ def _first_raw_order(raw: np.ndarray, c: int) -> np.ndarray:
     return uniq[np.argsort(first, kind="stable")][:c]
 
 
-def _representatives(labels: np.ndarray, c: int, z: np.ndarray, centers: np.ndarray, rule: str, gen: np.random.Generator) -> np.ndarray:
+def _representatives(
+    labels: np.ndarray, c: int, z: np.ndarray, centers: np.ndarray, rule: str, gen: np.random.Generator
+) -> np.ndarray:
     if rule == "first":
         return first_of_each(labels, c)
     if rule == "random":

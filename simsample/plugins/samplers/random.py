@@ -23,7 +23,14 @@ class RandomSampler(Sampler):
     params = (
         Param("rate", float, 0.1, "fraction of launches to draw: m = ceil(rate·N)", minimum=0.0, maximum=1.0),
         Param("count", int, None, "draw exactly this many launches (overrides rate)", minimum=1, nullable=True),
-        Param("speedup", float, None, "draw until the sampled metric reaches total/speedup (overrides rate)", minimum=1.0, nullable=True),
+        Param(
+            "speedup",
+            float,
+            None,
+            "draw until the sampled metric reaches total/speedup (overrides rate)",
+            minimum=1.0,
+            nullable=True,
+        ),
         Param("replace", bool, False, "draw with replacement (the STEM artifact's i.i.d. draw)"),
         Param("metric", str, "auto", "per-launch cost column: auto = cycles, else duration_ns"),
     )

@@ -55,7 +55,13 @@ class RootSampler(Sampler):
     version = "2"  # 2: clusters drawn once record stats.tail (how far one draw lands)
     description = "ROOT: STEM with per-kernel clusters split hierarchically at the peaks of their times"
     params = COMMON_PARAMS + (
-        Param("split", str, "exact", "exact: exact 1-D 2-means; kmeans: scikit-learn KMeans on normalised times (the artifact; slow)", choices=SPLITS),
+        Param(
+            "split",
+            str,
+            "exact",
+            "exact: exact 1-D 2-means; kmeans: scikit-learn KMeans on normalised times (the artifact; slow)",
+            choices=SPLITS,
+        ),
     )
     bounded = True
 
@@ -91,8 +97,13 @@ def root_tree(strata: Strata, top: Range, params: Mapping[str, Any], seed: int) 
             leaves.append(c)
             continue
         alloc = allocate(
-            [k.mean for k in kids], [k.std for k in kids], [k.size for k in kids],
-            eps=params["eps"], z=z, replace=iid_sizing(params), lower=params["min_draws"],
+            [k.mean for k in kids],
+            [k.std for k in kids],
+            [k.size for k in kids],
+            eps=params["eps"],
+            z=z,
+            replace=iid_sizing(params),
+            lower=params["min_draws"],
         )
         tau_old = m_old * c.mean
         tau_new = sampled_time(alloc.draws, [k.mean for k in kids])

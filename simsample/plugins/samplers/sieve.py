@@ -68,8 +68,20 @@ class SieveSampler(Sampler):
     description = "Sieve: per-kernel instruction-count CoV tiers (θ), KDE strata, one launch per stratum"
     params = (
         Param("theta", float, 0.4, "CoV threshold between tier 2 and tier 3", minimum=0.0),
-        Param("weighting", str, "instructions", "instructions: official (instruction share, harmonic-mean IPC); launches: STEM's", choices=("instructions", "launches")),
-        Param("representative", str, "sieve", "sieve: the official per-tier rules; or first, random, center", choices=("sieve", "first", "random", "center")),
+        Param(
+            "weighting",
+            str,
+            "instructions",
+            "instructions: official (instruction share, harmonic-mean IPC); launches: STEM's",
+            choices=("instructions", "launches"),
+        ),
+        Param(
+            "representative",
+            str,
+            "sieve",
+            "sieve: the official per-tier rules; or first, random, center",
+            choices=("sieve", "first", "random", "center"),
+        ),
         Param("kde", bool, True, "split tier-3 kernels by kernel density (false: one stratum per tier-3 kernel)"),
         Param("instructions", str, "auto", "instruction column: auto = first of " + ", ".join(INSTRUCTION_COLUMNS)),
         Param("metric", str, "auto", "per-launch cost column: auto = cycles, else duration_ns"),
@@ -104,7 +116,9 @@ class SieveSampler(Sampler):
         if (inst < 0).any():
             raise UserError(f"{workload.source or 'workload'}: column {inst_col} has negative instruction counts")
         threads = workload.grid_size() * workload.block_size()
-        strata = stratify(workload.kernels["name"].cat.codes.to_numpy(np.int64), inst, params["theta"], kde=params["kde"])
+        strata = stratify(
+            workload.kernels["name"].cat.codes.to_numpy(np.int64), inst, params["theta"], kde=params["kde"]
+        )
         gen = rng(seed)
         labels = np.empty(n, dtype=np.int64)
         reps = np.empty(len(strata), dtype=np.int64)
@@ -114,7 +128,9 @@ class SieveSampler(Sampler):
         tiers = {1: 0, 2: 0, 3: 0}
         for s, (tier, part, rows) in enumerate(strata):
             labels[rows] = s
-            r = choose_representative(rows, inst, threads, tier, part_values=part, rule=params["representative"], gen=gen)
+            r = choose_representative(
+                rows, inst, threads, tier, part_values=part, rule=params["representative"], gen=gen
+            )
             reps[s] = r
             size = len(rows)
             stratum_inst = float(inst[rows].sum())
@@ -135,8 +151,17 @@ class SieveSampler(Sampler):
             "strata_by_tier": {str(t): c for t, c in tiers.items()},
         }
         return representative_plan(
-            workload, self, params, seed, metric=metric, values=values, labels=labels, reps=reps,
-            weights=weights, keys=keys, extra_prediction=extra,
+            workload,
+            self,
+            params,
+            seed,
+            metric=metric,
+            values=values,
+            labels=labels,
+            reps=reps,
+            weights=weights,
+            keys=keys,
+            extra_prediction=extra,
         )
 
 
@@ -147,7 +172,9 @@ def _instruction_column(workload: Workload) -> str | None:
     return None
 
 
-def stratify(name_codes: np.ndarray, inst: np.ndarray, theta: float, *, kde: bool = True) -> list[tuple[int, np.ndarray | None, np.ndarray]]:
+def stratify(
+    name_codes: np.ndarray, inst: np.ndarray, theta: float, *, kde: bool = True
+) -> list[tuple[int, np.ndarray | None, np.ndarray]]:
     """Sieve's strata: ``(tier, unique counts of the part or None, launch rows)`` per stratum.
 
     Kernels come in order of first launch, rows in launch order.

@@ -21,9 +21,16 @@ class EveryNth(Sampler):
         ids = workload.kernels["kernel_id"].to_numpy()
         cluster = make_cluster(0, "all", np.arange(n), rows, values, ids)
         return Plan.build(
-            workload, self, params, seed, metric=workload.default_metric(), rows=rows,
-            weights=np.full(len(rows), n / len(rows)), cluster_of_row=np.zeros(len(rows), int),
-            clusters=[cluster], kind="stratified",
+            workload,
+            self,
+            params,
+            seed,
+            metric=workload.default_metric(),
+            rows=rows,
+            weights=np.full(len(rows), n / len(rows)),
+            cluster_of_row=np.zeros(len(rows), int),
+            clusters=[cluster],
+            kind="stratified",
         )
 
 

@@ -85,8 +85,9 @@ class ListSim(Adapter):
             write_plan_records(tmp, plan)  # simsample-weights.csv and simsample-plan.json
         return Path(out)
 
-    def collect(self, outputs: Sequence[Path], plan: Plan | None = None, *, allow_incomplete: bool = False,
-                **options: Any) -> pd.DataFrame:
+    def collect(
+        self, outputs: Sequence[Path], plan: Plan | None = None, *, allow_incomplete: bool = False, **options: Any
+    ) -> pd.DataFrame:
         rows: dict[int, tuple[int, int]] = {}
         for output in outputs:
             path = check_input_file(output)

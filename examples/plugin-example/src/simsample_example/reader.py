@@ -41,7 +41,9 @@ class KernelLog(Reader):
                 continue
             parts = line.split()
             if len(parts) != len(FIELDS):
-                raise FormatError(path, f"expected {len(FIELDS)} fields ({' '.join(FIELDS)}), found {len(parts)}", line=number)
+                raise FormatError(
+                    path, f"expected {len(FIELDS)} fields ({' '.join(FIELDS)}), found {len(parts)}", line=number
+                )
             columns["name"].append(parts[0])
             for field, value in zip(FIELDS[1:], parts[1:]):
                 if not value.isdigit():

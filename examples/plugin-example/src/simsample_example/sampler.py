@@ -24,7 +24,9 @@ class EveryNth(Sampler):
     description = "every n-th launch of each kernel, from an offset drawn from the seed"
     params = (
         Param("n", int, 10, "simulate one launch in n of each kernel", minimum=1),
-        Param("metric", str, "auto", "per-launch cost column for the plan's statistics: auto = cycles, else duration_ns"),
+        Param(
+            "metric", str, "auto", "per-launch cost column for the plan's statistics: auto = cycles, else duration_ns"
+        ),
     )
 
     def plan(self, workload: Workload, params: Mapping[str, Any], seed: int) -> Plan:
@@ -47,6 +49,14 @@ class EveryNth(Sampler):
             weights += [len(members) / len(picked)] * len(picked)
             cluster_of_row += [cid] * len(picked)
         return Plan.build(
-            workload, self, params, seed, metric=metric, rows=rows, weights=weights,
-            cluster_of_row=cluster_of_row, clusters=clusters, kind="stratified",
+            workload,
+            self,
+            params,
+            seed,
+            metric=metric,
+            rows=rows,
+            weights=weights,
+            cluster_of_row=cluster_of_row,
+            clusters=clusters,
+            kind="stratified",
         )
