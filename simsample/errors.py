@@ -7,6 +7,8 @@ where it is not obvious, what to do about it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -104,6 +106,44 @@ def raise_interrupted(signum: int, frame: object = None) -> None:
     exc = KeyboardInterrupt()
     _RECEIVED.append(exc)
     raise exc
+
+
+@contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold Ctrl-C, SIGTERM and SIGHUP until the block ends, then act on them.
+
+    A temporary made and then recorded for clean-up (``tmp = mkdtemp()``) leaks if the signal
+    lands between the two: the name was never stored, so no ``finally`` can remove it. Inside
+    this block a signal is only noted; when the block ends, the handler it would have met runs
+    (raising ``KeyboardInterrupt`` or :class:`Terminated`), where the clean-up sees the name.
+    Python runs signal handlers in the main thread only, so elsewhere this does nothing."""
+    import os
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted: list[int] = []
+    saved: dict[int, object] = {}
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        handler = signal.getsignal(sig) if sig is not None else None
+        if sig is None or handler in (signal.SIG_IGN, None):  # an ignored signal stays ignored
+            continue
+        saved[sig] = handler
+        signal.signal(sig, lambda signum, frame: noted.append(signum))
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+        if noted:
+            handler = saved[noted[0]]
+            if callable(handler):
+                handler(noted[0], None)
+            else:  # SIG_DFL: the default action, now that the block is over
+                os.kill(os.getpid(), noted[0])
 
 
 def install_termination_handlers() -> None:

@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
         UserFileNotFoundError,
         UserTypeError,
         UserValueError,
+        signals_deferred,
     )
     from simsample.gcl.streams import (
         MEM_ATOMIC,
@@ -276,6 +277,7 @@ _PROVISIONAL_NAMES: dict[str, str] = {
     "CONTEXT_COLUMN": "simsample.sampling.grouping",
     "base_name": "simsample.io.names",
     "remove_partial": "simsample.io.files",
+    "signals_deferred": "simsample.errors",
     "writes_through": "simsample.io.files",
     "run_in_group": "simsample.runner.jobs",
     "Job": "simsample.runner",
@@ -414,6 +416,7 @@ __all__ = [
     "refuse_control",
     "relabel_by_first",
     "remove_partial",
+    "signals_deferred",
     "representative_plan",
     "resolve_grouping",
     "resolve_metric",

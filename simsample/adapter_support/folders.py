@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from simsample.errors import UserError
+from simsample.errors import UserError, signals_deferred
 
 
 def check_output_folder(out: Path, *, force: bool, inputs: Sequence[Path] = ()) -> None:
@@ -49,14 +49,16 @@ def staged_folder(out: Path, *, force: bool, inputs: Sequence[Path] = ()) -> Ite
     """
     out = Path(out)
     check_output_folder(out, force=force, inputs=inputs)
+    tmp: Path | None = None
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name[:64]}.", suffix=".partial", dir=out.parent))
-    except OSError as exc:
-        raise UserError(
-            f"{out}: cannot write in {out.parent} ({exc.strerror or exc}); choose a writable folder"
-        ) from None
-    try:
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            with signals_deferred():  # a signal between making and naming it would leak the folder
+                tmp = Path(tempfile.mkdtemp(prefix=f".{out.name[:64]}.", suffix=".partial", dir=out.parent))
+        except OSError as exc:
+            raise UserError(
+                f"{out}: cannot write in {out.parent} ({exc.strerror or exc}); choose a writable folder"
+            ) from None
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it private; the result is an ordinary folder
@@ -68,7 +70,8 @@ def staged_folder(out: Path, *, force: bool, inputs: Sequence[Path] = ()) -> Ite
                     os.chmod(p, (p.stat().st_mode | 0o644) & ~umask)
         _move_into_place(tmp, out)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 

@@ -18,6 +18,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from simsample.errors import signals_deferred
+
 #: environment variables naming torch's cache folders (set only where the user left them unset)
 CACHE_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
 
@@ -25,10 +27,12 @@ CACHE_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
 @contextlib.contextmanager
 def torch_scratch() -> Iterator[Path]:
     """Send torch's generated files to a private temporary folder; remove it on exit."""
-    folder = Path(tempfile.mkdtemp(prefix="simsample-torch-"))
     saved_tempdir = tempfile.tempdir
     saved_env = {k: os.environ.get(k) for k in CACHE_VARIABLES}
+    folder: Path | None = None
     try:
+        with signals_deferred():  # a signal between making and naming the folder would leak it
+            folder = Path(tempfile.mkdtemp(prefix="simsample-torch-"))
         for k in CACHE_VARIABLES:
             if not saved_env[k]:
                 os.environ[k] = str(folder / k.lower())
@@ -41,4 +45,5 @@ def torch_scratch() -> Iterator[Path]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-        shutil.rmtree(folder, ignore_errors=True)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)

@@ -236,7 +236,7 @@ def expanded_rank_files(paths: Sequence[Path]) -> Iterator[tuple[list[Path], dic
     import shutil
     import tempfile
 
-    from simsample.sdk import read_head
+    from simsample.sdk import read_head, signals_deferred
 
     files: list[Path] = []
     labels: dict[Path, str] = {}
@@ -250,7 +250,8 @@ def expanded_rank_files(paths: Sequence[Path]) -> Iterator[tuple[list[Path], dic
                 files.extend(found)
             elif is_tar(read_head(p, 512)):
                 if tmp is None:
-                    tmp = Path(tempfile.mkdtemp(prefix="simsample-ranks-"))
+                    with signals_deferred():  # a signal between the two would leak the folder
+                        tmp = Path(tempfile.mkdtemp(prefix="simsample-ranks-"))
                 dest = tmp / str(len(files))
                 dest.mkdir()
                 for out, member in _unpack_traces(p, dest):
