@@ -236,6 +236,9 @@ class Adapter(ABC):
     apply_options: ClassVar[tuple[Param, ...]] = ()
     #: the keyword options of :meth:`collect` (besides ``plan`` and ``allow_incomplete``)
     collect_options: ClassVar[tuple[Param, ...]] = ()
+    #: the adapter's own compiled modules (dotted name -> what it does, for ``simsample plugins``),
+    #: each with a Python fallback chosen through the SDK's ``import_optional``
+    compiled_parts: ClassVar[Mapping[str, str]] = {}
 
     @abstractmethod
     def read(self, path: Path) -> Workload:

@@ -60,6 +60,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
     from simsample.hookspecs import hookimpl
     from simsample.io.csv_columns import CSV_KEYS, CSV_UNITS, parse_columns
     from simsample.io.files import (
+        DECOMPRESSION_ERRORS,
         atomic_write_bytes,
         atomic_write_text,
         atomic_writer,
@@ -107,6 +108,17 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
     )
     from simsample.io.workers import can_spawn, usable_cpus
     from simsample.native import import_optional, pure_python_requested
+    from simsample.pkp import pkp_implementation
+    from simsample.pkp.replay import (
+        KernelReplay,
+        ReplayParams,
+        ReplaySummary,
+        SampleSeries,
+        make_pkp_monitor,
+        replay_series,
+        summarize_replays,
+        sweep_replay_params,
+    )
     from simsample.planfile import Cluster, Plan
     from simsample.plugin_base import Adapter, Param, Reader, Sampler, resolve_options
     from simsample.progress import task
@@ -115,7 +127,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
     from simsample.runner.options import executor_options, make_executor
     from simsample.sampling.allocation import allocate, sampled_time, z_value
     from simsample.sampling.draws import cluster_stats, draw, make_cluster, rng
-    from simsample.sampling.filters import WHOLE_PROCESS_FORMATS, launch_numbers, sample_launches
+    from simsample.sampling.filters import WHOLE_PROCESS_FORMATS, launch_numbers, sample_launches, subset_launches
     from simsample.sampling.grouping import CONTEXT_COLUMN, GROUPINGS, resolve_grouping
     from simsample.sampling.metrics import Metric, count, not_estimable, ratio
     from simsample.sampling.representatives import first_of_each, relabel_by_first, representative_plan, resolve_metric
@@ -293,6 +305,19 @@ _PROVISIONAL_NAMES: dict[str, str] = {
     "MEM_LOAD": "simsample.gcl.streams",
     "MEM_STORE": "simsample.gcl.streams",
     "MEM_ATOMIC": "simsample.gcl.streams",
+    "DECOMPRESSION_ERRORS": "simsample.io.files",
+    "subset_launches": "simsample.sampling.filters",
+    # adapters of simulators with a PKP hook: the monitor's active implementation and the
+    # offline replay of a full run's samples through it (the monitor itself: simsample.pkp)
+    "pkp_implementation": "simsample.pkp",
+    "ReplayParams": "simsample.pkp.replay",
+    "KernelReplay": "simsample.pkp.replay",
+    "ReplaySummary": "simsample.pkp.replay",
+    "SampleSeries": "simsample.pkp.replay",
+    "make_pkp_monitor": "simsample.pkp.replay",
+    "replay_series": "simsample.pkp.replay",
+    "summarize_replays": "simsample.pkp.replay",
+    "sweep_replay_params": "simsample.pkp.replay",
 }
 
 _EXPORTS: dict[str, str] = {**_STABLE, **_PROVISIONAL_NAMES}
@@ -444,6 +469,17 @@ __all__ = [
     "write_plan_records",
     "writes_through",
     "z_value",
+    "DECOMPRESSION_ERRORS",
+    "subset_launches",
+    "pkp_implementation",
+    "ReplayParams",
+    "KernelReplay",
+    "ReplaySummary",
+    "SampleSeries",
+    "make_pkp_monitor",
+    "replay_series",
+    "summarize_replays",
+    "sweep_replay_params",
 ]
 
 

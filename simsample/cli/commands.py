@@ -61,7 +61,7 @@ def plugins_cmd(as_json: bool) -> None:
     if isinstance(root, click.Group):  # what each plugin adds to the command line is recorded as it is added
         host.add_commands(root)
     infos = [i.to_json() for i in host.infos.values()]
-    extra = _implementations()
+    extra = _implementations({m: label for a in host.adapters().values() for m, label in a.compiled_parts.items()})
     if as_json:
         echo_json({"plugins": infos, "implementations": extra})
         return
@@ -79,11 +79,12 @@ def plugins_cmd(as_json: bool) -> None:
         con.print(f"{k}: {v}")
 
 
-def _implementations() -> dict[str, str]:
-    """Which implementation of each optional compiled part is active (e.g. the PKP monitor)."""
+def _implementations(adapters_parts: dict[str, str]) -> dict[str, str]:
+    """Which implementation of each optional compiled part is active: the core's (e.g. the PKP
+    monitor) and those the installed adapters declare (e.g. Accel-Sim's trace scanner)."""
     from simsample.native import implementations
 
-    return implementations()
+    return implementations(adapters_parts)
 
 
 @click.command("samplers")

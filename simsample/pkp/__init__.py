@@ -1,5 +1,10 @@
 """Principal Kernel Projection (PKP): end a long kernel's simulation once its IPC is stable.
 
+The monitor knows nothing of a particular simulator: it sees a kernel's cycles, instructions and
+completed CTAs every period, so any simulator with a hook can use it (Accel-Sim's patch does;
+the Accel-Sim adapter's ``simsample pkp`` commands replay its logs through it, with the generic
+replay of :mod:`simsample.pkp.replay`).
+
 The monitor exists twice with identical behaviour: the C++ header ``cpp/pkp_hook/pkp_monitor.hpp``
 (compiled into ``simsample._pkp`` with pybind11, and included by the Accel-Sim patch) and the
 pure-Python twin :mod:`simsample.pkp.monitor`. This module picks the compiled one when it can be
@@ -74,6 +79,10 @@ def implementation() -> str:
     return f"pure Python ({_REASON})"
 
 
+#: The name the SDK exports :func:`implementation` under (an adapter's ``simsample pkp`` says which monitor ran).
+pkp_implementation = implementation
+
+
 def native_module() -> Any:
     """The compiled module, or ``None`` when it is absent or disabled."""
     return _native
@@ -87,5 +96,6 @@ __all__ = [
     "WAVE_RULES",
     "implementation",
     "native_module",
+    "pkp_implementation",
     "round_projection",
 ]

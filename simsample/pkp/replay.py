@@ -1,32 +1,45 @@
-"""Offline PKP: where would each kernel have stopped, and how good would the projection be?
+"""Offline PKP: feed a kernel's sampled progress to the monitor and see where it would stop.
 
-The visualizer log of a full run gives, every ``-gpgpu_runtime_stat`` cycles, the kernel's
-cycles, instructions and completed CTAs; feeding these to the same monitor the simulator hook
-uses (:mod:`simsample.pkp`) gives the stop point and the projected totals, and the run's
-stdout gives the actual totals to compare with. The stop, and the projection at the stop, are
-the simulator's to the cycle (same monitor, same samples). What follows the stop is not in a
-full run's log: the drain of the CTAs resident at the stop (cycles the PKP run still simulates,
-and with ``drain_tail`` part of its final projection) is estimated as ending where the full run
-has completed as many CTAs as were issued at the stop, having run each CTA's share of the
-kernel's instructions; the final projection is then the simulator's up to that estimate.
+Any simulator that logs a running kernel's cycles, instructions and completed CTAs at a fixed
+period can replay its full runs through the same monitor its hook uses (:mod:`simsample.pkp`):
+:func:`replay_series` gives the stop point, the projected totals and, against the full run's own
+totals, the projection's error and the cycles a PKP run would have saved. The stop, and the
+projection at the stop, are the hook's to the cycle (same monitor, same samples). What follows
+the stop is not in a full run's samples: the drain of the CTAs resident at the stop (cycles the
+PKP run still simulates, and with ``drain_tail`` part of its final projection) is estimated as
+ending where the full run has completed as many CTAs as were issued at the stop, having run each
+CTA's share of the kernel's instructions; the final projection is then the hook's up to that
+estimate.
+
+Reading a simulator's logs is its adapter's business (Accel-Sim's: the ``simsample pkp``
+commands of the Accel-Sim adapter); this module knows only the samples.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+
+import numpy as np
 
 from simsample.errors import UserError
-from simsample.pkp.visualizer import (
-    KernelRun,
-    KernelSeries,
-    RunInfo,
-    read_accelsim_stdout,
-    read_visualizer_log,
-    sample_interval,
-)
+
+
+class SampleSeries(Protocol):
+    """One kernel's samples, every period: cumulative cycles, instructions and completed CTAs
+    since the kernel started (arrays of equal length)."""
+
+    @property
+    def cycles(self) -> np.ndarray: ...
+
+    @property
+    def insns(self) -> np.ndarray: ...
+
+    @property
+    def completed(self) -> np.ndarray: ...
+
+    def __len__(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -36,7 +49,7 @@ class ReplayParams:
     The defaults are the simulator patch's: threshold 2%, a stop only while half of the
     grid is still to be issued and once the IPC has held over the last half of the run, the
     projection by instructions with the drain counted as the kernel's tail (see
-    adapters/accelsim/patches/README.md for the measurements behind them; the paper's
+    the Accel-Sim patch's README for the measurements behind them; the paper's
     threshold is 0.25%, its projection ``paper``, no ``min_remaining``, ``settle`` or drain tail)."""
 
     window: int = 3000
@@ -159,7 +172,7 @@ class ReplaySummary:
         return asdict(self)
 
 
-def summarize(results: list[KernelReplay]) -> ReplaySummary:
+def summarize_replays(results: list[KernelReplay]) -> ReplaySummary:
     known = [r for r in results if r.actual_cycles is not None]
     complete = len(known) == len(results)
     actual = sum(r.actual_cycles for r in known) if complete else None  # type: ignore[misc]
@@ -179,7 +192,7 @@ def summarize(results: list[KernelReplay]) -> ReplaySummary:
     )
 
 
-def make_monitor(
+def make_pkp_monitor(
     params: ReplayParams,
     period: int,
     total_ctas: int,
@@ -212,7 +225,7 @@ def make_monitor(
 
 
 def replay_series(
-    series: KernelSeries | None,
+    series: SampleSeries | None,
     *,
     params: ReplayParams,
     period: int,
@@ -239,7 +252,7 @@ def replay_series(
     latency = params.launch_latency if params.launch_latency is not None else (launch_latency or 0)
     if latency < 0:
         raise UserError(f"PKP settings: launch latency must be at least 0 cycles, not {latency}")
-    mon = make_monitor(params, period, total_ctas, wave_size, monitor_cls, latency, total_insns or 0)
+    mon = make_pkp_monitor(params, period, total_ctas, wave_size, monitor_cls, latency, total_insns or 0)
     out = KernelReplay(
         run=run, kernel=kernel, uid=uid, kernel_id=kernel_id, name=name, total_ctas=total_ctas,
         wave_size=wave_size, samples=0 if series is None else len(series),
@@ -247,7 +260,7 @@ def replay_series(
         launch_latency=latency,
     )  # fmt: skip
     if series is None or len(series) == 0:
-        out.notes.append("no visualizer samples (kernel shorter than one sampling period)")
+        out.notes.append("no samples (kernel shorter than one sampling period)")
         return out
     cycles, completed = series.cycles.tolist(), series.completed.tolist()
     for cyc, ins, done in zip(cycles, series.insns.tolist(), completed):
@@ -307,141 +320,7 @@ def drain_insns(stop_insns: int, stop_ctas: int, issued: int, total_ctas: int, k
     return max(0, round((issued - stop_ctas) * stop_insns / max(stop_ctas, 1)))
 
 
-def measured_drains(pkp_stdout: str | Path) -> dict[int, tuple[int, int, int]]:
-    """Kernel uid → (cycles, instructions, CTAs issued) of each kernel a PKP run stopped: the
-    drain as the simulator ran it (``gpu_sim_cycle``, ``gpu_sim_insn``, ``pkp_issued_cta``)."""
-    out: dict[int, tuple[int, int, int]] = {}
-    for k in read_accelsim_stdout(pkp_stdout).kernels:
-        issued = k.pkp.get("pkp_issued_cta")
-        if k.uid is not None and issued is not None and k.cycles is not None and k.insns is not None:
-            out[k.uid] = (k.cycles, k.insns, issued)
-    return out
-
-
-def replay_run(
-    log: str | Path,
-    stdout: str | Path | None,
-    params: ReplayParams,
-    *,
-    total_ctas: int | None = None,
-    wave_size: int | None = None,
-    monitor_cls: Any = None,
-    series: list[KernelSeries] | None = None,
-    info: RunInfo | None = None,
-    insns: dict[int, int] | None = None,
-    drains: dict[int, tuple[int, int, int]] | None = None,
-) -> list[KernelReplay]:
-    """Replay every kernel of one run: the visualizer ``log`` and, if given, its ``stdout``.
-
-    Without stdout, ``total_ctas`` and ``wave_size`` apply to every kernel of the log and the
-    actual totals are unknown. ``series``/``info`` may be passed pre-parsed (sweeps).
-
-    The instruction projection needs each kernel's instructions: ``insns`` (kernel id →
-    instructions, as ``-pkp_insn_file`` gives the simulator) or else the stdout's own counts
-    (a full run's are the kernels' totals); without either it projects by CTAs.
-
-    ``drains``: kernel uid → the drain a PKP run measured (see :func:`replay_series`).
-    """
-    log = Path(log)
-    series = read_visualizer_log(log) if series is None else series
-    interval = sample_interval(series)
-    period = _period(params, interval, log)
-    run = log.name
-    if stdout is None:
-        if total_ctas is None or wave_size is None:
-            raise UserError(
-                f"{log}: without --stdout the replay needs --total-ctas and --wave-size "
-                "(the grid size and the CTAs of one wave are in the simulator's stdout)"
-            )
-        return [
-            replay_series(
-                s,
-                params=params,
-                period=period,
-                total_ctas=total_ctas,
-                wave_size=wave_size,
-                run=run,
-                kernel=s.index,
-                monitor_cls=monitor_cls,
-            )
-            for s in series
-        ]
-    info = read_accelsim_stdout(stdout) if info is None else info
-    pairs = match_series(series, info.kernels, interval, log, Path(stdout))
-    out = []
-    for i, (k, s) in enumerate(pairs):
-        wave = wave_size if wave_size is not None else info.wave_size(k)
-        total = total_ctas if total_ctas is not None else k.total_ctas
-        if wave is None:
-            raise UserError(
-                f"{stdout}: cannot tell the wave size of kernel uid {k.uid} (no 'CTA/core' line and the "
-                "configuration options are incomplete); pass --wave-size"
-            )
-        if total <= 0:
-            raise UserError(f"{stdout}: no grid size for kernel uid {k.uid} (trace header missing); pass --total-ctas")
-        out.append(
-            replay_series(
-                s,
-                params=params,
-                period=period,
-                total_ctas=total,
-                wave_size=wave,
-                run=run,
-                kernel=i,
-                uid=k.uid,
-                kernel_id=k.kernel_id,
-                name=k.name,
-                actual_cycles=k.cycles,
-                actual_insns=k.insns,
-                monitor_cls=monitor_cls,
-                launch_latency=info.option_int("gpgpu_kernel_launch_latency"),
-                total_insns=(insns.get(k.kernel_id) if k.kernel_id is not None else None)
-                if insns is not None
-                else k.insns,
-                drain=None if drains is None or k.uid is None else drains.get(k.uid),
-            )  # fmt: skip
-        )
-    return out
-
-
-def _period(params: ReplayParams, interval: int, log: Path) -> int:
-    if params.period is None:
-        return interval
-    if params.period <= 0 or params.period % interval:
-        raise UserError(
-            f"--period {params.period}: must be a positive multiple of the log's sampling period ({interval} cycles, {log.name})"
-        )
-    return params.period
-
-
-def match_series(
-    series: list[KernelSeries], kernels: list[KernelRun], interval: int, log: Path, stdout: Path
-) -> list[tuple[KernelRun, KernelSeries | None]]:
-    """Pair the log's kernels with the stdout's: a kernel shorter than one period has no samples."""
-    pairs: list[tuple[KernelRun, KernelSeries | None]] = []
-    it = iter(series)
-    for k in kernels:
-        if k.cycles is not None and k.cycles < interval:
-            pairs.append((k, None))
-            continue
-        s = next(it, None)
-        if s is None:
-            raise UserError(
-                f"{log.name} has fewer kernels than {stdout.name} (uid {k.uid} has no samples); are they from the same run?"
-            )
-        if k.cycles is not None and int(s.cycles[-1]) > k.cycles or k.insns is not None and int(s.insns[-1]) > k.insns:
-            raise UserError(
-                f"{log.name} kernel {s.index + 1} ran past what {stdout.name} reports for uid {k.uid} "
-                f"({int(s.cycles[-1])} cycles vs {k.cycles}); are they from the same run?"
-            )
-        pairs.append((k, s))
-    extra = next(it, None)
-    if extra is not None:
-        raise UserError(f"{log.name} has more kernels than {stdout.name} reports; are they from the same run?")
-    return pairs
-
-
-def sweep_params(base: ReplayParams, sweeps: list[str]) -> list[ReplayParams]:
+def sweep_replay_params(base: ReplayParams, sweeps: list[str]) -> list[ReplayParams]:
     """``["s=0.1,0.25", "window=2000,3000"]`` → every combination, in the given order."""
     keys = {
         "s": "threshold",
@@ -476,28 +355,16 @@ def sweep_params(base: ReplayParams, sweeps: list[str]) -> list[ReplayParams]:
     return combos
 
 
-def read_insn_file(path: str | Path) -> dict[int, int]:
-    """A ``-pkp_insn_file``: ``kernel_id instructions`` per line, ``#`` starts a comment."""
-    from simsample.errors import FormatError
-    from simsample.io.files import check_input_file
-
-    p = Path(path)
-    from simsample.io.limits import read_text_limited
-
-    check_input_file(p)
-    out: dict[int, int] = {}
-    for n, line in enumerate(read_text_limited(p, errors="replace").splitlines(), 1):
-        text = line.split("#", 1)[0].split()
-        if not text:
-            continue
-        if len(text) != 2 or not all(t.isdigit() for t in text):
-            raise FormatError(p, f"expected 'kernel_id instructions', got {line.strip()[:60]!r}", line=n)
-        out[int(text[0])] = int(text[1])
-    return out
-
-
-def insn_file_text(kernel_ids: list[int], insns: list[int], source: str) -> str:
-    """The ``-pkp_insn_file`` for these kernels."""
-    lines = [f"# thread instructions per kernel id, for Accel-Sim -pkp_insn_file (from {source})"]
-    lines += [f"{k} {v}" for k, v in zip(kernel_ids, insns)]
-    return "\n".join(lines) + "\n"
+__all__ = [
+    "KernelReplay",
+    "ReplayParams",
+    "ReplaySummary",
+    "SampleSeries",
+    "all_issued",
+    "drain_end",
+    "drain_insns",
+    "make_pkp_monitor",
+    "replay_series",
+    "summarize_replays",
+    "sweep_replay_params",
+]

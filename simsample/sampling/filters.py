@@ -200,7 +200,7 @@ def apply_filters(wl: Any, flt: LaunchFilter, *, step_of: np.ndarray | None = No
     timed = not dur.isna().any() if n else False
     total = int(dur.sum()) if timed else None
     excluded_time = int(dur[~keep].sum()) if timed else None
-    kept = wl if rows is None else _subset(wl, rows)
+    kept = wl if rows is None else subset_launches(wl, rows)
     parts: dict[str, dict[str, Any]] = {}
     named, outside = window & ~by_name, ~window
     window_time = int(dur[window].sum()) if timed else None
@@ -223,8 +223,8 @@ def apply_filters(wl: Any, flt: LaunchFilter, *, step_of: np.ndarray | None = No
     )
 
 
-def _subset(wl: Any, rows: np.ndarray) -> Any:
-    """The launches ``rows`` of ``wl``, their ids kept (side data such as basic-block vectors is
+def subset_launches(wl: Any, rows: np.ndarray) -> Any:
+    """The launches ``rows`` (positions) of ``wl``, their ids kept (side data such as basic-block vectors is
     not carried: samplers that need it plan on the whole workload)."""
     from simsample.workload import Workload
 

@@ -66,6 +66,8 @@ class AccelSimAdapter(Adapter):
     name = "accelsim"
     description = "Accel-Sim trace-driven simulator: kernelslist.g + kernel-N.traceg[.xz] folders"
     title = "Accel-Sim"
+    #: built from cpp/trace_scan when the adapter is installed with a compiler (scan_native.py)
+    compiled_parts = {"simsample_accelsim._trace_scan": "accel-sim trace scanner"}
 
     metrics = METRICS
     apply_options = (
@@ -273,7 +275,7 @@ class AccelSimAdapter(Adapter):
         return collect_logs(list(outputs), None)
 
     def commands(self) -> Mapping[str, click.Command]:
-        from simsample_accelsim.cli import commands
+        from simsample_accelsim.commands import commands
 
         return commands()
 

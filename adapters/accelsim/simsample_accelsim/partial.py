@@ -154,11 +154,11 @@ def _check_part_of_run(
         return  # a plan made on a folder of some launches (its trace ids have gaps): it has no window to compare in order
     if proc.get("filters"):
         return  # the plan's launches are a filtered subset of its window: its shapes cannot be compared in order
-    from simsample.sampling.filters import _subset
+    from simsample.sdk import subset_launches
     from simsample_accelsim.reader import workload_of
 
     shape = plan.workload.get("shape_fingerprint")
-    window = _subset(workload_of(tf), np.arange(first - 1, end, dtype=np.int64))
+    window = subset_launches(workload_of(tf), np.arange(first - 1, end, dtype=np.int64))
     if shape and window.shape_fingerprint == shape:
         return
     raise PlanMismatchError(

@@ -1,4 +1,5 @@
-"""simsample plugin entry point: registers the Accel-Sim adapter and its trace-folder reader."""
+"""simsample plugin entry point: the Accel-Sim adapter, its trace-folder reader, and the
+``simsample accelsim`` and ``simsample pkp`` command groups."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ def register_readers(register):
 
 @hookimpl
 def register_commands(cli):
-    from simsample_accelsim.tracecli import accelsim_group
+    from simsample_accelsim.commands import accelsim_group
+    from simsample_accelsim.pkp.commands import pkp_group
 
     cli.add_command(accelsim_group)
+    cli.add_command(pkp_group)

@@ -1,6 +1,6 @@
-"""Compiled trace scanner: the C++ module ``simsample._trace_scan`` behind the scanners' interface.
+"""Compiled trace scanner: the C++ module ``simsample_accelsim._trace_scan`` behind the scanners' interface.
 
-The C++ code (``cpp/trace_scan/`` in the simsample source tree) parses the body line by line as
+The C++ code (``cpp/trace_scan/`` in the adapter's source tree, built with the adapter) parses the body line by line as
 the reference scanner (:mod:`.scan_python`) does, in one pass over the bytes; here the header is
 read with :mod:`.traceg` and the decompressed body is fed to it in chunks (plain files through
 one reused buffer; xz through Python's lzma, so compressed traces are still streamed and never
@@ -43,7 +43,7 @@ CHUNK = 1 << 20
 _native: Any
 _REASON: str | None
 _native, _REASON = import_optional(
-    "_trace_scan", unavailable="the C++ extension simsample._trace_scan is not available"
+    "simsample_accelsim._trace_scan", unavailable="the C++ extension simsample_accelsim._trace_scan is not available"
 )
 
 

@@ -14,7 +14,7 @@ from simsample_hyfiss.reader import FORMAT
 
 pd = lazy.load("pandas")
 
-#: the columns collect() reports; how the estimate treats each is declared with the adapter (HyFiSSAdapter.metrics in plugin.py)
+#: the columns collect() reports; how the estimate treats each is declared with the adapter (HyFiSSAdapter.metrics in adapter.py)
 METRICS = tuple(FIELDS.values())  # cycles, sm_active_cycles, execution_time_ns, instructions
 
 

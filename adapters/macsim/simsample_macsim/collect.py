@@ -14,7 +14,7 @@ from simsample_macsim.reader import FORMAT
 
 pd = lazy.load("pandas")
 
-#: the columns collect() reports; how the estimate treats each is declared with the adapter (MacSimAdapter.metrics in plugin.py)
+#: the columns collect() reports; how the estimate treats each is declared with the adapter (MacSimAdapter.metrics in adapter.py)
 METRICS = ("cycles", "instructions")
 
 

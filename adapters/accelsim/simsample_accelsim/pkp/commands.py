@@ -1,13 +1,14 @@
-"""``simsample pkp ...``: Principal Kernel Projection tools (registered by a built-in plugin)."""
+"""``simsample pkp ...``: Principal Kernel Projection tools for Accel-Sim (registered by the adapter's plugin)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import click
 
-from simsample.errors import UserError
+from simsample.sdk import UserError
 
 
 @click.group("pkp")
@@ -150,9 +151,15 @@ def replay_cmd(
     The stop and the projection at the stop are the simulator's exactly; the drain after it is
     estimated from the full run, and so is the final projection that counts it as the tail.
     """
-    from simsample.pkp import implementation
-    from simsample.pkp.replay import ReplayParams, read_insn_file, replay_run, summarize, sweep_params
-    from simsample.pkp.visualizer import read_accelsim_stdout, read_visualizer_log
+    from simsample.sdk import pkp_implementation as implementation
+    from simsample_accelsim.pkp.replay import (
+        ReplayParams,
+        read_insn_file,
+        replay_run,
+        summarize_replays,
+        sweep_replay_params,
+    )
+    from simsample_accelsim.pkp.visualizer import read_accelsim_stdout, read_visualizer_log
 
     if stdouts and len(stdouts) != len(logs):
         raise UserError(f"give one --stdout per LOG ({len(logs)} logs, {len(stdouts)} --stdout)")
@@ -161,7 +168,7 @@ def replay_cmd(
         projection=projection, small_grid_fraction=small_grid_fraction, min_remaining=min_remaining, launch_latency=launch_latency,
         drain_tail=drain_tail, settle=settle,
     )  # fmt: skip
-    combos = sweep_params(base, list(sweeps))
+    combos = sweep_replay_params(base, list(sweeps))
     insns = read_insn_file(insn_file) if insn_file is not None else None
     parsed = []
     for i, log in enumerate(logs):
@@ -176,12 +183,10 @@ def replay_cmd(
                     log, out, params, total_ctas=total_ctas, wave_size=wave_size, series=series, info=info, insns=insns
                 )
             )
-        runs.append((params, results, summarize(results)))
+        runs.append((params, results, summarize_replays(results)))
 
     if as_json:
-        from simsample.cli.common import echo_json
-
-        echo_json(
+        _echo_json(
             {
                 "implementation": implementation(),
                 "runs": [
@@ -194,6 +199,11 @@ def replay_cmd(
     _print_tables(runs, implementation())
 
 
+def _echo_json(doc: object) -> None:
+    """The document as the host's ``--json`` outputs print it (numpy numbers as plain ones)."""
+    click.echo(json.dumps(doc, indent=2, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
+
+
 def _fmt(v: float | int | None, spec: str = ",.0f") -> str:
     if v is None:
         return "-"
@@ -204,7 +214,7 @@ def _print_tables(runs: list, impl: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from simsample.io.names import base_name
+    from simsample.sdk import base_name
 
     con = Console(highlight=False, width=None if sys.stdout.isatty() else 132)
     for params, results, summary in runs:
@@ -292,13 +302,13 @@ def totals_cmd(profile: Path, output: Path) -> None:
     `simsample profile features --sim accelsim TRACES -o features.parquet`. With the file the
     simulator projects a stopped kernel by instructions, not by completed CTAs.
     """
-    from simsample.io.files import atomic_write_bytes, check_output_file, writable_parent
-    from simsample.io.loading import load_workload
-    from simsample.pkp.replay import insn_file_text
+    import simsample
+    from simsample.sdk import atomic_write_bytes, check_output_file, writable_parent
+    from simsample_accelsim.pkp.replay import insn_file_text
 
     check_output_file(output, [profile], what="instruction file")
     writable_parent(output)
-    wl = load_workload([profile])
+    wl = simsample.read(profile)
     wl.require(
         ["thread_insts"],
         who="pkp totals",

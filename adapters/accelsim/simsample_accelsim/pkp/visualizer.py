@@ -13,7 +13,7 @@ Stdout: per kernel the trace header echo (``-kernel id``, ``-grid dim``, ``-bloc
 configuration when absent), and the stats block (``kernel_name``, ``kernel_launch_uid``,
 ``gpu_sim_cycle``, ``gpu_sim_insn`` and, with the PKP patch, ``pkp_stop_cycle``,
 ``pkp_projected_cycle``, ``pkp_projected_insn``). This is a minimal reader for PKP replay; the
-Accel-Sim adapter has the full collector.
+adapter's collector (:mod:`simsample_accelsim.collect`) is the full one.
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from simsample.errors import FormatError
-from simsample.io.files import DECOMPRESSION_ERRORS, open_binary
+from simsample.sdk import DECOMPRESSION_ERRORS, FormatError, open_binary
 
 _SAMPLE_KEYS = {b"ctas_completed": 0, b"globalcyclecount": 1, b"globalinsncount": 2}
 
