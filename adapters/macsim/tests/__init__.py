@@ -1,0 +1,1 @@
+"""The MacSim adapter's tests (``adapters.macsim.tests``, a namespace package from the repository root)."""

@@ -1,0 +1,1 @@
+"""Estimation and evaluation: totals, intervals, metric declarations, held-out workloads."""

@@ -1,0 +1,1 @@
+"""The PKP monitor and the build without a compiler."""

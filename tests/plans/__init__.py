@@ -1,0 +1,1 @@
+"""Plans and workloads: the plan file, launch tables, profile-first runs, joins."""

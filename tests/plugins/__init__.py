@@ -1,0 +1,1 @@
+"""The plugin host, the SDK, the conformance kit and what adapters share."""

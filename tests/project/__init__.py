@@ -1,0 +1,1 @@
+"""The project itself: layout and import contracts, docs, doc blocks, the bundled examples."""

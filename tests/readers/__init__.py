@@ -1,0 +1,1 @@
+"""Profile readers: each format, the compiled scanners against their Python twins, names."""

@@ -1,0 +1,1 @@
+"""The HTML report: its parts and the page in a real browser."""

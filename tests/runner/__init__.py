@@ -1,0 +1,1 @@
+"""Split runs on the local, Dask and SLURM executors."""

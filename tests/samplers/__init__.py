@@ -1,0 +1,1 @@
+"""Samplers: each method, allocation, the GCL-Sampler and the designs they share."""
