@@ -77,7 +77,8 @@ def plans(args: argparse.Namespace) -> list[tuple[str, Plan]]:
         features = args.work / "features.parquet"
         if not features.exists():
             subprocess.run(
-                [exe, "profile", "features", "--sim", "macsim", str(args.traces), "-o", str(features)],
+                [exe, "profile", "features", "--sim", "macsim", str(args.traces), "--params", str(args.params)]
+                + ["-o", str(features)],
                 check=True,
                 stdout=subprocess.DEVNULL,
             )
@@ -140,7 +141,7 @@ def main() -> int:
         args.work / "runs"
     )  # finished logs by kernel_config.txt: a later setting or invocation with the same list reuses them
     runs.mkdir(exist_ok=True)
-    rows: list[tuple[str, str, float, float, float, float]] = []
+    rows: list[tuple[str, str, float, float, float, float, float, bool, int]] = []
     for name, plan in plans(args):
         on_full, _ = collect([args.work / "full" / "macsim.out"], plan)
         ideal = next(e for e in estimate_results(plan, on_full, metrics=["cycles"]) if e.metric == "cycles").estimate
@@ -174,27 +175,43 @@ def main() -> int:
             whole = float(parse_log(log).final_cycle)
             own = float(results["cycles"].sum())
             err = est.estimate / truth - 1.0
-            rows.append((name, spec.label(), err, whole / own, truth / whole, (est.estimate - ideal) / truth))
-            order = " ".join(f"K{n}{'w' if n in res.warmup else ''}" for n in res.kernels)
-            # the interval at the plan's confidence: its relative half-width and whether it covers the full run
             low, high = (
                 (est.ci_low, est.ci_high) if est.ci_low is not None and est.ci_high is not None else (float("nan"),) * 2
             )
-            ci = f"CI ±{100 * (high - low) / 2 / est.estimate:.2f}% covers {'yes' if low <= truth <= high else 'no '}"
+            half = (high - low) / 2 / est.estimate
+            rows.append(
+                (
+                    name,
+                    spec.label(),
+                    err,
+                    whole / own,
+                    truth / whole,
+                    (est.estimate - ideal) / truth,
+                    half,
+                    bool(low <= truth <= high),
+                    len(res.kernels) - len(res.warmup),
+                )
+            )
+            order = " ".join(f"K{n}{'w' if n in res.warmup else ''}" for n in res.kernels)
+            # the interval at the plan's confidence: its relative half-width and whether it covers the full run
+            ci = f"CI ±{100 * half:.2f}% covers {'yes' if rows[-1][7] else 'no '}"
             print(
                 f"{name:22} {spec.label():28} [{order}] est {est.estimate:10,.0f} err {100 * err:+7.2f}% (warm-up {100 * rows[-1][5]:+6.2f}%)  "
                 f"{ci}  cost {whole / own:4.2f}x sampled  {truth / whole:5.2f}x fewer cycles than full",
                 flush=True,
             )
     print(
-        "\nwarm-up                       plans  mean|err|  worst|err|  mean|warm-up err|  worst  cost vs sampled  cycles saved"
+        "\nwarm-up                       plans  mean|err|  worst|err|  mean|warm-up err|  worst  cost vs sampled  "
+        "cycles saved  covered  median ±  sampled launches"
     )
     for label in dict.fromkeys(r[1] for r in rows):
         sel = [r for r in rows if r[1] == label]
         print(
             f"{label:28} {len(sel):6}  {100 * statistics.mean(abs(r[2]) for r in sel):8.2f}%  {100 * max(abs(r[2]) for r in sel):9.2f}%  "
             f"{100 * statistics.mean(abs(r[5]) for r in sel):15.2f}%  {100 * max(abs(r[5]) for r in sel):5.2f}%  "
-            f"{statistics.mean(r[3] for r in sel):14.2f}x  {statistics.mean(r[4] for r in sel):11.2f}x"
+            f"{statistics.mean(r[3] for r in sel):14.2f}x  {statistics.mean(r[4] for r in sel):11.2f}x  "
+            f"{sum(r[7] for r in sel):4}/{len(sel):<3}  {100 * statistics.median(r[6] for r in sel):6.2f}%  "
+            f"{statistics.median(r[8] for r in sel):g} ({min(r[8] for r in sel)}-{max(r[8] for r in sel)})"
         )
     return 0
 

@@ -118,23 +118,27 @@ def apply_cmd(
 @click.command("features")
 @click.argument("traces", type=_PATH)
 @click.option("-o", "--output", required=True, type=_PATH, help="Workload with trace features (parquet).")
-def features_cmd(traces: Path, output: Path) -> None:
-    """Per-launch features from a MacSim trace folder: warps, instructions, warp imbalance."""
-    import numpy as np
-
+@click.option(
+    "--params",
+    type=_PATH,
+    default=None,
+    help="The params.in the simulation will use, for the cores (occupancy) and the LLC's size (cache context); "
+    "default: MacSim's built-in knob values.",
+)
+@click.option(
+    "--no-context",
+    is_flag=True,
+    help="Leave out warm_reads (the share of each launch's loads and stores that touch lines recent launches "
+    "touched): only the headers are read; plans then group by name and occupancy.",
+)
+def features_cmd(traces: Path, output: Path, params: Path | None, no_context: bool) -> None:
+    """Per-launch features from a MacSim trace folder: warps, instructions, warp imbalance, occupancy and cache context."""
     from simsample.sdk import check_output_file, extras_path
-    from simsample_macsim.reader import load_trace_folder
+    from simsample_macsim.features import trace_features
 
     for written in (output, extras_path(output)):
-        check_output_file(written, [traces], what="features table")
-    wl = load_trace_folder(traces).workload
-    k = wl.kernels
-    if "instructions" in k.columns:
-        mean = k["instructions"].to_numpy(np.float64) / k["warps"].to_numpy(np.float64)
-        k["mean_warp_insts"] = mean
-        k["warp_imbalance"] = np.where(
-            mean > 0, k["max_warp_insts"].to_numpy(np.float64) / np.where(mean > 0, mean, 1), 1.0
-        )
+        check_output_file(written, [traces, *([params] if params else [])], what="features table")
+    wl = trace_features(traces, params=params, context=not no_context)
     wl.to_parquet(output)
     click.echo(f"{output}: {len(wl)} launches, features {', '.join(wl.feature_columns)}")
 
