@@ -5,6 +5,7 @@ same), and the layer contracts of ``[tool.importlinter]`` in pyproject.toml kept
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -185,3 +186,51 @@ def test_only_the_core_sits_at_the_top():
     assert top <= CORE, f"modules at the top of the package that belong in a folder: {sorted(top - CORE)}"
     loose = sorted(p.name for p in (PACKAGE / "plugins").glob("*.py") if p.name != "__init__.py")
     assert not loose, f"plugins outside readers/, samplers/, commands/: {loose}"
+
+
+#: the folders pytest collects (``testpaths`` of pyproject.toml): the core's tests, then each adapter's
+ADAPTERS = sorted(p.parent for p in ROOT.glob("adapters/*/pyproject.toml"))
+
+
+def _test_modules(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("test_*.py") if "fixtures" not in p.relative_to(folder).parts)
+
+
+def test_core_tests_are_grouped_by_area():
+    """Every test module of the core is in a folder of tests/ named for its area (readers, samplers,
+    cli, ...), a package (``__init__.py``) so that its module name is ``tests.<area>.<name>``;
+    the top of tests/ holds only the shared helpers."""
+    tests = ROOT / "tests"
+    top = sorted(p.name for p in tests.glob("test_*.py"))
+    assert not top, f"test modules at the top of tests/ (move them into the folder of their area): {top}"
+    for module in _test_modules(tests):
+        folder = module.parent
+        assert folder.parent == tests, f"{module.relative_to(ROOT)}: one folder level under tests/"
+        assert (folder / "__init__.py").is_file(), f"{folder.relative_to(ROOT)} has no __init__.py"
+
+
+def test_adapter_tests_live_beside_their_adapter():
+    """An adapter's tests are in adapters/<name>/tests (not in the core's tests/, nor in another
+    adapter's folder), and pytest collects every such folder (``testpaths``)."""
+    names = [a.name for a in ADAPTERS]
+    assert names, "no adapters found under adapters/"
+    misplaced = [
+        str(m.relative_to(ROOT))
+        for m in _test_modules(ROOT / "tests")
+        if any(m.name.startswith(f"test_{name}_") for name in names)
+    ]
+    for adapter in ADAPTERS:
+        modules = _test_modules(adapter / "tests")
+        assert modules, f"adapters/{adapter.name} has no tests in adapters/{adapter.name}/tests"
+        assert all(m.parent == adapter / "tests" for m in modules), f"adapters/{adapter.name}/tests: keep it flat"
+        misplaced += [
+            str(m.relative_to(ROOT))
+            for m in modules
+            if any(m.name.startswith(f"test_{other}_") for other in names if other != adapter.name)
+        ]
+    assert not misplaced, f"adapter tests outside their adapter's tests folder: {misplaced}"
+    testpaths = re.search(r"^testpaths = \[(.*)\]$", (ROOT / "pyproject.toml").read_text(), re.M)
+    assert testpaths, "pyproject.toml: [tool.pytest.ini_options] testpaths not found"
+    collected = re.findall(r'"([^"]+)"', testpaths.group(1))
+    expected = {"tests", *(f"adapters/{name}/tests" for name in names)}
+    assert set(collected) == expected, f"testpaths {collected}: expected {sorted(expected)}"
