@@ -21,6 +21,13 @@ arrays but writes a fresh one runs 2,593 to 2,949 cycles where the same add writ
 touched array runs 1,309. Lines are the 128-byte lines of :func:`.warmup.kernel_footprint` (the
 addresses the tracer recorded, one per warp-level access).
 
+A launch whose code no launch in its window ran reads 0, whatever its data: every warp fetches
+its instructions from memory first. The first ``resid`` of the layers workload reads two warm
+arrays, as the second and third do, but runs 2,949 cycles against their 2,593 and 2,595; counted
+by its data alone it would share their cluster, and the plans that drew only those two would
+miss by 0.9% with an interval of +-0.2% (7 of 20 on the full run's own cycles). The code lines
+also count among the lines a window holds.
+
 With the occupancy columns of :mod:`.features`, ``group=auto`` is then name, occupancy and
 context class (cold, partly warm, warm), as on Accel-Sim trace features.
 """
@@ -44,8 +51,9 @@ def warm_access_shares(
     footprints: Sequence[Footprint], *, llc_lines: int, reach: float = DEFAULT_CONTEXT_REACH
 ) -> np.ndarray:
     """Per launch (in run order), the share of its warp-level accesses (``counts`` per line)
-    that touch a line an earlier launch touched within ``reach`` x ``llc_lines`` distinct lines;
-    1.0 for a launch without memory accesses (nothing of it waits on memory).
+    that touch a line an earlier launch touched within ``reach`` x ``llc_lines`` distinct lines
+    (data and code lines); 0.0 when those launches ran none of its code lines (``code``); 1.0
+    for a launch without memory accesses (nothing of it waits on memory).
 
     One pass in run order: per line the last launch that touched it, per launch how many lines
     it touched last, so the distinct lines of the launches i..j-1 are the sum of those counts
