@@ -8,7 +8,9 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: setup demo test test-slow docs clean
 
-$(STAMP): pyproject.toml $(wildcard CMakeLists.txt) $(ADAPTERS)
+# The core and adapters/accelsim compile their C++ parts on install (scikit-build-core, pybind11:
+# fetched by pip's build isolation); without a compiler both install as pure Python.
+$(STAMP): pyproject.toml $(wildcard CMakeLists.txt) $(ADAPTERS) $(wildcard adapters/*/CMakeLists.txt)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,cluster,docs]' $(foreach a,$(ADAPTERS),-e $(dir $(a)))

@@ -76,3 +76,19 @@ def test_shared_header_copy_matches_the_core():
     ours = ADAPTER / "cpp" / "common" / "contiguous_bytes.hpp"
     core = ROOT / "cpp" / "common" / "contiguous_bytes.hpp"
     assert ours.read_text() == core.read_text(), f"copy {core.relative_to(ROOT)} to {ours.relative_to(ROOT)}"
+
+
+def test_plugins_lists_the_adapters_scanner(capsys):
+    """`simsample plugins` names the adapter's compiled part with the core's, and which runs."""
+    import json
+
+    from simsample.cli import run as cli_run
+    from simsample_accelsim import scan_native
+
+    assert cli_run(["plugins", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)["implementations"]
+    assert "pkp monitor" in got  # the core's
+    want = "native (C++ extension)" if scan_native.available() else f"pure Python ({scan_native.unavailable_reason()})"
+    assert got["accel-sim trace scanner"] == want
+    if os.environ.get("SIMSAMPLE_REQUIRE_NATIVE", "") not in ("", "0"):
+        assert want == "native (C++ extension)"
