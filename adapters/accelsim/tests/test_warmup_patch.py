@@ -98,8 +98,24 @@ def test_patch_embeds_the_current_header():
     assert (old_start, old_n) == (0, 0)
     embedded = "\n".join(b[1:] for b in body if b.startswith("+")) + "\n"
     assert embedded == HEADER.read_text(), (
-        "regenerate the patch after changing adapters/accelsim/cpp/warmup/functional_warmup.hpp"
+        "after changing adapters/accelsim/cpp/warmup/functional_warmup.hpp run adapters/accelsim/patches/refresh_header.py"
     )
+
+
+def test_refresh_tool_rewrites_the_warmup_header():
+    """refresh_header.py keeps this header too: it finds the patch's section, leaves an up-to-date
+    patch byte for byte as it is, and puts a changed header in."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("refresh_header", PATCHES / "refresh_header.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    assert (mod.WARMUP_PATCH, mod.WARMUP_HEADER.resolve()) == (PATCH, HEADER.resolve())
+    text = PATCH.read_text()
+    assert mod.embedded_header(text, HEADER_IN_PATCH) == HEADER.read_text()
+    assert mod.refreshed(text, HEADER.read_text(), HEADER_IN_PATCH) == text
+    changed = HEADER.read_text() + "// one more line\n"
+    assert mod.embedded_header(mod.refreshed(text, changed, HEADER_IN_PATCH), HEADER_IN_PATCH) == changed
 
 
 def test_options_are_registered_and_off_by_default():
