@@ -94,8 +94,8 @@ def main() -> int:
     if a.runner is None or a.workload is None:
         ap.error("RUNNER and WORKLOAD_DIR are required")
 
-    from simsample.pkp.replay import ReplayParams, measured_drains, replay_run
     from simsample_accelsim.collect import parse_log
+    from simsample_accelsim.pkp.replay import ReplayParams, measured_drains, replay_run
 
     out = a.out or a.workload
     out.mkdir(parents=True, exist_ok=True)
@@ -105,8 +105,8 @@ def main() -> int:
     insns = None
     if not a.no_insn_file:
         # each kernel's thread instructions, counted from its trace: the instruction projection
-        from simsample.pkp.replay import insn_file_text
         from simsample_accelsim.features import compute_features
+        from simsample_accelsim.pkp.replay import insn_file_text
 
         k = compute_features(a.workload, quiet=True).kernels
         insns = dict(zip(k["kernel_id"].astype("int64").tolist(), k["thread_insts"].astype("int64").tolist()))

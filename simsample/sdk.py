@@ -23,7 +23,9 @@ The groups below say who needs what:
 - **readers**: :class:`Reader`, :func:`from_records` (the canonical table from records),
   :func:`read_head` and friends (compressed files, size limits), :func:`task` (progress).
 - **adapters**: :class:`Adapter`, the metric declarations, plan matching, output folders,
-  atomic writes, and running a simulator in its own process group.
+  atomic writes, running a simulator in its own process group, compiled parts chosen like the
+  core's (:func:`import_optional`), and for a simulator with a PKP hook the replay of a kernel's
+  sampled progress through the monitor (:func:`replay_series`, provisional).
 """
 
 from __future__ import annotations
