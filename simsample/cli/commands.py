@@ -392,6 +392,7 @@ def print_estimates(estimates, plan, as_json: bool, *, header: str = "", as_csv:
     ``estimates``: the ``Estimate`` the API returned (or a list of metric estimates). Launches a
     plan's filters left out are reported beside the estimate, never added to it."""
     from simsample.library import Estimate
+    from simsample.sampling.estimate import no_interval_reason
     from simsample.sampling.filters import excluded_line
 
     est = estimates if isinstance(estimates, Estimate) else Estimate(plan, list(estimates))
@@ -420,7 +421,7 @@ def print_estimates(estimates, plan, as_json: bool, *, header: str = "", as_csv:
         table.add_column(col, justify="right" if col != "metric" else "left")
     for e, hw in zip(est.estimates, est.to_dataframe()["half_width_pct"]):
         fmt = (lambda x: f"{x:,.4f}") if e.kind == "ratio" else (lambda x: f"{x:,.1f}")
-        interval = f"[{fmt(e.ci_low)}, {fmt(e.ci_high)}]" if e.ci_low is not None else "no bound (representative plan)"
+        interval = f"[{fmt(e.ci_low)}, {fmt(e.ci_high)}]" if e.ci_low is not None else no_interval_reason(plan)
         if e.ci_low is None and getattr(e, "dof", None) is not None:  # its draws cannot support the plan's confidence
             interval = f"none: {e.dof:.1f} dof, too few for {100 * e.confidence:g}%"
         if (

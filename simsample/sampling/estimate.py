@@ -168,6 +168,9 @@ class _Design:
         None  # how far from the mean a single draw lands at the plan's confidence (relative); NaN: unknown
     )
     confidence: float = 0.95  # the plan's
+    #: the design metric is a measured time of the launches (a profile's durations, cycles), not a
+    #: proxy such as warp instructions: a cluster of equal values then has no spread to borrow
+    measured: bool = True
 
 
 def _stat(plan: Plan, key: str) -> np.ndarray:
@@ -203,7 +206,21 @@ def _design(plan: Plan) -> _Design:
         plan_design_values(plan),
         tail if np.any(np.isfinite(tail)) else None,
         plan_confidence(plan),
+        design_is_measured(plan),
     )
+
+
+#: Design metrics that are measured times of the launches themselves (as margin's
+#: ``MEASURED_TIMES``): a cluster whose values are all equal has no spread, known exactly.
+MEASURED_METRICS = ("duration_ns", "cycles")
+
+
+def design_is_measured(plan: Plan) -> bool:
+    """Whether the plan's design metric is a measured time (or unrecorded: plans made before the
+    workload recorded its metric are treated as before); False for a proxy such as warp
+    instructions, whose equal values within a cluster say nothing of the simulated metric's spread."""
+    metric = plan.workload.get("metric") if isinstance(plan.workload, Mapping) else None
+    return not isinstance(metric, str) or metric in MEASURED_METRICS or metric == "none"
 
 
 def plan_design_values(plan: Plan) -> np.ndarray | None:
@@ -447,6 +464,11 @@ def _borrow(d: _Design, y: np.ndarray, scale: np.ndarray, *, design_cov: bool) -
         have_cov = design_cov and not np.any(np.isnan(d.cov[single]))
         if np.any(single) and (not have_cov or not np.any(cov2[single] > 0)):
             return None  # nothing to estimate a single draw's variance from
+        if np.any(single & (cov2 <= 0)) and not d.measured:
+            # a proxy design metric (warp instructions) equal across a cluster says nothing of its
+            # cycles' spread, and nothing measured it: δ = 0 gave those clusters no variance at all
+            # (root with group=auto on hetero: intervals of ±0.00%, 0 of 20 covering)
+            return None
         delta, dof = 0.0, np.inf
     else:
         delta, dof = pool
@@ -537,6 +559,14 @@ def _variance(
             if estimated > 0 and np.isfinite(nu):
                 den += estimated**2 / nu
     dof = var * var / den if den > 0 else np.inf
+    if borrowed is not None and np.any(own_terms):
+        # the clusters measuring their own spread are the pool's donors too: one estimate counted
+        # twice as if independent gave more degrees of freedom than all the draws hold (5.05 from
+        # six draws); the Satterthwaite ν of a sum never exceeds the dof of its independent parts
+        pools = borrowed.dof[borrow]
+        pools = pools[np.isfinite(pools)]
+        if pools.size:
+            dof = min(dof, float(pools.max()))
     return var, dof
 
 
@@ -806,6 +836,20 @@ def _finish(
         kind,
         dof=float(dof) if np.isfinite(dof) and se > 0 else None,
     )
+
+
+def no_interval_reason(plan: Plan) -> str:
+    """Why an estimate of ``plan`` has no interval, in a few words for the estimate table (the
+    case of too few degrees of freedom is said with its dof where it is printed).
+
+    A plan that picks one representative per cluster (PKA, Sieve, Photon) draws nothing at random:
+    its error is the representatives' bias, which no sampling distribution bounds. A stratified
+    plan without an interval drew clusters once whose design metric shows no spread and measured
+    the spread nowhere (no cluster drawn twice): a plan drawing a few clusters twice (margin does
+    on trace features) gives one."""
+    if plan.estimator.get("kind") != "stratified":
+        return "no bound (representative plan)"
+    return "none: no cluster drawn twice measured the spread"
 
 
 def _total_bounds(plan: Plan, y: np.ndarray) -> tuple[float, float]:

@@ -1,0 +1,167 @@
+"""Properties of the interval's math: Welch–Satterthwaite degrees of freedom within their bounds,
+the quantile they imply, an interval never narrower at a higher confidence, and no interval (with
+the reason said) where nothing measured the spread of a proxy design metric."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from simsample.manager import get_host
+from simsample.planfile import Cluster, Plan
+from simsample.sampling.draws import cluster_stats
+from simsample.sampling.estimate import design_is_measured, estimate_total, no_interval_reason
+from simsample.workload import from_records
+
+
+def make_plan(x, members, picks, *, metric="duration_ns", kind="stratified"):
+    """A plan over launches of design values ``x`` (column ``metric``) whose cluster i holds rows
+    ``members[i]`` (all of kernel ``k<i>``) and drew rows ``picks[i]``."""
+    n = x.size
+    names = [""] * n
+    for cid, mem in members.items():
+        for r in mem:
+            names[r] = f"k{cid}"
+    cols = {"name": names, "grid_x": [1] * n, "block_x": [1] * n, "duration_ns": x}
+    if metric != "duration_ns":
+        cols[metric] = x
+    wl = from_records(cols)
+    rows, weights, cl, clusters = [], [], [], []
+    for cid, mem in members.items():
+        p = list(picks[cid])
+        rows += p
+        weights += [len(mem) / len(p)] * len(p)
+        cl += [cid] * len(p)
+        clusters.append(Cluster(cid, f"k{cid}", len(mem), len(p), cluster_stats(x[mem]), sorted(set(p))))
+    return Plan.build(
+        wl,
+        get_host().sampler("stem"),
+        {},
+        0,
+        metric=metric,
+        rows=rows,
+        weights=weights,
+        cluster_of_row=cl,
+        clusters=clusters,
+        kind=kind,
+        replace=False,
+        error_bound=0.05,
+        confidence=0.95,
+    )
+
+
+def by_id(values):
+    return pd.Series(np.asarray(values, np.float64), index=np.arange(len(values)))
+
+
+@st.composite
+def flat_layouts(draw):
+    """Clusters of equal design values (a proxy: the simulated metric varies where the design does
+    not), each drawn 1 to 6 times, at least one twice; simulated values spread 0.1% to 20%."""
+    k = draw(st.integers(2, 6))
+    sizes = [draw(st.integers(6, 12)) for _ in range(k)]
+    m = [draw(st.integers(1, 6)) for _ in range(k)]
+    if max(m) < 2:
+        m[0] = 2
+    seed = draw(st.integers(0, 2**31 - 1))
+    spread = draw(st.floats(0.001, 0.2))
+    rng = np.random.default_rng(seed)
+    x = np.concatenate([np.full(n, float(100 * (i + 1))) for i, n in enumerate(sizes)])
+    y = x * (1 + spread * rng.standard_normal(x.size))
+    starts = np.cumsum([0, *sizes])
+    members = {i: np.arange(starts[i], starts[i + 1]) for i in range(k)}
+    picks = {i: list(rng.choice(members[i], size=m[i], replace=False)) for i in range(k)}
+    return x, np.abs(y) + 1.0, members, picks
+
+
+@settings(max_examples=60, deadline=None)
+@given(flat_layouts())
+def test_welch_satterthwaite_dof_lies_within_its_bounds_and_sets_the_quantile(layout):
+    """ν = (Σ v)² / Σ v²/ν_i lies between the fewest degrees of freedom of one estimated part (at
+    least one: a pair) and the sum of all (at most the draws less one), and the interval is
+    Student's t at ν: (high − estimate)/se = t(ν)."""
+    x, y, members, picks = layout
+    plan = make_plan(x, members, picks, metric="warp_insts")
+    e = estimate_total(plan, by_id(y), confidence=0.95)
+    if e.ci_low is None or not e.std_error:
+        return
+    n = sum(len(p) for p in picks.values())
+    if e.dof is None:  # normal: only beyond NORMAL_DOF, which these few draws never reach
+        pytest.fail(f"normal quantile from {n} draws")
+    assert 1.0 - 1e-9 <= e.dof <= n - 1 + 1e-9
+    q = (e.ci_high - e.estimate) / e.std_error
+    assert q == pytest.approx(stats.t.ppf(0.975, e.dof), rel=1e-6) or q > stats.t.ppf(0.975, e.dof)  # a tail floor
+
+
+@settings(max_examples=40, deadline=None)
+@given(flat_layouts(), st.floats(0.5, 0.95), st.floats(0.001, 0.049))
+def test_a_higher_confidence_never_gives_a_narrower_interval(layout, low, step):
+    x, y, members, picks = layout
+    plan = make_plan(x, members, picks, metric="warp_insts")
+    a = estimate_total(plan, by_id(y), confidence=low)
+    b = estimate_total(plan, by_id(y), confidence=low + step)
+    if a.ci_low is None:
+        assert b.ci_low is None
+        return
+    assert b.ci_high - b.ci_low >= (a.ci_high - a.ci_low) * (1 - 1e-12)
+    assert b.ci_low <= a.ci_low + 1e-9 * abs(a.estimate) and b.ci_high >= a.ci_high - 1e-9 * abs(a.estimate)
+
+
+def _one_flat_single(metric):
+    """Cluster 0 of spread drawn once, cluster 1 of equal design values drawn once, cluster 2 of
+    spread drawn twice (its line through two draws leaves no scatter): nothing measured how a
+    launch's simulated value differs from another's where the design values are equal."""
+    x = np.r_[np.linspace(100, 200, 8), np.full(8, 300.0), np.linspace(50, 90, 8)]
+    members = {0: np.arange(8), 1: np.arange(8, 16), 2: np.arange(16, 24)}
+    return make_plan(x, members, {0: [3], 1: [9], 2: [17, 20]}, metric=metric), x
+
+
+def test_a_proxy_metric_equal_in_a_cluster_drawn_once_gives_no_false_interval():
+    """Equal warp instructions say nothing of the cycles' spread: with nothing measured, that
+    cluster used to take no variance at all (intervals of ±0.00% around wrong estimates); now the
+    estimate has no interval. Equal measured durations are the launches' own: no spread, known."""
+    proxy, x = _one_flat_single("warp_insts")
+    assert not design_is_measured(proxy)
+    y = x * 1.3 + 7.0
+    e = estimate_total(proxy, by_id(y), confidence=0.95)
+    assert e.ci_low is None and e.std_error is None
+    assert no_interval_reason(proxy) == "none: no cluster drawn twice measured the spread"
+    measured, _ = _one_flat_single("duration_ns")
+    assert design_is_measured(measured)
+    m = estimate_total(measured, by_id(x), confidence=0.95)
+    assert m.ci_low is not None and m.ci_low <= x.sum() <= m.ci_high
+
+
+def test_a_representative_plan_says_it_has_no_bound():
+    x = np.r_[np.full(4, 10.0), np.full(4, 20.0)]
+    plan = make_plan(x, {0: np.arange(4), 1: np.arange(4, 8)}, {0: [0], 1: [4]}, kind="representative")
+    e = estimate_total(plan, by_id(x), confidence=0.95)
+    assert e.ci_low is None
+    assert no_interval_reason(plan) == "no bound (representative plan)"
+
+
+def test_cli_says_why_a_stratified_plan_has_no_interval(tmp_path):
+    import subprocess
+    import sys
+
+    plan, x = _one_flat_single("warp_insts")
+    plan.write(tmp_path / "plan.json")
+    ids = plan.samples["kernel_id"].to_numpy()
+    (tmp_path / "v.csv").write_text("kernel_id,cycles\n" + "".join(f"{i},{1.3 * x[i] + 7}\n" for i in ids))
+    cmd = [
+        sys.executable,
+        "-m",
+        "simsample",
+        "estimate",
+        "--plan",
+        str(tmp_path / "plan.json"),
+        str(tmp_path / "v.csv"),
+    ]
+    out = subprocess.run(cmd, capture_output=True, text=True, env={"COLUMNS": "200", "PATH": ""}, check=False)
+    assert out.returncode == 0, out.stderr
+    assert "none: no cluster drawn twice measured the spread" in out.stdout
+    assert "representative" not in out.stdout
