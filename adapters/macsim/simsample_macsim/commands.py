@@ -133,12 +133,15 @@ def apply_cmd(
 )
 def features_cmd(traces: Path, output: Path, params: Path | None, no_context: bool) -> None:
     """Per-launch features from a MacSim trace folder: warps, instructions, warp imbalance, occupancy and cache context."""
-    from simsample.sdk import check_output_file, extras_path
+    from simsample.sdk import check_output_file, extras_path, task
     from simsample_macsim.features import trace_features
+    from simsample_macsim.reader import load_trace_folder
 
     for written in (output, extras_path(output)):
         check_output_file(written, [traces, *([params] if params else [])], what="features table")
-    wl = trace_features(traces, params=params, context=not no_context)
+    launches = None if no_context else len(load_trace_folder(traces, quiet=True).config.kernels)
+    with task("reading trace addresses", launches) as advance:
+        wl = trace_features(traces, params=params, context=not no_context, progress=advance)
     wl.to_parquet(output)
     click.echo(f"{output}: {len(wl)} launches, features {', '.join(wl.feature_columns)}")
 
