@@ -466,8 +466,9 @@ def _borrow(d: _Design, y: np.ndarray, scale: np.ndarray, *, design_cov: bool) -
             return None  # nothing to estimate a single draw's variance from
         if np.any(single & (cov2 <= 0)) and not d.measured:
             # a proxy design metric (warp instructions) equal across a cluster says nothing of its
-            # cycles' spread, and nothing measured it: δ = 0 gave those clusters no variance at all
-            # (root with group=auto on hetero: intervals of ±0.00%, 0 of 20 covering)
+            # cycles' spread, and nothing measured it: δ = 0 gave those clusters no variance, an
+            # interval as if their cycles were all equal (where every cluster drawn once was such
+            # a one: ±0.00%, none covering)
             return None
         delta, dof = 0.0, np.inf
     else:

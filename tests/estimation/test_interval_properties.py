@@ -122,7 +122,7 @@ def _one_flat_single(metric):
 
 def test_a_proxy_metric_equal_in_a_cluster_drawn_once_gives_no_false_interval():
     """Equal warp instructions say nothing of the cycles' spread: with nothing measured, that
-    cluster used to take no variance at all (intervals of ±0.00% around wrong estimates); now the
+    cluster used to add no variance (the interval as if its cycles were all equal); now the
     estimate has no interval. Equal measured durations are the launches' own: no spread, known."""
     proxy, x = _one_flat_single("warp_insts")
     assert not design_is_measured(proxy)
@@ -165,3 +165,15 @@ def test_cli_says_why_a_stratified_plan_has_no_interval(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "none: no cluster drawn twice measured the spread" in out.stdout
     assert "representative" not in out.stdout
+
+
+def test_a_cluster_both_measuring_its_own_spread_and_lending_it_is_counted_once():
+    """Cluster 1 (five draws) measures its own spread and is the only donor of the pool that
+    cluster 0 (one draw) borrows: one estimate of four degrees of freedom, which Welch–Satterthwaite
+    counted as two independent ones (5.05 degrees of freedom from six draws)."""
+    x = np.r_[np.full(6, 100.0), np.full(6, 200.0)]
+    y = np.array([102.6, 99.3, 109.0, 102.3, 94.3, 105.5, 233.6, 224.7, 183.4, 169.4, 185.4, 202.0])
+    plan = make_plan(x, {0: np.arange(6), 1: np.arange(6, 12)}, {0: [2], 1: [6, 8, 9, 7, 10]}, metric="warp_insts")
+    e = estimate_total(plan, by_id(y), confidence=0.95)
+    assert e.dof == pytest.approx(4.0)
+    assert (e.ci_high - e.estimate) / e.std_error == pytest.approx(stats.t.ppf(0.975, 4.0), rel=1e-9)
