@@ -168,6 +168,21 @@ def _check_part_of_run(
     )
 
 
+def _stored_footprints(tf: TraceFolder):
+    """Footprint of folder row i, as the whole-run warm-up takes it (:func:`.footprints.footprint_of`):
+    from the store ``profile features`` filled, else scanned once by the compiled scanner (numpy
+    where it cannot be used) and stored; a partial folder's warm-up no longer reads the trace
+    bodies again with the numpy scanner (the same lines, counts and instructions)."""
+    from simsample_accelsim.footprints import FootprintStore, footprint_of
+
+    store = FootprintStore()
+
+    def footprint(i: int) -> Footprint:
+        return footprint_of(tf.files[i], store)
+
+    return footprint
+
+
 def _empty_footprint() -> Footprint:
     e = np.empty(0, dtype=np.int64)
     return Footprint(e, e, 0, None)
@@ -215,10 +230,7 @@ def choose_warmup_traced(
             s: list(range(int(np.searchsorted(numbers, max(1, int(numbers[s]) - k), side="left")), s)) for s in samples
         }
     if footprint is None:
-        from simsample_accelsim.scan_numpy import scan_footprint
-
-        def footprint(i: int):
-            return scan_footprint(tf.files[i])
+        footprint = _stored_footprints(tf)
 
     weight_of_number: dict[int, float] = {}
     for r, w in zip(rows, plan.samples["weight"]):
@@ -263,10 +275,7 @@ def _reuse_traced(
     before each sample: the walk back stops at the first launch the folder does not hold, and
     one note says how many samples it stopped short for."""
     if footprint is None:
-        from simsample_accelsim.scan_numpy import scan_footprint
-
-        def footprint(i: int):
-            return scan_footprint(tf.files[i])
+        footprint = _stored_footprints(tf)
 
     keep = {int(numbers[s]) for s in samples} if shared else set()
     limit = spec.reach * spec.l2_lines
@@ -274,7 +283,7 @@ def _reuse_traced(
     short = 0
     for s in samples:
         g = int(numbers[s])
-        seen = np.zeros(0, np.int64)
+        seen = np.zeros(0, np.uint64)  # line numbers are uint64: an int64 start made the union float64
         window: list[int] = []
         n = g - 1
         while n >= 1 and seen.size < limit:
