@@ -300,3 +300,36 @@ def test_a_damaged_trace_stream_names_the_file_and_the_way_out(small_layers, tmp
 def test_machine_counts_lines_of_any_size():
     m = Machine(cores=2, llc_bytes=1000)
     assert m.llc_lines(128) == 7 and m.llc_lines(1) == 1000
+
+
+def test_the_llc_size_of_params_decides_what_a_step_finds(tmp_path):
+    """The held-out mlp workload (benchmarks/macsim_mlp_workload.py) at 1/16 of the size: a
+    layer's three weight arrays are re-read a step later. With an LLC that holds the whole
+    footprint they are warm from the second step on; with one smaller than a step's weights they
+    are cold in every step (as the real runs with num_llc 2 found: ``up`` at 3,970-3,993 cycles
+    in every step, against 1,629-1,872 on the larger LLC)."""
+    spec = importlib.util.spec_from_file_location("mlp", ROOT / "benchmarks" / "macsim_mlp_workload.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    kernels = [dataclasses.replace(k, elements=1024) for k in mod.mlp_kernels()]
+    write_workload(tmp_path / "mlp", kernels)
+    # 1,024 doubles = 8 KiB = 64 lines per array; an LLC of six arrays, as num_llc 2 holds six
+    # of the full-size ones (768 KiB), while a step's weights are twelve
+    small = tmp_path / "small.in"
+    small.write_text("num_llc 1\nllc_num_set 48\nllc_assoc 8\nllc_line_size 128\n")  # 384 lines
+    big = trace_features(tmp_path / "mlp", quiet=True).kernels  # MacSim's built-in 8 MiB LLC
+    little = trace_features(tmp_path / "mlp", params=small, quiet=True).kernels
+    later = big.index >= 16  # steps 2 and 3
+    weighted = big["name"].isin(["up", "bias", "down"])
+    assert (big.loc[later, "warm_reads"] == 1).all()
+    assert little.loc[later & weighted, "warm_reads"].to_numpy() == pytest.approx(2 / 3)
+    assert (little.loc[later & ~weighted, "warm_reads"] == 1).all()  # resid reads and writes activations
+    # so group=auto puts the later steps' up launches with the first step's second one (launch 4,
+    # whose weights are new too) on the small LLC, and apart from it on the large one: in the
+    # real full runs launch 4 took 3,982 cycles against 3,970-3,993 later (num_llc 2), and 2,652
+    # against 1,629-1,872 (bin/params.in)
+    ups = [i for i in range(16, 48) if kernels[i].name == "up"]
+    small_groups = group_launches(Workload(little, source="mlp"), "auto").codes
+    big_groups = group_launches(Workload(big, source="mlp"), "auto").codes
+    assert {int(small_groups[i]) for i in ups} == {int(small_groups[4])}
+    assert int(big_groups[4]) not in {int(big_groups[i]) for i in ups}
