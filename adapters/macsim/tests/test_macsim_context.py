@@ -307,7 +307,7 @@ def test_the_llc_size_of_params_decides_what_a_step_finds(tmp_path):
     layer's three weight arrays are re-read a step later. With an LLC that holds the whole
     footprint they are warm from the second step on; with one smaller than a step's weights they
     are cold in every step (as the real runs with num_llc 2 found: ``up`` at 3,970-3,993 cycles
-    in every step, against 1,629-1,872 on the larger LLC)."""
+    from its second launch on, against 1,629-1,872 from the second step on with the larger LLC)."""
     spec = importlib.util.spec_from_file_location("mlp", ROOT / "benchmarks" / "macsim_mlp_workload.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
