@@ -112,6 +112,10 @@ class Allocation:
 
 def sampled_time(draws: np.ndarray, means: np.ndarray) -> float:
     """Σ m_i·μ_i: the paper's proxy for simulation time (eq. 7/8)."""
+    if len(draws) == 2 == len(means):
+        # ROOT's children, once per split tried: NumPy's sum of two products, as Python floats
+        # (the same two roundings; the sum of fewer than eight values is a plain running sum)
+        return 0.0 + float(draws[0]) * float(means[0]) + float(draws[1]) * float(means[1])
     return float(np.sum(np.asarray(draws, dtype=np.float64) * np.asarray(means, dtype=np.float64)))
 
 
@@ -132,7 +136,11 @@ def allocate(
     A few clusters (ROOT decides thousands of two-cluster splits) go through the same
     algorithm on Python floats, which avoids numpy's per-call overhead.
     """
-    if len(means) <= _SMALL and upper is None and np.ndim(lower) == 0:
+    if upper is None and len(means) <= _SMALL and (isinstance(lower, (int, float)) or np.ndim(lower) == 0):
+        if len(means) == 2:
+            found = _allocate_pair(means, stds, sizes, eps=eps, z=z, replace=replace, lower=float(lower))
+            if found is not None:
+                return found
         return _allocate_small(means, stds, sizes, eps=eps, z=z, replace=replace, lower=float(lower))
     mu = np.asarray(means, dtype=np.float64)
     n = np.asarray(sizes, dtype=np.float64)
@@ -215,6 +223,111 @@ _SMALL = 4
 
 def _allocate_small(means, stds, sizes, *, eps: float, z: float, replace: bool, lower: float) -> Allocation:
     """:func:`allocate` for a handful of clusters, on Python floats (same algorithm)."""
+    m, draws, b, d, total, budget = _solve_small(means, stds, sizes, eps=eps, z=z, replace=replace, lower=lower)
+    k = len(draws)
+    hi = [float(v) for v in sizes]
+    feasible = not any(v > 0 for v in b) or sum(b[i] / hi[i] for i in range(k) if b[i] > 0) <= budget * (1 + 1e-12)
+    var = max(sum(b[i] / draws[i] for i in range(k) if b[i] > 0) - d, 0.0)
+    return Allocation(
+        continuous=np.array(m, dtype=np.float64),
+        draws=np.array(draws, dtype=np.int64),
+        feasible=bool(feasible),
+        total=total,
+        variance=var,
+    )
+
+
+def _allocate_pair(means, stds, sizes, *, eps: float, z: float, replace: bool, lower: float) -> Allocation | None:
+    """:func:`_allocate_small` for two clusters that both have spread and cost, or None.
+
+    The same operations in the same order, written out for two: ROOT's recursion sizes the two
+    children of every split it tries (about 10,000 allocations at 10^6 launches over margin's
+    trees) and the general code's lists, closures and sums were most of that cost. Sums are
+    written ``0.0 + a + b``, which is what ``sum`` computes for two terms (with or without its
+    compensated summation). Tests compare both on random clusters, field by field.
+    """
+    mu0, mu1 = float(means[0]), float(means[1])
+    n0, n1 = float(sizes[0]), float(sizes[1])
+    sd0, sd1 = float(stds[0]), float(stds[1])
+    if replace:
+        b0 = n0 * n0 * sd0 * sd0
+        b1 = n1 * n1 * sd1 * sd1
+        d = 0.0
+    else:
+        s0 = sd0 * sd0 * n0 / (n0 - 1.0) if n0 > 1 else 0.0
+        s1 = sd1 * sd1 * n1 / (n1 - 1.0) if n1 > 1 else 0.0
+        b0 = n0 * n0 * s0
+        b1 = n1 * n1 * s1
+        d = 0.0 + n0 * s0 + n1 * s1
+    if not (b0 > 0 and mu0 > 0 and b1 > 0 and mu1 > 0):
+        return None
+    lo0, lo1 = min(lower, n0), min(lower, n1)
+    total = 0.0 + n0 * mu0 + n1 * mu1
+    budget = (eps * total / z) ** 2 + d if total > 0 else 0.0
+    target = budget - 0.0
+    r0, r1 = math.sqrt(b0 / mu0), math.sqrt(b1 / mu1)
+    at_hi = 0.0 + b0 / n0 + b1 / n1
+    if target <= 0 or at_hi >= target:
+        m0, m1 = n0, n1
+    elif 0.0 + b0 / lo0 + b1 / lo1 > target:
+
+        def g(t: float) -> float:
+            return 0.0 + b0 / min(max(t * r0, lo0), n0) + b1 / min(max(t * r1, lo1), n1)
+
+        t0 = _last_breakpoint(g, sorted({lo0 / r0, lo1 / r1} | {n0 / r0, n1 / r1}), target)
+        k_fixed = a_free = 0.0
+        probe = t0 * r0 * (1 + 1e-12)
+        if probe >= n0:
+            k_fixed += b0 / n0
+        elif probe > lo0:
+            a_free += b0 / r0
+        else:
+            k_fixed += b0 / lo0
+        probe = t0 * r1 * (1 + 1e-12)
+        if probe >= n1:
+            k_fixed += b1 / n1
+        elif probe > lo1:
+            a_free += b1 / r1
+        else:
+            k_fixed += b1 / lo1
+        t = a_free / (target - k_fixed) if a_free > 0 else t0
+        m0, m1 = min(max(t * r0, lo0), n0), min(max(t * r1, lo1), n1)
+    else:
+        m0, m1 = lo0, lo1
+    d0 = int(max(min(math.ceil(m0 * (1.0 - 1e-12)), n0), lo0))
+    d1 = int(max(min(math.ceil(m1 * (1.0 - 1e-12)), n1), lo1))
+    return Allocation(
+        continuous=np.array((m0, m1), dtype=np.float64),
+        draws=np.array((d0, d1), dtype=np.int64),
+        feasible=at_hi <= budget * (1 + 1e-12),
+        total=total,
+        variance=max(0.0 + b0 / d0 + b1 / d1 - d, 0.0),
+    )
+
+
+def small_draws(
+    means: Sequence[float],
+    stds: Sequence[float],
+    sizes: Sequence[int],
+    *,
+    eps: float,
+    z: float,
+    replace: bool,
+    lower: float,
+) -> list[int]:
+    """``allocate(...).draws`` of a handful of clusters (at most four), as Python ints.
+
+    ROOT's recursion sizes the two children of every split it tries (about 10,000 at 10^6
+    launches, over margin's trees) and reads nothing but the draws: this skips building the
+    :class:`Allocation` (arrays, the variance) and computes the draws with the very code
+    :func:`allocate` runs for so few clusters, so they are the same numbers.
+    """
+    return _solve_small(means, stds, sizes, eps=eps, z=z, replace=replace, lower=lower)[1]
+
+
+def _solve_small(means, stds, sizes, *, eps: float, z: float, replace: bool, lower: float):
+    """The continuous optimum and the draws of :func:`allocate` for a handful of clusters, on
+    Python floats, with the ``b``, ``d``, total and budget they came from."""
     mu = [float(v) for v in means]
     n = [float(v) for v in sizes]
     sd = [float(v) for v in stds]
@@ -260,13 +373,5 @@ def _allocate_small(means, stds, sizes, *, eps: float, z: float, replace: bool, 
             t = a_free / (target - k_fixed) if a_free > 0 else t0
             for i in act:
                 m[i] = min(max(t * r[i], lo[i]), hi[i])
-    feasible = not any(v > 0 for v in b) or sum(b[i] / hi[i] for i in range(k) if b[i] > 0) <= budget * (1 + 1e-12)
     draws = [int(max(min(math.ceil(m[i] * (1.0 - 1e-12)), hi[i]), lo[i])) for i in range(k)]
-    var = max(sum(b[i] / draws[i] for i in range(k) if b[i] > 0) - d, 0.0)
-    return Allocation(
-        continuous=np.array(m, dtype=np.float64),
-        draws=np.array(draws, dtype=np.int64),
-        feasible=bool(feasible),
-        total=total,
-        variance=var,
-    )
+    return m, draws, b, d, total, budget

@@ -101,7 +101,16 @@ def group_launches(workload: Workload, by: str = "name") -> Grouping:
     uniq = sorted(set(cats))
     rank = {c: i for i, c in enumerate(uniq)}
     remap = np.array([rank[c] for c in cats], dtype=np.int64)
-    codes = remap[names.cat.codes.to_numpy().astype(np.int64)] if len(cats) else np.zeros(len(names), np.int64)
+    cat_codes = names.cat.codes.to_numpy()
+    if by == "name" and len(cats) and cat_codes.size and int(cat_codes.min()) >= 0:
+        # the codes _compress gives, through a table over the categories: one pass over the
+        # launches instead of a hash factorisation (a tenth of a second at 10^6 launches)
+        present = np.zeros(len(uniq), dtype=bool)
+        present[remap[np.flatnonzero(np.bincount(cat_codes, minlength=len(cats)))]] = True
+        used = np.flatnonzero(present)
+        table = np.cumsum(present, dtype=np.int64) - 1
+        return Grouping(codes=table[remap][cat_codes], keys=[uniq[u] for u in used])
+    codes = remap[cat_codes.astype(np.int64)] if len(cats) else np.zeros(len(names), np.int64)
     if by == "name":
         used, codes = _compress(codes)
         return Grouping(codes=codes, keys=[uniq[u] for u in used])

@@ -85,28 +85,33 @@ def root_tree(strata: Strata, top: Range, params: Mapping[str, Any], seed: int) 
     """
     z = z_value(params["confidence"])
     m0 = single_cluster_draws(top, params)
+    # what every split reads, looked up once (margin tries thousands of splits per plan)
+    eps, min_draws, method, replace = params["eps"], params["min_draws"], params["split"], iid_sizing(params)
     stack: list[tuple[Range, int]] = [(top, m0)]
     leaves: list[Range] = []
     while stack:
         c, m_old = stack.pop()
-        if c.size <= 1 or c.std == 0.0 or m_old <= min(params["min_draws"], c.size):
+        size = c.hi - c.lo
+        if size <= 1 or c.std == 0.0 or m_old <= min(min_draws, size):
             leaves.append(c)
             continue
-        kids = split_range(strata, c, params["split"], seed)
+        kids = split_range(strata, c, method, seed)
         if kids is None:
             leaves.append(c)
             continue
+        left, right = kids
+        means = [left.mean, right.mean]
         alloc = allocate(
-            [k.mean for k in kids],
-            [k.std for k in kids],
-            [k.size for k in kids],
-            eps=params["eps"],
+            means,
+            [left.std, right.std],
+            [left.hi - left.lo, right.hi - right.lo],
+            eps=eps,
             z=z,
-            replace=iid_sizing(params),
-            lower=params["min_draws"],
+            replace=replace,
+            lower=min_draws,
         )
         tau_old = m_old * c.mean
-        tau_new = sampled_time(alloc.draws, [k.mean for k in kids])
+        tau_new = sampled_time(alloc.draws, means)
         if tau_new < tau_old:
             # right child pushed first so that the left one is explored (and emitted) first
             stack.append((kids[1], int(alloc.draws[1])))
