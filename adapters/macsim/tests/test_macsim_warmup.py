@@ -401,7 +401,7 @@ def test_apply_on_the_layers_workload_writes_what_was_run(tmp_path, layers, sett
         if r["workload"] == "layers" and setting in r["settings"]:
             res = apply_plan(
                 Plan.read(FIXTURES / r["plan"]),
-                tmp_path / setting,
+                tmp_path / r["id"],  # one folder per run: two layers runs share a setting
                 traces=layers,
                 params=None,
                 warmup=parse_warmup(setting),
