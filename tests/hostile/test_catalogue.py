@@ -929,26 +929,39 @@ def test_ctrl_c_is_one_line_and_exit_130(delay: float, tmp_path: Path) -> None:
 
 def test_ctrl_c_during_features_removes_the_new_cache(tmp_path: Path, work: Path) -> None:
     """An interrupted ``profile features`` leaves neither OUT nor OUT.cache/ behind."""
-    out = tmp_path / "out"
-    out.mkdir()
-    interrupted = 0
-    for delay in (0.6, 0.9, 1.2, 1.6):
+
+    def start(name: str) -> tuple[subprocess.Popen[bytes], Path]:
+        out = tmp_path / f"out-{name}"
+        out.mkdir()
+        # each run its own footprint store, so that no run reuses what an earlier one scanned
+        store = tmp_path / f"store-{name}"
         p = subprocess.Popen(
             _console("profile", "features", "--sim", "accelsim", str(D / ACC / "hetero"), "-o", str(out / "f.parquet")),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=out,
-            env={**os.environ, "TMPDIR": str(tmp_path)},
+            env={**os.environ, "TMPDIR": str(tmp_path), "SIMSAMPLE_CACHE": str(store)},
         )
-        time.sleep(delay)
+        return p, out
+
+    # The Ctrl-C lands at fractions of an undisturbed run's length, measured here: fixed delays
+    # arrived after the end once the scanner got faster, and during the interpreter's start-up on
+    # a loaded machine.
+    p, _ = start("undisturbed")
+    began = time.monotonic()
+    _, err = p.communicate(timeout=120)
+    length = time.monotonic() - began
+    assert p.returncode == 0, err.decode()
+    interrupted = 0
+    for fraction in (0.5, 0.65, 0.8, 0.95):
+        p, out = start(f"{fraction}")
+        time.sleep(fraction * length)
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=120)
         finished = (out / "f.parquet").exists()
         if p.returncode == 0 or (p.returncode == -signal.SIGINT and finished):
             # done before Ctrl-C (the signal may land while the interpreter shuts down, after the
-            # output was written whole): nothing was interrupted, try a shorter delay
-            for f in list(out.iterdir()):
-                shutil.rmtree(f) if f.is_dir() else f.unlink()
+            # output was written whole): nothing was interrupted
             continue
         assert p.returncode == 130, err.decode()
         assert not any(out.iterdir()), sorted(f.name for f in out.iterdir())
