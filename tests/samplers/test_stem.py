@@ -135,7 +135,7 @@ def test_plan_records_what_the_estimator_needs(tmp_path):
     assert plan.estimator == {"kind": "stratified", "replace": False}
     assert plan.prediction["error_bound"] == 0.1 and plan.prediction["confidence"] == 0.9
     assert plan.prediction["predicted_error"] <= 0.1
-    assert plan.sampler["params"]["eps"] == 0.1 and plan.sampler["version"] == "2"
+    assert plan.sampler["params"]["eps"] == 0.1 and plan.sampler["version"] == "3"
     for c in plan.clusters:
         members = wl.values()[wl.kernels["name"].astype(str).str.startswith(c.key).to_numpy()]
         assert c.size == members.size and c.draws == (plan.samples["cluster"] == c.id).sum()

@@ -96,7 +96,7 @@ PROXY_POOL_DOF = 4
 
 class MarginSampler(Sampler):
     name = "margin"
-    version = "4"
+    version = "5"  # 5: stats.tail is the inverted-CDF quantile (draws unchanged)
     description = (
         "simsample's default: ROOT's splits, one allocation with the finite-population correction, sized with a margin"
     )

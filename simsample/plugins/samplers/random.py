@@ -18,7 +18,7 @@ from simsample.sdk import Param, Plan, Sampler, UserError, Workload, draw, hooki
 
 class RandomSampler(Sampler):
     name = "random"
-    version = "2"  # 2: clusters drawn once record stats.tail (how far one draw lands)
+    version = "3"  # 3: stats.tail holds every launch a draw lands on at the confidence (2: recorded)
     description = "uniform random launches, weight N/m (by rate, count, or target speedup)"
     params = (
         Param("rate", float, 0.1, "fraction of launches to draw: m = ceil(rate·N)", minimum=0.0, maximum=1.0),

@@ -52,7 +52,7 @@ SPLITS = ("exact", "kmeans")
 
 class RootSampler(Sampler):
     name = "root"
-    version = "2"  # 2: clusters drawn once record stats.tail (how far one draw lands)
+    version = "3"  # 3: stats.tail holds every launch a draw lands on at the confidence (2: recorded)
     description = "ROOT: STEM with per-kernel clusters split hierarchically at the peaks of their times"
     params = COMMON_PARAMS + (
         Param(
