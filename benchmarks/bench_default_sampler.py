@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from simsample.io.loading import load_workload
 from simsample.manager import get_host
-from simsample.sampling.evaluate import discover_profiles, evaluate_workload, harmonic_mean
+from simsample.reading import discover_profiles, load_workload
+from simsample.sampling.evaluate import evaluate_workload, harmonic_mean
 
 #: name shown -> (sampler, parameters)
 SAMPLERS = {

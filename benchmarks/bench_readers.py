@@ -247,8 +247,8 @@ def _rss_bytes() -> int:
 
 
 def measure(fmt: str | None, files: list[str]) -> dict:
-    from simsample.io.loading import load_workload
     from simsample.manager import get_host
+    from simsample.reading import load_workload
 
     get_host().load()
     import pandas  # noqa: F401  (imports out of the timing)

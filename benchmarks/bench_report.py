@@ -56,7 +56,7 @@ def _phases(plan: Path, prof: Path, est: Path, evals: list[Path]) -> dict[str, f
     p = Plan.read(plan)
     times["plan read"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    from simsample.io.loading import load_workload
+    from simsample.reading import load_workload
 
     wl = load_workload([prof])
     _ = wl.shape_fingerprint

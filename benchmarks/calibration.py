@@ -117,7 +117,7 @@ def load_family(family: str, min_launches: int, cache: Path | None) -> list[tupl
                         ("hetero", wl, truth_by_launch(wl, collect_logs([hetero / "full.out.gz"]), metric="cycles"))
                     )
     else:
-        from simsample.io.loading import load_workload
+        from simsample.reading import load_workload
 
         for p in profile_paths(family):
             try:

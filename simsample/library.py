@@ -100,7 +100,7 @@ def _workloads_in(path: Path, format: str | None) -> tuple[list[Path], list[str]
     """The workloads ``path`` stands for, and the files passed over. A folder with nothing a
     reader recognises is returned as it is, for its reader to say what it lacks (an Nsight
     Systems report inside is named with its export command instead)."""
-    from simsample.sampling.evaluate import discover_profiles
+    from simsample.reading import discover_profiles
 
     passed: list[str] = []
     try:
@@ -137,6 +137,7 @@ def read(
     ```
     """
     from simsample.io.loading import load_workload
+    from simsample.manager import get_host
 
     if not paths:
         raise UserError("no input given")
@@ -164,7 +165,7 @@ def read(
     ps = [Path(p) for p in paths]
     if len(ps) == 1 and ps[0].is_dir():
         ps = [_one_workload_in(ps[0], format)]
-    return load_workload(ps, format=format, options=options, join=join)
+    return load_workload(ps, host=get_host(), format=format, options=options, join=join)
 
 
 def _one_workload_in(folder: Path, format: str | None) -> Path:
@@ -525,7 +526,7 @@ def evaluate(
     paths = [i for i in items if not isinstance(i, _Workload)]
     found: dict[int, list[tuple[Path, bool]]] = {}
     if paths:
-        from simsample.sampling.evaluate import discover_profiles
+        from simsample.reading import discover_profiles
 
         for i, item in enumerate(items):
             if not isinstance(item, _Workload):

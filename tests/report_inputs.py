@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from simsample.cli import run
-from simsample.io.loading import load_workload
+from simsample.reading import load_workload
 from tests.helpers import ROOT
 
 PROFILE = ROOT / "examples" / "profile" / "train_step.pt.trace.json.gz"

@@ -150,7 +150,8 @@ def evaluate_cmd(
     """
     from simsample.library import evaluate, get_sampler
     from simsample.progress import task
-    from simsample.sampling.evaluate import discover_profiles, sweep_points
+    from simsample.reading import discover_profiles
+    from simsample.sampling.evaluate import sweep_points
 
     one_of(as_json, as_csv)
     sampler = get_sampler(sampler_name)

@@ -1,15 +1,35 @@
-"""From paths on the command line to a workload: format detection and reader dispatch."""
+"""From paths to a workload: format detection and reader dispatch over the readers it is given.
+
+The readers come in as a parameter (:class:`ReaderSource`: the plugin host, or anything with the
+same two methods): the core knows no plugin host, so the layer above it (the public API, the
+command line, :mod:`simsample.reading`) passes the installed readers in.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from simsample.errors import UserError, UserFileNotFoundError
 from simsample.io.files import missing_message, read_head
-from simsample.manager import PluginHost, get_host
 from simsample.workload import Workload
+
+if TYPE_CHECKING:
+    from simsample.plugin_base import Reader
+
+
+class ReaderSource(Protocol):
+    """Where the readers come from: the plugin host's two lookups."""
+
+    def readers(self) -> Mapping[str, Reader]:
+        """Every installed reader by format name, in detection order."""
+        ...
+
+    def reader(self, name: str) -> Reader:
+        """The reader of format ``name`` (a user error naming the known ones if there is none)."""
+        ...
+
 
 #: Nsight Systems' own report files: binary, read by no reader; ``nsys export`` turns them into SQLite
 _NSYS_REPORTS = (".nsys-rep", ".qdrep")
@@ -26,9 +46,8 @@ def export_hint(path: Path) -> str | None:
     return None
 
 
-def detect_format(path: Path, host: PluginHost | None = None) -> str:
-    """Name of the first reader whose ``detect`` accepts ``path`` (content-based)."""
-    host = host or get_host()
+def detect_format(path: Path, host: ReaderSource) -> str:
+    """Name of the first reader of ``host`` whose ``detect`` accepts ``path`` (content-based)."""
     if not path.exists():
         raise UserFileNotFoundError(missing_message(path))
     hint = export_hint(path)
@@ -55,14 +74,14 @@ def detect_format(path: Path, host: PluginHost | None = None) -> str:
 def load_workload(
     paths: Sequence[str | Path],
     *,
+    host: ReaderSource,
     format: str | None = None,
     options: Mapping[str, Any] | None = None,
-    host: PluginHost | None = None,
     join: str | Path | None = None,
 ) -> Workload:
-    """Read one profile (or several files of one run, for readers that take several);
-    ``join``: a per-launch metrics file (Nsight Compute CSV) to attach to the launches."""
-    host = host or get_host()
+    """Read one profile (or several files of one run, for readers that take several) with the
+    readers of ``host``; ``join``: a per-launch metrics file (Nsight Compute CSV) to attach to
+    the launches."""
     ps = [Path(p) for p in paths]
     if not ps:
         raise UserError("no input given")
@@ -94,7 +113,7 @@ def load_workload(
     return wl
 
 
-def _join(timeline: Workload, metrics_path: Path, host: PluginHost) -> Workload:
+def _join(timeline: Workload, metrics_path: Path, host: ReaderSource) -> Workload:
     """Attach per-launch metrics (see :mod:`simsample.io.join`); a partial match warns on stderr."""
     import sys
 

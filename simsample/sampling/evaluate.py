@@ -32,7 +32,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import lazy_loader as lazy
 import numpy as np
@@ -43,6 +43,9 @@ from simsample.planfile import Plan
 from simsample.plugin_base import Sampler
 from simsample.sampling.estimate import UnsupportedConfidence, estimate_total
 from simsample.workload import Workload
+
+if TYPE_CHECKING:
+    from simsample.io.loading import ReaderSource
 
 pd = lazy.load("pandas")
 
@@ -370,9 +373,14 @@ def sweep_points(sweeps: Sequence[str]) -> list[dict[str, str]]:
 
 
 def discover_profiles(
-    paths: Sequence[str | Path], *, format: str | None = None, skipped: list[str] | None = None
+    paths: Sequence[str | Path],
+    *,
+    host: ReaderSource,
+    format: str | None = None,
+    skipped: list[str] | None = None,
 ) -> list[tuple[Path, bool]]:
-    """``(path, found_in_folder)`` for each workload.
+    """``(path, found_in_folder)`` for each workload, as the readers of ``host`` see them (the
+    plugin host, passed in by the layer above: the core knows no plugin host).
 
     Each path is a workload; a directory that no reader takes as a whole is searched
     (recursively, in sorted order) for files and folders that a reader detects (``format``:
@@ -381,9 +389,6 @@ def discover_profiles(
     skip those with a note rather than fail. ``skipped``: a list that receives one line per file
     in a folder that no reader takes (an Nsight Systems report names its export command).
     """
-    from simsample.manager import get_host
-
-    host = get_host()
     if format is not None:
         host.reader(format)  # unknown names fail here, with the known ones listed
     out: list[tuple[Path, bool]] = []
@@ -408,7 +413,7 @@ def discover_profiles(
     return out
 
 
-def _reader_of(p: Path, format: str | None, host: Any) -> str | None:
+def _reader_of(p: Path, format: str | None, host: ReaderSource) -> str | None:
     """The reader that takes ``p`` (a directory only if the reader reads directories)."""
     from simsample.io.files import read_head
 
@@ -431,7 +436,7 @@ def _reader_of(p: Path, format: str | None, host: Any) -> str | None:
     return None
 
 
-def _walk(folder: Path, format: str | None, host: Any, passed: list[str]) -> Iterable[Path]:
+def _walk(folder: Path, format: str | None, host: ReaderSource, passed: list[str]) -> Iterable[Path]:
     from simsample.io.loading import export_hint
 
     for child in sorted(folder.iterdir(), key=lambda c: c.name):

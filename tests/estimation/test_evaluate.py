@@ -11,9 +11,9 @@ import pytest
 from simsample.cli import run
 from simsample.errors import UserError
 from simsample.manager import get_host
+from simsample.reading import discover_profiles
 from simsample.sampling.estimate import estimate_total
 from simsample.sampling.evaluate import (
-    discover_profiles,
     evaluate_workload,
     harmonic_mean,
     score_plan,

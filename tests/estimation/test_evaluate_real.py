@@ -12,7 +12,7 @@ from tests.helpers import shared_path
 
 
 def load(*parts):
-    from simsample.io.loading import load_workload
+    from simsample.reading import load_workload
 
     path = shared_path(*parts)
     files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]

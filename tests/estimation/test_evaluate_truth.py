@@ -64,7 +64,7 @@ def test_hetero_root_interval_no_longer_collapses(hetero_features):
     """Seed 0 of root, estimated from the full run's own cycles of the sampled launches: the
     old interval (design CoV 0 borrowed by 18 single-draw clusters) was 2 cycles wide and missed
     the true 451,827 cycles."""
-    from simsample.io.loading import load_workload
+    from simsample.reading import load_workload
     from simsample.sampling.estimate import estimate_total
 
     traces, features = hetero_features

@@ -627,7 +627,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # a generic per-kernel CSV in a research artifact's own layout, made from a real trace
     import pandas as pd
 
-    from simsample.io.loading import load_workload
+    from simsample.reading import load_workload
 
     k = load_workload([D / NV / "traces_cudasdk_scan.csv"]).kernels
     art = pd.DataFrame(

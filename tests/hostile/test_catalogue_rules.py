@@ -115,7 +115,7 @@ def _trace(rank: int, n: int) -> bytes:
 
 
 def test_rank_folder_and_archive_read_every_rank(tmp_path: Path) -> None:
-    from simsample.io.loading import load_workload
+    from simsample.reading import load_workload
 
     folder = tmp_path / "ranks"
     folder.mkdir()
@@ -154,7 +154,7 @@ def test_rank_folder_and_archive_read_every_rank(tmp_path: Path) -> None:
     ],
 )
 def test_nsys_csv_refuses_values_beyond_int64(tmp_path: Path, row: str, phrase: str) -> None:
-    from simsample.io.loading import load_workload
+    from simsample.reading import load_workload
 
     header = (
         "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),"
@@ -173,7 +173,7 @@ def test_nsys_csv_refuses_values_beyond_int64(tmp_path: Path, row: str, phrase: 
 def test_a_folder_of_run_folders_is_not_one_multi_rank_run(tmp_path: Path) -> None:
     """Only the trace files directly in a folder are its ranks: a suite of runs, one per
     subfolder, is still evaluated run by run."""
-    from simsample.sampling.evaluate import discover_profiles
+    from simsample.reading import discover_profiles
 
     for run, n in (("a", 3), ("b", 4)):
         (tmp_path / run).mkdir()

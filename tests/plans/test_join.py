@@ -11,7 +11,7 @@ import pytest
 from simsample.cli import run
 from simsample.errors import UserError
 from simsample.io.join import join_metrics
-from simsample.io.loading import load_workload
+from simsample.reading import load_workload
 from simsample.workload import from_records
 from tests.helpers import shared_path
 

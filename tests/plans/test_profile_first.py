@@ -531,7 +531,7 @@ def test_nvtx_step_ranges_of_an_nsys_export(tmp_path, capsys):
         proc["first_launch"] == 1 and proc["excluded"]["outside_window"]["launches"] == 4
     )  # launches 3-6 are steps 2 and 3
     assert all(3 <= s[1] <= 6 for s in proc["samples"]) and len(proc["samples"]) == 2
-    from simsample.io.loading import load_workload
     from simsample.io.nsys_steps import step_of_launches
+    from simsample.reading import load_workload
 
     assert step_of_launches(p, load_workload([p])).tolist() == [1, 1, 2, 2, 3, 3, -1, -1]

@@ -35,6 +35,7 @@ CORE = {
     "planfile",
     "plugin_base",
     "progress",
+    "reading",
     "sdk",
     "testing",
     "workload",

@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 
 from simsample.errors import FormatError
 from simsample.io import tables as ru
-from simsample.io.loading import load_workload
 from simsample.native import PURE_PYTHON_VARIABLE
+from simsample.reading import load_workload
 from tests.helpers import shared_path
 
 SCANNER, REASON = ru.csv_scanner()

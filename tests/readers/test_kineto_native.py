@@ -27,8 +27,8 @@ from simsample.io import kineto_decode as kd
 from simsample.io import kineto_native as kn
 from simsample.io import kineto_scan as ks
 from simsample.io.files import read_all
-from simsample.io.loading import load_workload
 from simsample.plugins.readers.kineto import read_file
+from simsample.reading import load_workload
 from tests.helpers import SHARED_DATA, shared_path
 
 native = pytest.mark.skipif(not kn.AVAILABLE, reason=f"compiled extractor unavailable: {kn.REASON}")

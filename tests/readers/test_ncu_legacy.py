@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from simsample.io.loading import load_workload
 from simsample.manager import get_host
 from simsample.plugins.readers.ncu import add_legacy_aliases
+from simsample.reading import load_workload
 from tests.helpers import shared_path
 
 

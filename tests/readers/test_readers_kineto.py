@@ -14,8 +14,8 @@ from simsample.errors import FormatError, UserError
 from simsample.io import kineto_decode as kd
 from simsample.io import kineto_native as kn
 from simsample.io import kineto_scan as ks
-from simsample.io.loading import detect_format, load_workload
 from simsample.plugins.readers.kineto import read_file
+from simsample.reading import detect_format, load_workload
 from tests.helpers import shared_path
 
 HTA = {

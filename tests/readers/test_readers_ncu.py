@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from simsample.errors import FormatError
-from simsample.io.loading import detect_format, load_workload
+from simsample.reading import detect_format, load_workload
 from tests.helpers import shared_path
 
 

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from simsample.errors import FormatError
-from simsample.io.loading import detect_format, load_workload
 from simsample.io.names import base_name
+from simsample.reading import detect_format, load_workload
 from tests.helpers import shared_path
 
 # --- SQLite ----------------------------------------------------------------------------------

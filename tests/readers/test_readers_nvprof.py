@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from simsample.errors import FormatError, UserError
-from simsample.io.loading import detect_format, load_workload
+from simsample.reading import detect_format, load_workload
 from tests.helpers import shared_path
 
 HEADER = '"Start","Duration","Grid X","Grid Y","Grid Z","Block X","Block Y","Block Z","Registers Per Thread","Static SMem","Dynamic SMem","Size","Throughput","Device","Context","Stream","Name"'

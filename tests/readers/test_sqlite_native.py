@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from simsample.errors import FormatError
 from simsample.io import sqlite_columns as sc
-from simsample.io.loading import load_workload
+from simsample.reading import load_workload
 from tests.helpers import shared_path
 
 NATIVE, REASON = sc.native_reader()

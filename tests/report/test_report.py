@@ -100,7 +100,7 @@ def test_page_lists_plan_facts_and_clusters(page, inputs):
 
 def test_split_clusters_are_rebuilt_exactly(tmp_path):
     """ROOT splits kernels by value: each drawn population is the cluster itself, not the kernel."""
-    from simsample.io.loading import load_workload
+    from simsample.reading import load_workload
 
     plan_path = tmp_path / "root.json"
     assert run(["plan", str(PROFILE), "--sampler", "root", "--seed", "3", "-o", str(plan_path)]) == 0

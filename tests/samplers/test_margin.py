@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simsample.cli import run as cli_run
-from simsample.io.loading import load_workload
 from simsample.manager import get_host
+from simsample.reading import load_workload
 from simsample.sampling.estimate import estimate_total
 from simsample.sampling.pooling import estimator_skewness, skew_sizes
 from simsample.workload import from_records

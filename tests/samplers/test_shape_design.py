@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from simsample.cli import run as cli_run
 from simsample.errors import UserError
-from simsample.io.loading import load_workload
 from simsample.manager import get_host
+from simsample.reading import load_workload
 from simsample.sampling.grouping import group_launches, resolve_grouping
 from simsample.workload import Workload, from_records
 from simsample_accelsim.features import compute_features

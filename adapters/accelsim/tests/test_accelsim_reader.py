@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from simsample.errors import FormatError, UserError
-from simsample.io.loading import load_workload
+from simsample.reading import load_workload
 from simsample_accelsim import read_traces
 from simsample_accelsim.reader import scan_folder
 from simsample_accelsim.synth import KernelSpec, header_text, write_workload

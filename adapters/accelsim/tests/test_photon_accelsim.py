@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from simsample.cli import run
-from simsample.io.loading import load_workload
 from simsample.plugins.samplers.photon import match_launches
+from simsample.reading import load_workload
 from simsample.sampling import gpus
 from simsample.sampling.bbv import KERNEL_EXTRA, WarpFeatures, gpu_bbvs
 from tests.helpers import shared_path
