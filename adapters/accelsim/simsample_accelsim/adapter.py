@@ -140,8 +140,8 @@ class AccelSimAdapter(Adapter):
         folder = Path(workload.source or "")
         if workload.format != "accelsim" or not ((folder / "kernelslist.g").is_file() or folder.is_file()):
             raise UserError(
-                f"{workload.source or 'the workload'} is not an Accel-Sim trace folder here; "
-                "GCL-Sampler reads instructions: plan on the trace folder itself (kernelslist.g with kernel-N.traceg[.xz])"
+                f"{workload.source or 'the workload'} is not an Accel-Sim trace folder here; GCL-Sampler reads "
+                "instructions: plan on the trace folder itself (kernelslist.g with kernel-N.traceg[.xz])"
             )
         tf = scan_folder(folder)
         ids = workload_of(tf).kernels["kernel_id"].to_numpy()
@@ -150,7 +150,8 @@ class AccelSimAdapter(Adapter):
         missing = [k for k in wanted if k not in by_id]
         if missing:
             raise UserError(
-                f"{folder}: no trace for kernel id(s) {', '.join(map(str, missing[:5]))} of the workload; plan on the folder the workload was read from"
+                f"{folder}: no trace for kernel id(s) {', '.join(map(str, missing[:5]))} of the workload; plan on "
+                "the folder the workload was read from"
             )
         return InstructionTraces([by_id[k] for k in wanted], read_warps, f"accelsim-traceg/{FORMAT_VERSION}")
 
@@ -160,7 +161,8 @@ class AccelSimAdapter(Adapter):
         o = options
         if o["split_detailed"] is not None and not o["split"]:
             raise UserError(
-                f"--split-detailed {o['split_detailed']}: give 0 or more, with --split (sampled launches run in detail before each job's own)"
+                f"--split-detailed {o['split_detailed']}: give 0 or more, with --split (sampled launches run in "
+                "detail before each job's own)"
             )
         cost = CostModel.from_configs(tuple(o["warmup_config"])) if o["warmup_config"] else None
         auto = o["warmup"].strip().lower() == "auto"
@@ -194,7 +196,8 @@ class AccelSimAdapter(Adapter):
         split, split_detailed = o["split"], o["split_detailed"]
         if split_detailed is not None and not split:
             raise UserError(
-                f"--split-detailed {split_detailed}: give 0 or more, with --split (sampled launches run in detail before each job's own)"
+                f"--split-detailed {split_detailed}: give 0 or more, with --split (sampled launches run in detail "
+                "before each job's own)"
             )
         cost = CostModel.from_configs(configs) if configs else None
         auto = warmup.strip().lower() == "auto"
@@ -209,8 +212,8 @@ class AccelSimAdapter(Adapter):
             o["warmup_reach"] > 0 and o["warmup_reach"] < float("inf")
         ):  # nan, inf, <= 0: refused whatever the warm-up
             raise UserError(
-                f"--warmup-reach {o['warmup_reach']}: must be a finite number > 0 (the L2's lines touched before a sample, "
-                "in multiples of its size)"
+                f"--warmup-reach {o['warmup_reach']}: must be a finite number > 0 (the L2's lines touched before a "
+                "sample, in multiples of its size)"
             )
         if spec.reuse:
             spec = replace(
@@ -218,8 +221,8 @@ class AccelSimAdapter(Adapter):
             )
             if warmup_mode == "detailed":
                 note = (
-                    "--warmup reuse with detailed warm-up runs every launch of the window in detail, which can cost as much as the full run; "
-                    "use it with --warmup-mode functional and the patched simulator"
+                    "--warmup reuse with detailed warm-up runs every launch of the window in detail, which can cost "
+                    "as much as the full run; use it with --warmup-mode functional and the patched simulator"
                 )
         # OUT may not hold, or be, any other input either (with --force it would be replaced)
         check_output_folder(out, force=o["force"], inputs=[*configs, *([accelsim_bin] if accelsim_bin else [])])
@@ -305,8 +308,9 @@ def resolve_warmup_mode(mode: str, warmup: str, accelsim_bin: Path | None) -> tu
     sim = find_simulator(accelsim_bin)
     if sim is None:
         return "detailed", (
-            "no Accel-Sim found (--accelsim, $ACCELSIM_ROOT, PATH): warm-up runs in detail; with simsample's patched build, "
-            "pass --accelsim BIN (or --warmup-mode functional) for functional warm-up, which holds better and costs no simulated cycles"
+            "no Accel-Sim found (--accelsim, $ACCELSIM_ROOT, PATH): warm-up runs in detail; with simsample's patched "
+            "build, pass --accelsim BIN (or --warmup-mode functional) for functional warm-up, which holds better and "
+            "costs no simulated cycles"
         )
     if not sim.patched:
         return "detailed", (
@@ -341,6 +345,7 @@ def _apply_split(
     warm = f", {res.warmup_launches:,} launches run only as warm-up ({spec.label()})" if res.warmup_launches else ""
     flag = " -- -functional_warmup 1" if functional and res.warmup_launches else ""
     click.echo(
-        f"{out}: {len(res.jobs):,} jobs in {out / JOBS_DIR} (one per sampled launch{warm}; traces {how}); "
-        f"run: simsample run --sim accelsim --sampled {out} --accelsim accel-sim.out --config gpgpusim.config --config trace.config{flag}"
+        f"{out}: {len(res.jobs):,} jobs in {out / JOBS_DIR} (one per sampled launch{warm}; traces {how}); run: "
+        f"simsample run --sim accelsim --sampled {out} --accelsim accel-sim.out --config gpgpusim.config --config "
+        f"trace.config{flag}"
     )

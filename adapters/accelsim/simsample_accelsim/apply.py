@@ -96,7 +96,8 @@ def choose_warmup(
         warm, short = preceding(samples, spec.k)
         if short:
             warn(
-                f"--warmup {spec.k}: {short} sampled launch(es) have fewer than {spec.k} launches before them; they get those there are"
+                f"--warmup {spec.k}: {short} sampled launch(es) have fewer than {spec.k} launches before them; they "
+                "get those there are"
             )
         return warm
     from simsample_accelsim.footprints import FootprintStore, footprint_of
@@ -188,8 +189,9 @@ def apply_plan(
     clash = sorted(set(warm_rows) & set(int(k) for k in plan.samples["kernel_id"]))
     if clash:  # a plan made on another source numbers launches its own way
         raise UserError(
-            f"warm-up launch {tf.entry_name(warm_rows[clash[0]][0])} has kernel id {clash[0]}, which the plan gives to a sampled launch "
-            "(the plan was made on another source); make the plan on this trace folder, or pass --warmup none"
+            f"warm-up launch {tf.entry_name(warm_rows[clash[0]][0])} has kernel id {clash[0]}, which the plan gives "
+            "to a sampled launch (the plan was made on another source); make the plan on this trace folder, or pass "
+            "--warmup none"
         )
     with staged_folder(Path(out), force=force, inputs=[resolve_list(traces).parent]) as tmp:
         for i in sorted(run):

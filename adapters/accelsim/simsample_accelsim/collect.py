@@ -187,7 +187,8 @@ def _finite(path: Path, key: str, value: str) -> float:
     if not math.isfinite(v):
         raise FormatError(
             path,
-            f"kernel statistics: {key} = {value.strip()[:40]!r} is not a finite number; the log is damaged (rerun the simulation)",
+            f"kernel statistics: {key} = {value.strip()[:40]!r} is not a finite number; the log is damaged (rerun "
+            "the simulation)",
         )
     return v
 
@@ -466,7 +467,8 @@ def _id_mapper(summaries: list[LogSummary], plan: Plan | None, traces: str | Pat
             def via_traces(summary: LogSummary, run: KernelRun) -> int | None:
                 if run.trace_kernel_id is None or run.trace_kernel_id not in row_of:
                     warn(
-                        f"{summary.path.name}: uid {run.uid} ({run.trace or run.name}) is not a launch of {traces}; skipped"
+                        f"{summary.path.name}: uid {run.uid} ({run.trace or run.name}) is not a launch of {traces}; "
+                        "skipped"
                     )
                     return None
                 return by_launch.get(row_of[run.trace_kernel_id])
@@ -494,7 +496,8 @@ def _id_mapper(summaries: list[LogSummary], plan: Plan | None, traces: str | Pat
             "pass --traces with the trace folder the plan was applied to"
         )
     warn(
-        "mapping the logs' launches to the plan's sampled launches by order (k-th launch of the run = k-th sampled launch)"
+        "mapping the logs' launches to the plan's sampled launches by order (k-th launch of the run = k-th sampled "
+        "launch)"
     )
     by_order = {key: sampled[i] for i, key in enumerate(flat)}
     return lambda summary, run: by_order[(summary.path.name, run.uid)]

@@ -37,9 +37,11 @@ _CTX = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
     default="auto",
     show_default=True,
     metavar="auto|reuse|targeted|K|none",
-    help="Launches run before each sampled one for its cache state: every launch back to where the L2 turned over (reuse), "
-    "the footprint-targeted producers (targeted), or the K preceding launches. auto: reuse with functional warm-up, "
-    "targeted with detailed.",
+    help=(
+        "Launches run before each sampled one for its cache state: every launch back to where the L2 turned over "
+        "(reuse), the footprint-targeted producers (targeted), or the K preceding launches. auto: reuse with "
+        "functional warm-up, targeted with detailed."
+    ),
 )
 @click.option(
     "--warmup-reach",
@@ -75,16 +77,21 @@ _CTX = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
     multiple=True,
     type=click.Path(path_type=Path),
     metavar="FILE",
-    help="The gpgpusim.config the run will use (repeatable, later files override): the L2's size for reuse, the launch latency "
-    "and SM count of the predicted cycles for targeted; default: those of SM7_QV100.",
+    help=(
+        "The gpgpusim.config the run will use (repeatable, later files override): the L2's size for reuse, the "
+        "launch latency and SM count of the predicted cycles for targeted; default: those of SM7_QV100."
+    ),
 )
 @click.option(
     "--warmup-mode",
     type=click.Choice(["auto", "detailed", "functional"]),
     default="auto",
     show_default=True,
-    help="functional: warm-up launches as 'warmup kernel-N.traceg' lines, replayed into the caches without timing by the patched "
-    "simulator (-functional_warmup 1); auto: functional where the simulator found (--accelsim, $ACCELSIM_ROOT, PATH) is patched.",
+    help=(
+        "functional: warm-up launches as 'warmup kernel-N.traceg' lines, replayed into the caches without timing by "
+        "the patched simulator (-functional_warmup 1); auto: functional where the simulator found (--accelsim, "
+        "$ACCELSIM_ROOT, PATH) is patched."
+    ),
 )
 @click.option(
     "--accelsim",
@@ -96,15 +103,20 @@ _CTX = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.option(
     "--split",
     is_flag=True,
-    help="One job folder per sampled launch (its memcpys and warm-up launches, then the launch), for 'simsample run' in parallel.",
+    help=(
+        "One job folder per sampled launch (its memcpys and warm-up launches, then the launch), for 'simsample run' "
+        "in parallel."
+    ),
 )
 @click.option(
     "--split-detailed",
     type=int,
     default=None,
     metavar="N",
-    help="With --split and functional warm-up: the N sampled launches before each job's own run in detail, as in the one list "
-    "(default 3).",
+    help=(
+        "With --split and functional warm-up: the N sampled launches before each job's own run in detail, as in the "
+        "one list (default 3)."
+    ),
 )
 def apply_cmd(
     plan_path: Path,
@@ -123,7 +135,8 @@ def apply_cmd(
     split: bool,
     split_detailed: int | None,
 ) -> None:
-    """Write OUT: a kernelslist.g that runs the plan's launches (and their warm-up launches), their traces, the weights and the plan."""
+    """Write OUT: a kernelslist.g that runs the plan's launches (and their warm-up launches), their traces, the weights
+    and the plan."""
     import simsample
 
     try:
@@ -132,7 +145,8 @@ def apply_cmd(
         raise UserError(f"--warmup-budget {warmup_budget!r}: expected a share such as 0.3, or 'none'") from None
     if split_detailed is not None and (not split or split_detailed < 0):
         raise UserError(
-            f"--split-detailed {split_detailed}: give 0 or more, with --split (sampled launches run in detail before each job's own)"
+            f"--split-detailed {split_detailed}: give 0 or more, with --split (sampled launches run in detail before "
+            "each job's own)"
         )
     simsample.apply(
         plan_path,
@@ -205,7 +219,8 @@ def run_cmd(
         raise UserError("run needs -o LOG (the file for the simulator's output)")
     if executor["executor"] != "local" or executor["jobs"] is not None or executor["retries"]:
         raise UserError(
-            f"{sampled}: --executor/--jobs/--retries apply to a folder written by 'apply --split'; this one is a single run"
+            f"{sampled}: --executor/--jobs/--retries apply to a folder written by 'apply --split'; this one is a "
+            "single run"
         )
 
     # the log may go inside SAMPLED (the simulator's working folder), but never onto what it reads
@@ -225,7 +240,10 @@ class _EngineOption(click.Option):
     def get_help_record(self, ctx: click.Context):
         from simsample_accelsim.features import engine_note
 
-        self.help = f"Trace scanner: native (compiled C++), numpy, or python (the line-by-line reference). Here auto = {engine_note()}."
+        self.help = (
+            "Trace scanner: native (compiled C++), numpy, or python (the line-by-line reference). Here auto = "
+            f"{engine_note()}."
+        )
         return super().get_help_record(ctx)
 
 
@@ -266,13 +284,16 @@ class _EngineOption(click.Option):
 @click.option(
     "--no-context",
     is_flag=True,
-    help="Leave out warm_reads (the share of each launch's loads that find lines recent launches touched): the scan then "
-    "records no cache lines, a pass of the numpy scanner saved; plans group by occupancy only.",
+    help=(
+        "Leave out warm_reads (the share of each launch's loads that find lines recent launches touched): the scan "
+        "then records no cache lines, a pass of the numpy scanner saved; plans group by occupancy only."
+    ),
 )
 def features_cmd(
     traces: Path, output: Path, jobs: int, engine: str, no_cache: bool, configs: tuple[Path, ...], no_context: bool
 ) -> None:
-    """Scan the trace bodies once: instruction counts, PKA metrics, sectors, basic-block vectors, occupancy, predicted cycles and cache context."""
+    """Scan the trace bodies once: instruction counts, PKA metrics, sectors, basic-block vectors, occupancy, predicted
+    cycles and cache context."""
     from simsample.sdk import extras_path, task, temporary_cache, writes_through
     from simsample_accelsim.features import compute_features, default_cache_dir, total_bytes
     from simsample_accelsim.occupancy import GpuConfig
@@ -285,7 +306,8 @@ def features_cmd(
     if cache_dir is not None:  # a folder kept from the last run is reused, never refused
         if cache_dir.exists() and not cache_dir.is_dir():
             raise UserError(
-                f"{cache_dir}: exists and is not a folder, where the feature cache goes; move it away or pass --no-cache"
+                f"{cache_dir}: exists and is not a folder, where the feature cache goes; move it away or pass "
+                "--no-cache"
             )
         check_output_file(cache_dir / "entry.npz", [traces], what="feature cache")
     writable_parent(output)
@@ -357,7 +379,10 @@ def accelsim_group() -> None:
 )
 @click.option(
     "--app",
-    help="The command line that runs the application as profiled, run by the script as typed (else set APP when running it).",
+    help=(
+        "The command line that runs the application as profiled, run by the script as typed (else set APP when "
+        "running it)."
+    ),
 )
 @click.option("--tracer", help="Path of the tracer's tracer_tool.so (else set TRACER_TOOL).")
 @click.option("--runs", default="runs", show_default=True, help="Folder for the runs' folders (run-0001, ...).")
@@ -382,7 +407,8 @@ def select_cmd(
     sampled: str,
     compress: bool,
 ) -> None:
-    """Write the tracer runs (DYNAMIC_KERNEL_LIMIT_START/END ranges) that trace the plan's sampled launches and their warm-up windows."""
+    """Write the tracer runs (DYNAMIC_KERNEL_LIMIT_START/END ranges) that trace the plan's sampled launches and their
+    warm-up windows."""
     from simsample.sdk import Plan
     from simsample_accelsim.selection import describe, plan_selection, ranges_text, tracer_script, window_of
 
@@ -407,8 +433,8 @@ def select_cmd(
     click.echo(f"{output}: {describe(sel)}; ranges {ranges_text(sel.ranges)}")
     q = shlex.quote
     click.echo(
-        f"then: simsample accelsim merge {q(runs)}/run-* --out {q(traces)}; simsample apply --sim accelsim --plan {q(str(plan_path))} "
-        f"--traces {q(traces)} --out {q(sampled)} --warmup {q(warmup)}",
+        f"then: simsample accelsim merge {q(runs)}/run-* --out {q(traces)}; simsample apply --sim accelsim --plan "
+        f"{q(str(plan_path))} --traces {q(traces)} --out {q(sampled)} --warmup {q(warmup)}",
         err=True,
     )
 
@@ -419,7 +445,8 @@ def select_cmd(
 @click.option("--copy", is_flag=True, help="Copy the traces instead of linking them.")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists and is not empty.")
 def merge_cmd(runs: tuple[Path, ...], out: Path, copy: bool, force: bool) -> None:
-    """Merge the folders of tracer runs into one trace folder: kernel lines in launch order, memcpys once, stats.csv kept."""
+    """Merge the folders of tracer runs into one trace folder: kernel lines in launch order, memcpys once, stats.csv
+    kept."""
     from simsample_accelsim.merge import merge_runs
     from simsample_accelsim.selection import ranges_text
 
@@ -428,5 +455,6 @@ def merge_cmd(runs: tuple[Path, ...], out: Path, copy: bool, force: bool) -> Non
     res = merge_runs(runs, out, copy=copy, force=force)
     dup = f"; {res.duplicates} launch(es) traced twice, taken once" if res.duplicates else ""
     click.echo(
-        f"{out}: {res.launches:,} launches ({ranges_text(res.ranges)}) and {res.memcpys:,} memcpys from {res.runs:,} run(s){dup}"
+        f"{out}: {res.launches:,} launches ({ranges_text(res.ranges)}) and {res.memcpys:,} memcpys from {res.runs:,} "
+        f"run(s){dup}"
     )

@@ -107,7 +107,8 @@ def parse_kernelslist(path: str | Path) -> KernelsList:
             if m is None:
                 raise FormatError(
                     p,
-                    f"malformed memcpy {line[:80]!r}: expected MemcpyHtoD,0x<hex address>,<bytes> (the simulator aborts on it)",
+                    f"malformed memcpy {line[:80]!r}: expected MemcpyHtoD,0x<hex address>,<bytes> (the simulator "
+                    "aborts on it)",
                     line=number,
                 )
             if (
@@ -115,7 +116,8 @@ def parse_kernelslist(path: str | Path) -> KernelsList:
             ):  # the simulator reads both as 64-bit
                 raise FormatError(
                     p,
-                    f"memcpy {line[:80]!r}: address or size beyond 64 bits (the simulator reads them as 64-bit numbers)",
+                    f"memcpy {line[:80]!r}: address or size beyond 64 bits (the simulator reads them as 64-bit "
+                    "numbers)",
                     line=number,
                 )
             out.commands.append(Memcpy(number, line, int(m.group(1), 16), int(m.group(2))))

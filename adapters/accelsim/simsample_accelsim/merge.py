@@ -50,8 +50,8 @@ def _run_list(folder: Path) -> Path:
         return lst
     if (folder / "kernelslist").is_file():
         raise UserError(
-            f"{folder}: has the tracer's raw kernelslist but no {DEFAULT_LIST}; run the tracer's post-processing on it first "
-            "(traces-processing/post-traces-processing FOLDER/kernelslist)"
+            f"{folder}: has the tracer's raw kernelslist but no {DEFAULT_LIST}; run the tracer's post-processing on "
+            "it first (traces-processing/post-traces-processing FOLDER/kernelslist)"
         )
     raise UserError(f"{folder}: no {DEFAULT_LIST} (expected the folder of one tracer run)")
 
@@ -88,8 +88,9 @@ def merge_runs(runs: Sequence[str | Path], out: str | Path, *, copy: bool = Fals
             a, b = mine[j], memcpy_seq[j]
             if (a.address, a.nbytes) != (b.address, b.nbytes):
                 raise UserError(
-                    f"{lst.path} line {a.line}: memcpy #{j + 1} ({a.text}) differs from {seq_from}'s ({b.text}): the runs did not replay "
-                    "the same process (same inputs, same allocations); trace them again from the same command"
+                    f"{lst.path} line {a.line}: memcpy #{j + 1} ({a.text}) differs from {seq_from}'s ({b.text}): the "
+                    "runs did not replay the same process (same inputs, same allocations); trace them again from "
+                    "the same command"
                 )
         if len(mine) > len(memcpy_seq):
             memcpy_seq, seq_from = mine, lst.path
@@ -114,7 +115,8 @@ def merge_runs(runs: Sequence[str | Path], out: str | Path, *, copy: bool = Fals
             h = read_header(f)
             if h.kernel_id is not None and h.kernel_id != n:
                 raise UserError(
-                    f"{f}: its header says -kernel id = {h.kernel_id}, its name launch {n}; the folder was renamed or mixed"
+                    f"{f}: its header says -kernel id = {h.kernel_id}, its name launch {n}; the folder was renamed "
+                    "or mixed"
                 )
             launches[n] = (f, cmd.text, before)
         mine_numbers = [
@@ -133,8 +135,8 @@ def merge_runs(runs: Sequence[str | Path], out: str | Path, *, copy: bool = Fals
         f, text, before = launches[n]
         if before < done:
             raise UserError(
-                f"{f}: launch {n} comes after {done} memcpys in another run but after {before} in its own: the runs did not replay "
-                "the same process"
+                f"{f}: launch {n} comes after {done} memcpys in another run but after {before} in its own: the runs "
+                "did not replay the same process"
             )
         commands.extend(memcpy_seq[done:before])
         done = before
@@ -177,7 +179,7 @@ def _check_stats(run_ranges: list[tuple[Path, int, int]]) -> Path | None:
             ref = full.get(n)
             if ref is not None and (ref.name, ref.grid, ref.block) != (row.name, row.grid, row.block):
                 raise UserError(
-                    f"{path}: launch {n} is {row.name} {row.grid}x{row.block}, but {longest} says {ref.name} {ref.grid}x{ref.block}: "
-                    "the runs did not replay the same process"
+                    f"{path}: launch {n} is {row.name} {row.grid}x{row.block}, but {longest} says {ref.name} "
+                    f"{ref.grid}x{ref.block}: the runs did not replay the same process"
                 )
     return longest

@@ -163,7 +163,8 @@ def shape_columns(kernels: pd.DataFrame, gpu: GpuConfig | None = None, model: Cy
     for col in ("regs", "shmem", "warps", "warp_insts"):
         if col not in kernels.columns:
             raise UserError(
-                f"the workload has no {col!r} column, which the shape features need; derive them from an Accel-Sim trace folder"
+                f"the workload has no {col!r} column, which the shape features need; derive them from an Accel-Sim "
+                "trace folder"
             )
     k = kernels
     ctas = k["grid_x"].to_numpy(np.int64) * k["grid_y"].to_numpy(np.int64) * k["grid_z"].to_numpy(np.int64)

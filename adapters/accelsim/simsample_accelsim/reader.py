@@ -116,8 +116,9 @@ def folder_notes(tf: TraceFolder) -> list[str]:
     if tf.substituted:
         first = tf.kernels_list.kernels[tf.substituted[0]].text
         notes.append(
-            f"{tf.kernels_list.path.name}: {len(tf.substituted)} trace(s) named in the list exist only under the other name "
-            f"(e.g. {first} -> {_other_name(first)}); read those instead (simsample apply writes the names that exist)"
+            f"{tf.kernels_list.path.name}: {len(tf.substituted)} trace(s) named in the list exist only under the "
+            f"other name (e.g. {first} -> {_other_name(first)}); read those instead (simsample apply writes the "
+            "names that exist)"
         )
     return notes
 

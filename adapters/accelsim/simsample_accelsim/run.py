@@ -33,7 +33,8 @@ def build_command(
     if check_binary:
         if not exe.exists():
             raise UserError(
-                f"{exe}: Accel-Sim binary not found (build gpu-simulator, then pass --accelsim .../bin/release/accel-sim.out)"
+                f"{exe}: Accel-Sim binary not found (build gpu-simulator, then pass --accelsim "
+                ".../bin/release/accel-sim.out)"
             )
         if not (exe.is_file() and os.access(exe, os.X_OK)):
             raise UserError(f"{exe}: not an executable file")

@@ -28,7 +28,8 @@ def jobs_of(
     entries, functional = read_jobs(run)
     if functional and "-functional_warmup" not in extra:
         click.echo(
-            "note: the jobs list functional warm-up launches; pass '-- -functional_warmup 1' to a patched simulator to replay them",
+            "note: the jobs list functional warm-up launches; pass '-- -functional_warmup 1' to a patched simulator "
+            "to replay them",
             err=True,
         )
     jobs = []

@@ -10,8 +10,8 @@ Per-lane addresses of the three address modes are expanded into a lanes matrix w
 give the distinct 32-byte sectors. Python-level work per chunk is proportional to the number of
 distinct opcodes, blocks and warp types, not to the number of instructions.
 
-Field decoding lives in :mod:`.fields`. The speed limit is numpy's per-element cost: every pass over the chunk's instructions costs about
-2–3 ns per instruction, and a line needs some 60 such passes (see benchmarks/).
+Field decoding lives in :mod:`.fields`. The speed limit is numpy's per-element cost: every pass over the chunk's
+instructions costs about 2–3 ns per instruction, and a line needs some 60 such passes (see benchmarks/).
 
 Results equal those of :mod:`.scan_python` (the tests compare both on generated traces).
 """

@@ -182,13 +182,16 @@ def tracer_script(
     tracer = refuse_control(tracer, "--tracer", hint=path_hint) if tracer else ""
     if any(c in tracer for c in " :"):
         raise UserError(
-            f"--tracer {tracer!r}: LD_PRELOAD splits paths at spaces and colons; give a path without them (a symbolic link to it)"
+            f"--tracer {tracer!r}: LD_PRELOAD splits paths at spaces and colons; give a path without them (a "
+            "symbolic link to it)"
         )
     lines = [
         "#!/usr/bin/env bash",
         f"# Tracer runs for the plan {comment_text(plan_path)}: {sel.launches:,} launches in {sel.runs:,} run(s)",
-        f"# ({len(sel.sampled):,} sampled launches and the {sel.window} launches before each, ranges merged across gaps of up to {sel.max_gap}).",
-        "# Set APP to the command that runs the application exactly as profiled, TRACER_TOOL to the tracer's tracer_tool.so;",
+        f"# ({len(sel.sampled):,} sampled launches and the {sel.window} launches before each, ranges merged across "
+        f"gaps of up to {sel.max_gap}).",
+        "# Set APP to the command that runs the application exactly as profiled, TRACER_TOOL to the tracer's "
+        "tracer_tool.so;",
         "# a run whose folder already has kernelslist.g is skipped, so the script can be rerun after a failure.",
         "set -euo pipefail",
         f"default_app={q(app)}",
@@ -198,15 +201,18 @@ def tracer_script(
         'TRACER_TOOL="${TRACER_TOOL:-$default_tracer}"',
         'RUNS="${RUNS:-$default_runs}"',
         'POST_PROCESSING="${POST_PROCESSING:-$(dirname -- "$TRACER_TOOL")/traces-processing/post-traces-processing}"',
-        'if [ -z "$APP" ] || [ -z "$TRACER_TOOL" ]; then echo "set APP and TRACER_TOOL (see the top of this script)" >&2; exit 1; fi',
+        'if [ -z "$APP" ] || [ -z "$TRACER_TOOL" ]; then echo "set APP and TRACER_TOOL (see the top of this script)" '
+        ">&2; exit 1; fi",
         "",
         "trace_range() {  # NAME START END",
         '  local dir="$RUNS/$1"',
         '  if [ -f "$dir/kernelslist.g" ]; then printf \'%s: traced already, skipped\\n\' "$dir"; return; fi',
         '  rm -rf -- "$dir"; mkdir -p -- "$dir"; dir=$(CDPATH="" cd -- "$dir" && pwd)',
         '  printf \'%s: launches %s-%s\\n\' "$1" "$2" "$3"',
-        '  ( export CUDA_INJECTION64_PATH="$TRACER_TOOL" LD_PRELOAD="$TRACER_TOOL" USER_DEFINED_FOLDERS=1 TRACES_FOLDER="$dir" \\',
-        f'      DYNAMIC_KERNEL_LIMIT_START="$2" DYNAMIC_KERNEL_LIMIT_END="$3" TERMINATE_UPON_LIMIT=1 TRACE_FILE_COMPRESS={1 if compress else 0}',
+        '  ( export CUDA_INJECTION64_PATH="$TRACER_TOOL" LD_PRELOAD="$TRACER_TOOL" USER_DEFINED_FOLDERS=1 '
+        'TRACES_FOLDER="$dir" \\',
+        '      DYNAMIC_KERNEL_LIMIT_START="$2" DYNAMIC_KERNEL_LIMIT_END="$3" TERMINATE_UPON_LIMIT=1 '
+        f"TRACE_FILE_COMPRESS={1 if compress else 0}",
         '    eval "$APP" )',
         '  "$POST_PROCESSING" "$dir/kernelslist"',
         '  rm -f -- "$dir"/*.trace "$dir"/*.trace.xz "$dir/kernelslist"',
@@ -217,9 +223,11 @@ def tracer_script(
     lines += [
         "",
         "# then: one trace folder of the runs, the sampled folder, the simulation, the estimate",
-        "sq() { local s=${1//\\'/\\'\\\\\\'\\'}; printf \"'%s'\" \"$s\"; }  # a value as one single-quoted word, in any locale",
+        "sq() { local s=${1//\\'/\\'\\\\\\'\\'}; printf \"'%s'\" \"$s\"; }  # a value as one single-quoted word, in "
+        "any locale",
         f'printf \'next: simsample accelsim merge %s/run-* --out %s\\n\' "$(sq "$RUNS")" {q(q(traces))}',
-        f"printf '      simsample apply --sim accelsim --plan %s --traces %s --out %s\\n' {q(q(plan_path))} {q(q(traces))} {q(q(sampled))}",
+        f"printf '      simsample apply --sim accelsim --plan %s --traces %s --out %s\\n' {q(q(plan_path))} "
+        f"{q(q(traces))} {q(q(sampled))}",
         "",
     ]
     return "\n".join(lines)
@@ -228,8 +236,8 @@ def tracer_script(
 def describe(sel: TracerSelection) -> str:
     """One line: what the selection traces."""
     return (
-        f"{sel.launches:,} launches in {sel.runs:,} tracer run(s) ({len(sel.sampled):,} sampled launches and windows of {sel.window}: "
-        f"{sel.needed:,} needed, gaps of up to {sel.max_gap} bridged)"
+        f"{sel.launches:,} launches in {sel.runs:,} tracer run(s) ({len(sel.sampled):,} sampled launches and windows "
+        f"of {sel.window}: {sel.needed:,} needed, gaps of up to {sel.max_gap} bridged)"
     )
 
 

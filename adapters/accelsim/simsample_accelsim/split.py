@@ -101,7 +101,8 @@ def split_plan(
     (:func:`previous_samples`)."""
     if detailed_previous < 0:
         raise UserError(
-            f"--split-detailed {detailed_previous}: must be 0 or more (sampled launches run in detail before each job's own)"
+            f"--split-detailed {detailed_previous}: must be 0 or more (sampled launches run in detail before each "
+            "job's own)"
         )
     out_abs, tf, rows, _by_position, kept = open_for_plan(plan, traces, out, force=force)
     warm = choose_warmup(tf, plan, rows, warmup or WarmupSpec(), shared=False)
@@ -122,8 +123,8 @@ def split_plan(
     clash = sorted(set(warm_rows) & set(id_of_row.values()))
     if clash:
         raise UserError(
-            f"warm-up launch {warm_rows[clash[0]][1]} has kernel id {clash[0]}, which the plan gives to a sampled launch "
-            "(the plan was made on another source); make the plan on this trace folder, or pass --warmup none"
+            f"warm-up launch {warm_rows[clash[0]][1]} has kernel id {clash[0]}, which the plan gives to a sampled "
+            "launch (the plan was made on another source); make the plan on this trace folder, or pass --warmup none"
         )
     width = len(str(max(id_of_row.values(), default=0)))
     jobs: list[JobEntry] = []
@@ -257,10 +258,12 @@ def expand_run_folders(paths: Sequence[Path]) -> tuple[list[Path], dict[Path, in
         if absent:
             shown = ", ".join(absent[:6]) + (f" and {len(absent) - 6} more" if len(absent) > 6 else "")
             warn(
-                f"{p}: {len(absent)} of {len(jobs)} job(s) have no complete log ({shown}); run 'simsample run --sim accelsim --sampled {p}' to finish them"
+                f"{p}: {len(absent)} of {len(jobs)} job(s) have no complete log ({shown}); run 'simsample run --sim "
+                f"accelsim --sampled {p}' to finish them"
             )
         if not any(owner.get(Path(j.log(Path(p))).resolve()) is not None for j in jobs):
             raise UserError(
-                f"{p}: no job of this run folder has a complete log yet; run 'simsample run --sim accelsim --sampled {p}' first"
+                f"{p}: no job of this run folder has a complete log yet; run 'simsample run --sim accelsim --sampled "
+                f"{p}' first"
             )
     return logs, owner, plan_path

@@ -31,7 +31,10 @@ from simsample_accelsim import opcodes as oc
 
 _SHMEM_BASE = 0x00007F5B00000000
 _LOCAL_BASE = 0x00007F5B01000000
-_FORMAT_LINE = "#traces format = [line_num] PC mask dest_num [reg_dests] opcode src_num [reg_srcs] mem_width [adrrescompress?] [mem_addresses] immediate"
+_FORMAT_LINE = (
+    "#traces format = [line_num] PC mask dest_num [reg_dests] opcode src_num [reg_srcs] mem_width [adrrescompress?] "
+    "[mem_addresses] immediate"
+)
 PATTERNS = ("coalesced", "strided", "random", "broadcast")
 
 
@@ -103,7 +106,8 @@ def header_text(spec: KernelSpec, kernel_id: int) -> str:
         f"-block dim = ({b[0]},{b[1]},{b[2]})\n-shmem = {spec.shmem}\n-nregs = {spec.nregs}\n"
         f"-binary version = {spec.binary_version}\n-cuda stream id = {spec.stream}\n"
         f"-shmem base_addr = 0x{_SHMEM_BASE:016x}\n-local mem base_addr = 0x{_LOCAL_BASE:016x}\n"
-        f"-nvbit version = 1.5.5\n-accelsim tracer version = 4\n-enable lineinfo = {int(spec.lineinfo)}\n\n{_FORMAT_LINE}\n\n"
+        f"-nvbit version = 1.5.5\n-accelsim tracer version = 4\n-enable lineinfo = {int(spec.lineinfo)}\n\n"
+        f"{_FORMAT_LINE}\n\n"
     )
 
 

@@ -86,7 +86,10 @@ def compression(path: Path) -> str | None:
     if not path.name.endswith(".xz") and kind is not None:
         raise FormatError(
             path,
-            f"is {kind}-compressed but named {path.suffix or 'without .xz'}: the simulator reads such names with 'cat'; "
+            (
+                f"is {kind}-compressed but named {path.suffix or 'without .xz'}: the simulator reads such names with "
+                "'cat'; "
+            )
             + ("name it *.traceg.xz" if kind == "xz" else "decompress it, or recompress it with xz as *.traceg.xz"),
         )
     return kind
@@ -225,8 +228,8 @@ def parse_header(data: bytes, path: Path, *, compressed: bool = False, body_offs
     if stop.startswith("#BEGIN_TB"):
         raise FormatError(
             path,
-            "the header is followed directly by #BEGIN_TB: the simulator takes the first '#' line as the end of the header "
-            "(normally '#traces format = ...'), so it would lose this #BEGIN_TB and crash",
+            "the header is followed directly by #BEGIN_TB: the simulator takes the first '#' line as the end of the "
+            "header (normally '#traces format = ...'), so it would lose this #BEGIN_TB and crash",
         )
 
     def need(key: str, what: str) -> str:

@@ -2,9 +2,10 @@
 
 The Accel-Sim tracer (``util/tracer_nvbit/tracer_tool/tracer_tool.cu``) writes one line per
 ``cuLaunchKernel`` it sees, whether or not the launch is in ``DYNAMIC_KERNEL_LIMIT_START``..
-``_END``::
+``_END``, under a header line that names the twelve fields (:data:`STATS_HEADER`: kernel id, kernel mangled
+name, grid_dimX, grid_dimY, grid_dimZ, #blocks, block_dimX, block_dimY, block_dimZ, #threads, total_insts,
+total_reported_insts)::
 
-    kernel id, kernel mangled name, grid_dimX, grid_dimY, grid_dimZ, #blocks, block_dimX, block_dimY, block_dimZ, #threads, total_insts, total_reported_insts
     kernel-1.trace, _Z12sgemm_kernelPKfS0_Pfiii, 8, 8, 1, 64, 128, 1, 1, 128, 25344,25344
 
 The first field is the trace file the launch has (or would have) — ``kernel-N.trace``, with
@@ -40,8 +41,8 @@ class StatsRow:
 
 
 STATS_HEADER = (
-    "kernel id, kernel mangled name, grid_dimX, grid_dimY, grid_dimZ, #blocks, block_dimX, block_dimY, block_dimZ, #threads, "
-    "total_insts, total_reported_insts"
+    "kernel id, kernel mangled name, grid_dimX, grid_dimY, grid_dimZ, #blocks, block_dimX, block_dimY, block_dimZ, "
+    "#threads, total_insts, total_reported_insts"
 )
 
 
@@ -58,8 +59,8 @@ def stats_line(
     ended inside the kernel)."""
     g, b = grid, block
     head = (
-        f"kernel-{number}.trace{'.xz' if xz else ''}, {name}, {g[0]}, {g[1]}, {g[2]}, {g[0] * g[1] * g[2]}, {b[0]}, {b[1]}, {b[2]}, "
-        f"{b[0] * b[1] * b[2]}, "
+        f"kernel-{number}.trace{'.xz' if xz else ''}, {name}, {g[0]}, {g[1]}, {g[2]}, {g[0] * g[1] * g[2]}, {b[0]}, "
+        f"{b[1]}, {b[2]}, {b[0] * b[1] * b[2]}, "
     )
     return head if insts is None else head + f"{insts},{insts}"
 

@@ -109,7 +109,8 @@ class CostModel:
         sms = int_option(found, "-gpgpu_n_clusters", 10) * int_option(found, "-gpgpu_n_cores_per_cluster", 3)
         if sms < 1:
             raise UserError(
-                f"{', '.join(map(str, paths))}: the config gives {sms} SMs; fix -gpgpu_n_clusters / -gpgpu_n_cores_per_cluster"
+                f"{', '.join(map(str, paths))}: the config gives {sms} SMs; fix -gpgpu_n_clusters / "
+                "-gpgpu_n_cores_per_cluster"
             )
         return cls(float(latency), sms)
 
@@ -157,7 +158,8 @@ def parse_warmup(
     """``--warmup`` as given: a non-negative int K, ``none`` (= 0), ``targeted`` or ``reuse``."""
     if budget is not None and not (budget >= 0 and np.isfinite(budget)):  # nan, inf: never a budget
         raise UserError(
-            f"--warmup-budget {budget}: must be a finite number >= 0 (warm-up cost as a share of the sampled launches' predicted cycles)"
+            f"--warmup-budget {budget}: must be a finite number >= 0 (warm-up cost as a share of the sampled "
+            "launches' predicted cycles)"
         )
     model = cost or CostModel()
     if horizon < 1:
@@ -303,7 +305,8 @@ def reuse_window(
         raise UserError(f"the L2 holds {l2_lines} lines by the config; fix -gpgpu_cache:dl2 or give --warmup-config")
     if not (reach > 0 and np.isfinite(reach)):  # nan, inf: never a reach
         raise UserError(
-            f"--warmup-reach {reach}: must be a finite number > 0 (the L2's lines touched before a sample, in multiples of its size)"
+            f"--warmup-reach {reach}: must be a finite number > 0 (the L2's lines touched before a sample, in "
+            "multiples of its size)"
         )
     kept = sorted(set(int(s) for s in samples))
     keep = set(kept) if shared else set()

@@ -106,7 +106,10 @@ def pkp_group() -> None:
     "--launch-latency",
     type=click.IntRange(min=0),
     default=None,
-    help="Fixed cycles kept apart from the projection (default: the run's -gpgpu_kernel_launch_latency; 0: the paper's formula).",
+    help=(
+        "Fixed cycles kept apart from the projection (default: the run's -gpgpu_kernel_launch_latency; 0: the "
+        "paper's formula)."
+    ),
 )
 @click.option(
     "--total-ctas", type=click.IntRange(min=1), default=None, help="Override the grid size (needed without --stdout)."
@@ -165,7 +168,8 @@ def replay_cmd(
         raise UserError(f"give one --stdout per LOG ({len(logs)} logs, {len(stdouts)} --stdout)")
     base = ReplayParams(
         window=window, threshold=threshold, period=period, wave_rule=wave_rule,
-        projection=projection, small_grid_fraction=small_grid_fraction, min_remaining=min_remaining, launch_latency=launch_latency,
+        projection=projection, small_grid_fraction=small_grid_fraction, min_remaining=min_remaining,
+        launch_latency=launch_latency,
         drain_tail=drain_tail, settle=settle,
     )  # fmt: skip
     combos = sweep_replay_params(base, list(sweeps))

@@ -141,7 +141,8 @@ def _period(params: ReplayParams, interval: int, log: Path) -> int:
         return interval
     if params.period <= 0 or params.period % interval:
         raise UserError(
-            f"--period {params.period}: must be a positive multiple of the log's sampling period ({interval} cycles, {log.name})"
+            f"--period {params.period}: must be a positive multiple of the log's sampling period ({interval} cycles, "
+            f"{log.name})"
         )
     return params.period
 
@@ -159,7 +160,8 @@ def match_series(
         s = next(it, None)
         if s is None:
             raise UserError(
-                f"{log.name} has fewer kernels than {stdout.name} (uid {k.uid} has no samples); are they from the same run?"
+                f"{log.name} has fewer kernels than {stdout.name} (uid {k.uid} has no samples); are they from the "
+                "same run?"
             )
         if k.cycles is not None and int(s.cycles[-1]) > k.cycles or k.insns is not None and int(s.insns[-1]) > k.insns:
             raise UserError(

@@ -58,7 +58,8 @@ def read_visualizer_log(path: str | Path) -> list[KernelSeries]:
     except DECOMPRESSION_ERRORS as exc:
         raise FormatError(
             path,
-            f"truncated or corrupt compressed file ({exc or type(exc).__name__}); rerun the simulation or give the complete log",
+            f"truncated or corrupt compressed file ({exc or type(exc).__name__}); rerun the simulation or give the "
+            "complete log",
         ) from None
 
 
