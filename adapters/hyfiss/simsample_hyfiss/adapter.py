@@ -66,8 +66,8 @@ class HyFiSSAdapter(Adapter):
 
         if options["split"]:
             raise UserError(
-                "--split is not available for HyFiSS yet: the run script apply writes already runs one simulator call per "
-                "sampled kernel (run its lines as separate jobs by hand); use apply without --split"
+                "--split is not available for HyFiSS yet: the run script apply writes already runs one simulator "
+                "call per sampled kernel (run its lines as separate jobs by hand); use apply without --split"
             )
 
     def apply(self, plan: Plan, traces: Path | None, out: Path, **options: Any) -> Path:
@@ -80,8 +80,8 @@ class HyFiSSAdapter(Adapter):
         o = options
         if o["split"]:
             raise UserError(
-                "--split is not available for HyFiSS yet: the run script apply writes already runs one simulator call per "
-                "sampled kernel (run its lines as separate jobs by hand); use apply without --split"
+                "--split is not available for HyFiSS yet: the run script apply writes already runs one simulator "
+                "call per sampled kernel (run its lines as separate jobs by hand); use apply without --split"
             )
         if traces is None:
             raise UserError(
@@ -106,7 +106,8 @@ class HyFiSSAdapter(Adapter):
         click.echo(f"{out}: {len(res.kernels)} kernel(s) to simulate ({shown})")
         hint = "" if home else " --hyfiss /path/to/HyFiSS"
         click.echo(
-            f"  run:     simsample run --sim hyfiss --sampled {shlex.quote(str(out))}{hint}   (or: bash {shlex.quote(str(out / SCRIPT))})"
+            f"  run:     simsample run --sim hyfiss --sampled {shlex.quote(str(out))}{hint}   (or: bash "
+            f"{shlex.quote(str(out / SCRIPT))})"
         )
         click.echo(
             f"  collect: simsample collect --sim hyfiss --plan {shlex.quote(str(plan_file))} {shlex.quote(str(out))}"

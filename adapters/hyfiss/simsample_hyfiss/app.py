@@ -164,7 +164,8 @@ def parse_app_config(path: Path) -> AppConfig:
             if not all(s.isdigit() for s in items):
                 raise FormatError(
                     path,
-                    f"-app_kernels_id must be a comma-separated list of numbers, got {m.group(1)!r} (HyFiSS counts every comma)",
+                    f"-app_kernels_id must be a comma-separated list of numbers, got {m.group(1)!r} (HyFiSS counts "
+                    "every comma)",
                     line=i,
                 )
             ids, ids_line = [int(s) for s in items], i

@@ -14,7 +14,8 @@ from simsample_hyfiss.reader import FORMAT
 
 pd = lazy.load("pandas")
 
-#: the columns collect() reports; how the estimate treats each is declared with the adapter (HyFiSSAdapter.metrics in adapter.py)
+#: the columns collect() reports; how the estimate treats each is declared with the adapter (HyFiSSAdapter.metrics in
+#: adapter.py)
 METRICS = tuple(FIELDS.values())  # cycles, sm_active_cycles, execution_time_ns, instructions
 
 
@@ -45,7 +46,8 @@ def collect(outputs: Sequence[Path], plan: Plan | None = None) -> tuple[pd.DataF
     stray = found[found["kernel_id"].isna()]
     if len(stray):
         note(
-            f"{len(stray)} report(s) are for kernels the plan did not sample and are left out (kernel {int(stray['index'].iloc[0]) + 1}, ...)"
+            f"{len(stray)} report(s) are for kernels the plan did not sample and are left out (kernel "
+            f"{int(stray['index'].iloc[0]) + 1}, ...)"
         )
     found = found[found["kernel_id"].notna()].copy()
     found["kernel_id"] = found["kernel_id"].astype(np.int64)

@@ -242,6 +242,7 @@ def pick_sm_cmd(app: Path, device_config: Path, output: Path | None, kernels: st
         Console(soft_wrap=True).print(table)
     if output is not None:
         click.echo(
-            f"{output}: app.config with {len(picks)} sampling point(s); use it with 'simsample apply --sim hyfiss --app-config {shlex.quote(str(output))}'",
+            f"{output}: app.config with {len(picks)} sampling point(s); use it with 'simsample apply --sim hyfiss "
+            f"--app-config {shlex.quote(str(output))}'",
             err=True,
         )

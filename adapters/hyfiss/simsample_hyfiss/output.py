@@ -106,7 +106,8 @@ def find_summaries(path: Path) -> list[Path]:
             f"{path}: no kernel-K-summary.txt here: the simulation of {_kernel_of_log(logs[0])} failed; read {logs[0]}"
         )
     raise UserError(
-        f"{path}: no kernel-K-summary.txt here (nor in outputs/ or app/outputs/); run merge_report.py after the simulator"
+        f"{path}: no kernel-K-summary.txt here (nor in outputs/ or app/outputs/); run merge_report.py after the "
+        "simulator"
     )
 
 

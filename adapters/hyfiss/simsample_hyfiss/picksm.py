@@ -113,12 +113,14 @@ def pick_kernel(app: AppPaths, k: int, schedule: Schedule, instn: StaticInstruct
     lacking = sorted(set(placed) - set(files))
     if lacking:
         raise UserError(
-            f"{app.sass_dir(k)}: block {lacking[0]} of kernel {k} is scheduled but has no trace (kernel_{k}_block_{lacking[0]}.sass)"
+            f"{app.sass_dir(k)}: block {lacking[0]} of kernel {k} is scheduled but has no trace "
+            f"(kernel_{k}_block_{lacking[0]}.sass)"
         )
     too_big = sorted({sm for sm in placed.values() if sm >= device.sms})
     if too_big:
         raise UserError(
-            f"{schedule.path} places CTAs on SM {too_big[0]}, but {device.path.name} has {device.sms} SMs: another device's config?"
+            f"{schedule.path} places CTAs on SM {too_big[0]}, but {device.path.name} has {device.sms} SMs: another "
+            "device's config?"
         )
     per_sm: dict[int, Counter[str]] = {}
     ctas: Counter[int] = Counter()

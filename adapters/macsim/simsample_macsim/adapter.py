@@ -138,13 +138,15 @@ class MacSimAdapter(Adapter):
                 f"  run:     simsample run --sim macsim --sampled {shlex.quote(str(out))} --macsim /path/to/macsim"
             )
             click.echo(
-                f"  collect: simsample collect --sim macsim --plan {shlex.quote(str(plan_file))} {shlex.quote(str(out / 'macsim.out'))}"
+                f"  collect: simsample collect --sim macsim --plan {shlex.quote(str(plan_file))} "
+                f"{shlex.quote(str(out / 'macsim.out'))}"
             )
         else:
             warm = f" and {len(res.warmup)} warm-up launches ({spec.label()})" if res.warmup else ""
             click.echo(f"{out}: {SAMPLED_INFO} for the NVBit tracer ({len(plan.sampled_ids)} launches{warm})")
             click.echo(
-                f"  trace only those: SAMPLED_KERNEL_INFO={shlex.quote(str(out / SAMPLED_INFO))} TRACE_PATH=... <your program>"
+                f"  trace only those: SAMPLED_KERNEL_INFO={shlex.quote(str(out / SAMPLED_INFO))} TRACE_PATH=... "
+                "<your program>"
             )
         return out
 

@@ -107,8 +107,9 @@ def tracer_numbers(plan: Plan, numbers_by_id: dict[int, int] | None) -> dict[int
             return {k: n - 1 for k, n in launch_numbers(plan, what="SAMPLED_KERNEL_INFO").items()}
         if plan.workload.get("format") not in WHOLE_PROCESS_FORMATS:
             raise UserError(
-                f"the plan's profile {plan.workload.get('source') or '?'} ({plan.workload.get('format')}) does not say which launch of the process "
-                "it starts at, so the tracer's numbers of its launches are unknown; make the plan again with --first-launch N"
+                f"the plan's profile {plan.workload.get('source') or '?'} ({plan.workload.get('format')}) does not "
+                "say which launch of the process it starts at, so the tracer's numbers of its launches are unknown; "
+                "make the plan again with --first-launch N"
             )
     return {int(k): int(k) if own else int(p) for k, p in zip(plan.samples["kernel_id"], plan.samples["launch"])}
 
@@ -242,10 +243,10 @@ def _choose_warmup(
         untraced = [n for n in warm if n not in by_number]
         if untraced:
             raise UserError(
-                f"{folder.config.path}: warm-up launch Kernel{untraced[0]} was not traced ({len(untraced)} of {len(warm)} missing); "
-                f"trace them with SAMPLED_KERNEL_INFO={SAMPLED_INFO} from 'simsample apply --sim macsim --plan ... "
-                f"--warmup {'targeted' if spec.targeted else spec.k} "
-                "--out DIR' (without --traces), or pass --warmup none"
+                f"{folder.config.path}: warm-up launch Kernel{untraced[0]} was not traced ({len(untraced)} of "
+                f"{len(warm)} missing); trace them with SAMPLED_KERNEL_INFO={SAMPLED_INFO} from 'simsample apply "
+                f"--sim macsim --plan ... --warmup {'targeted' if spec.targeted else spec.k} --out DIR' (without "
+                "--traces), or pass --warmup none"
             )
     return warm
 
@@ -259,7 +260,8 @@ def _warmup_rows(plan: Plan, warm: list[int], from_traces: bool) -> dict[int, tu
     clash = sorted(set(warm) & sampled)
     if clash:
         raise UserError(
-            f"warm-up launch {clash[0]} has the kernel id the plan gives to a sampled launch (the plan numbers launches its own way); "
-            "make the plan on these traces or on a profile whose ids are launch positions, or pass --warmup none"
+            f"warm-up launch {clash[0]} has the kernel id the plan gives to a sampled launch (the plan numbers "
+            "launches its own way); make the plan on these traces or on a profile whose ids are launch positions, "
+            "or pass --warmup none"
         )
     return {n: (n, f"Kernel{n}" if from_traces else "") for n in warm}

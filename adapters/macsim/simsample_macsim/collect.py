@@ -14,7 +14,8 @@ from simsample_macsim.reader import FORMAT
 
 pd = lazy.load("pandas")
 
-#: the columns collect() reports; how the estimate treats each is declared with the adapter (MacSimAdapter.metrics in adapter.py)
+#: the columns collect() reports; how the estimate treats each is declared with the adapter (MacSimAdapter.metrics in
+#: adapter.py)
 METRICS = ("cycles", "instructions")
 
 
@@ -59,7 +60,8 @@ def collect(outputs: Sequence[Path], plan: Plan | None = None) -> tuple[pd.DataF
     if len(stray):
         shown = ", ".join(f"Kernel{n}" for n in stray["number"].head(5))
         note(
-            f"{len(stray)} simulated kernel(s) are not in the plan and are left out ({shown}{', ...' if len(stray) > 5 else ''})"
+            f"{len(stray)} simulated kernel(s) are not in the plan and are left out "
+            f"({shown}{', ...' if len(stray) > 5 else ''})"
         )
     found = found[found["kernel_id"].notna()].copy()
     found["kernel_id"] = found["kernel_id"].astype(np.int64)

@@ -179,7 +179,8 @@ def _cross_check(run: MacSimRun) -> None:
     cyc = run.totals.get("CYC_COUNT_TOT")
     if cyc is not None and int(cyc) != run.final_cycle:
         run.problems.append(
-            f"{STATS_NAME} says CYC_COUNT_TOT {int(cyc)}, the log ends at cycle {run.final_cycle}: is it from another run?"
+            f"{STATS_NAME} says CYC_COUNT_TOT {int(cyc)}, the log ends at cycle {run.final_cycle}: is it from "
+            "another run?"
         )
     insts = run.totals.get("INST_COUNT_TOT")
     total = sum(k.instructions for k in run.kernels)

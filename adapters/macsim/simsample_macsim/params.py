@@ -54,7 +54,8 @@ def check_params_text(text: str, path: str) -> None:
         if "\x00" in raw or "\ufffd" in raw:
             raise FormatError(
                 path,
-                "binary data, not a MacSim params.in (lines of 'knob value'); give the params.in of the machine to simulate",
+                "binary data, not a MacSim params.in (lines of 'knob value'); give the params.in of the machine to "
+                "simulate",
                 line=n,
             )
         if toks and not toks[0].startswith("#") and not _KNOB.fullmatch(toks[0]):

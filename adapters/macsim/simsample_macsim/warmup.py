@@ -88,11 +88,13 @@ def parse_warmup(
         raise UserError(f"--warmup-horizon {horizon}: must be at least 1 (launches looked back for producers)")
     if not 0.0 < coverage <= 1.0:
         raise UserError(
-            f"--warmup-coverage {coverage}: must be in (0, 1] (the share of a sample's memory accesses whose last toucher the window must hold)"
+            f"--warmup-coverage {coverage}: must be in (0, 1] (the share of a sample's memory accesses whose last "
+            "toucher the window must hold)"
         )
     if budget is not None and not (budget >= 0 and np.isfinite(budget)):  # nan, inf: never a budget
         raise UserError(
-            f"--warmup-budget {budget}: must be a finite number >= 0 (warm-up warp instructions as a share of the sampled launches')"
+            f"--warmup-budget {budget}: must be a finite number >= 0 (warm-up warp instructions as a share of the "
+            "sampled launches')"
         )
     choice = warmup_choice(text, ("targeted",))
     return WarmupSpec(None if choice == "targeted" else int(choice), horizon, coverage, budget)
@@ -130,7 +132,8 @@ def kernel_footprint(folder: Path) -> Footprint:
             raise UserError(f"{f}: cannot read the gzipped trace ({e}); retrace, or pass --warmup K") from None
         if len(raw) % _RECORD_SIZE:
             raise UserError(
-                f"{f}: {len(raw)} bytes is not a whole number of {_RECORD_SIZE}-byte NVBit records; retrace, or pass --warmup K"
+                f"{f}: {len(raw)} bytes is not a whole number of {_RECORD_SIZE}-byte NVBit records; retrace, or pass "
+                "--warmup K"
             )
         rec = np.frombuffer(raw, np.uint8).reshape(-1, _RECORD_SIZE)
         ops.append(rec[:, _OPCODE_AT])
