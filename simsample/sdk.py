@@ -85,6 +85,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
     from simsample.io.names import base_name
     from simsample.io.numbers import INT64_MAX, INT64_MIN, check_int, fits_int64, parse_int
     from simsample.io.script_values import comment_text, refuse_control
+    from simsample.io.sqlite_export import open_sqlite, sqlite_table_columns, sqlite_tables
     from simsample.io.tables import (
         BINARY_BYTE_SCALE,
         TIME_SCALE,
@@ -309,6 +310,10 @@ _PROVISIONAL_NAMES: dict[str, str] = {
     "MEM_ATOMIC": "simsample.gcl.streams",
     "DECOMPRESSION_ERRORS": "simsample.io.files",
     "subset_launches": "simsample.sampling.filters",
+    # readers of SQLite files (Nsight Systems exports): opened read-only from a decompressed copy
+    "open_sqlite": "simsample.io.sqlite_export",
+    "sqlite_tables": "simsample.io.sqlite_export",
+    "sqlite_table_columns": "simsample.io.sqlite_export",
     # adapters of simulators with a PKP hook: the monitor's active implementation and the
     # offline replay of a full run's samples through it (the monitor itself: simsample.pkp)
     "pkp_implementation": "simsample.pkp",
@@ -473,6 +478,9 @@ __all__ = [
     "z_value",
     "DECOMPRESSION_ERRORS",
     "subset_launches",
+    "open_sqlite",
+    "sqlite_tables",
+    "sqlite_table_columns",
     "pkp_implementation",
     "ReplayParams",
     "KernelReplay",

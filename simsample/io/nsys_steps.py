@@ -19,8 +19,7 @@ from typing import Any
 import numpy as np
 
 from simsample.errors import FormatError
-from simsample.io.sqlite_export import columns, open_export
-from simsample.io.sqlite_export import tables as export_tables
+from simsample.io.sqlite_export import open_sqlite, sqlite_table_columns, sqlite_tables
 
 STEP_TEXT = re.compile(r"^\s*(?:ProfilerStep#|step[\s#_:]*)(\d+)\s*$", re.IGNORECASE)
 _RANGES = (59, 60)
@@ -36,11 +35,11 @@ def _is_time(v: Any) -> bool:
 def step_of_launches(path: str | Path, wl: Any) -> np.ndarray | None:
     """Each launch's step number (-1 outside every step), or None when the export has no NVTX
     range named as a step."""
-    with open_export(path) as (conn, _uri):
-        tables = export_tables(conn)
+    with open_sqlite(path) as (conn, _uri):
+        tables = sqlite_tables(conn)
         if "NVTX_EVENTS" not in tables:
             return None
-        cols = set(columns(conn, "NVTX_EVENTS"))
+        cols = set(sqlite_table_columns(conn, "NVTX_EVENTS"))
         text = "ifnull(n.text, s.value)" if "textId" in cols and "StringIds" in tables else "n.text"
         join = "LEFT JOIN StringIds s ON s.id = n.textId" if "textId" in cols and "StringIds" in tables else ""
         rows = conn.execute(
@@ -62,7 +61,9 @@ def step_of_launches(path: str | Path, wl: Any) -> np.ndarray | None:
         if not steps:
             return None
         launch_ns: dict[int, int] = {}
-        if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables and "correlationId" in columns(conn, "CUPTI_ACTIVITY_KIND_RUNTIME"):
+        if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables and "correlationId" in sqlite_table_columns(
+            conn, "CUPTI_ACTIVITY_KIND_RUNTIME"
+        ):
             # a launch call whose id or time is not an integer is as if absent: the kernel's own start is used
             launch_ns = {
                 int(c): int(s)

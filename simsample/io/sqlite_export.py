@@ -1,5 +1,6 @@
-"""An Nsight Systems SQLite export opened read-only, for the reader and the step annotations.
+"""An SQLite file (an Nsight Systems export) opened read-only, for the reader and the step annotations.
 
+In the SDK (provisional): :func:`open_sqlite`, :func:`sqlite_tables`, :func:`sqlite_table_columns`.
 The export may be compressed (``.xz``/``.gz``): it is read from a decompressed temporary copy
 (:func:`simsample.io.files.decompressed_copy`), never modified, and a file that is not a
 database ends in one line naming it.
@@ -17,7 +18,7 @@ from simsample.io.files import decompressed_copy
 
 
 @contextlib.contextmanager
-def open_export(path: str | Path) -> Iterator[tuple[sqlite3.Connection, str]]:
+def open_sqlite(path: str | Path) -> Iterator[tuple[sqlite3.Connection, str]]:
     """A read-only connection to the export at ``path`` and its URI (the compiled scanner opens
     the same URI); closed at the end of the block, a database error raised as a :class:`FormatError`."""
     with decompressed_copy(Path(path), suffix=".sqlite") as plain:
@@ -36,11 +37,11 @@ def open_export(path: str | Path) -> Iterator[tuple[sqlite3.Connection, str]]:
             conn.close()
 
 
-def tables(conn: sqlite3.Connection) -> set[str]:
+def sqlite_tables(conn: sqlite3.Connection) -> set[str]:
     """Names of the export's tables and views."""
     return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
 
 
-def columns(conn: sqlite3.Connection, table: str) -> list[str]:
+def sqlite_table_columns(conn: sqlite3.Connection, table: str) -> list[str]:
     """Column names of ``table``, in order."""
     return [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]

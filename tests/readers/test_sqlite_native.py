@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simsample.errors import FormatError
-from simsample.io import sqlite_columns as sc
+from simsample.plugins.readers._nsys_sqlite import columns as sc
 from simsample.reading import load_workload
 from tests.helpers import shared_path
 

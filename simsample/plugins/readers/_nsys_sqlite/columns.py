@@ -27,8 +27,7 @@ from types import ModuleType
 
 import numpy as np
 
-from simsample.io.workers import can_spawn, usable_cpus
-from simsample.native import import_optional
+from simsample.sdk import can_spawn, import_optional, usable_cpus
 
 #: below this many rows, worker processes cost more than they save
 PARALLEL_MIN_ROWS = 1_000_000

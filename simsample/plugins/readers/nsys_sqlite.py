@@ -7,8 +7,8 @@ with ``PRAGMA table_info``: the name is ``demangledName`` where it exists, else 
 registers, shared memory, stream, device and correlation id are read when present. Memcpy and
 memset activities (``CUPTI_ACTIVITY_KIND_MEMCPY`` / ``_MEMSET``) are counted.
 
-Speed: columns are fetched whole (:mod:`simsample.io.sqlite_columns`: by the compiled
-reader ``simsample._sqlite_scan`` where it was built, else in one scan into Arrow buffers through
+Speed: columns are fetched whole (:mod:`._nsys_sqlite.columns`: by the compiled reader
+ ``simsample._sqlite_scan`` where it was built, else in one scan into Arrow buffers through
 the ADBC SQLite driver when it is installed, else one ``group_concat`` text per column, parsed by
 numpy, several columns in parallel processes for large tables). Without the compiled reader the
 small launch-shape fields are packed several to an integer in SQL, guarded by range checks (a
@@ -26,10 +26,7 @@ from typing import Any
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.io.sqlite_columns import fetch_many, fetch_text_ints, native_reader
-from simsample.io.sqlite_export import columns as export_columns
-from simsample.io.sqlite_export import open_export
-from simsample.io.sqlite_export import tables as export_tables
+from simsample.plugins.readers._nsys_sqlite.columns import fetch_many, fetch_text_ints, native_reader
 from simsample.sdk import (
     FormatError,
     Reader,
@@ -39,6 +36,9 @@ from simsample.sdk import (
     launch_table,
     make_workload,
     narrow,
+    open_sqlite,
+    sqlite_table_columns,
+    sqlite_tables,
     task,
 )
 
@@ -69,19 +69,19 @@ class NsysSqliteReader(Reader):
 
     def read(self, paths: Sequence[Path], options: Mapping[str, Any]) -> Workload:
         path = paths[0]
-        with open_export(path) as (conn, uri):
+        with open_sqlite(path) as (conn, uri):
             return _read(conn, uri, path)
 
 
 def _read(conn: sqlite3.Connection, uri: str, path: Path) -> Workload:
-    tables = export_tables(conn)
+    tables = sqlite_tables(conn)
     if KERNEL_TABLE not in tables:
         raise FormatError(
             path,
             f"has no {KERNEL_TABLE} table: export with `nsys export --type sqlite` from a report that traced CUDA "
             "(`nsys profile --trace=cuda ...`)",
         )
-    cols = set(export_columns(conn, KERNEL_TABLE))
+    cols = set(sqlite_table_columns(conn, KERNEL_TABLE))
     missing = [c for c in ("start", "end", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ") if c not in cols]
     if missing:
         raise FormatError(
@@ -165,7 +165,7 @@ def _packed_expr(fields: Sequence[tuple[str, str, int]]) -> str:
 
 
 class _ColumnFetcher:
-    """Integer columns over all rows (see :mod:`simsample.io.sqlite_columns`), with a
+    """Integer columns over all rows (see :mod:`simsample.plugins.readers._nsys_sqlite.columns`), with a
     row-by-row fallback that names the row holding a value that is not an integer."""
 
     def __init__(self, conn: sqlite3.Connection, uri: str, table: str, n: int, path: Path) -> None:
@@ -266,7 +266,7 @@ def _meta(conn: sqlite3.Connection, tables: set[str], name_col: str) -> dict[str
             meta["nsys_version"] = rows["EXPORT_PRODUCT_VERSION"]
         if "EXPORT_SCHEMA_VERSION" in rows:
             meta["export_schema"] = rows["EXPORT_SCHEMA_VERSION"]
-    if "TARGET_INFO_GPU" in tables and "name" in export_columns(conn, "TARGET_INFO_GPU"):
+    if "TARGET_INFO_GPU" in tables and "name" in sqlite_table_columns(conn, "TARGET_INFO_GPU"):
         gpus = sorted({r[0] for r in conn.execute("SELECT name FROM TARGET_INFO_GPU") if r[0]})
         if gpus:
             meta["gpu"] = gpus[0] if len(gpus) == 1 else gpus
