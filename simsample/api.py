@@ -13,7 +13,8 @@ from simsample.plugin_base import *  # noqa: F403
 from simsample.plugin_base import Adapter, Param, Reader, Sampler  # noqa: F401
 
 warnings.warn(
-    "simsample.api is deprecated and will be removed in the next release; import the plugin base classes from simsample.sdk",
+    "simsample.api is deprecated and will be removed in the next release; import the plugin base classes from "
+    "simsample.sdk",
     DeprecationWarning,
     stacklevel=2,
 )

@@ -81,7 +81,8 @@ def check_confidence(confidence: Any) -> float | None:
         return None
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
         raise UserTypeError(
-            f"confidence: expected a number between 0 and 1 (such as 0.95), got {type(confidence).__name__} {confidence!r}"
+            f"confidence: expected a number between 0 and 1 (such as 0.95), got {type(confidence).__name__} "
+            f"{confidence!r}"
         )
     import math
 
@@ -158,7 +159,8 @@ def check_evaluate_args(
     if sweep is not None:
         if not isinstance(sweep, Mapping):
             raise UserTypeError(
-                f"sweep: expected a mapping of parameter names to lists of values such as {{'count': [2, 4]}}, got {type(sweep).__name__} {sweep!r}"
+                "sweep: expected a mapping of parameter names to lists of values such as {'count': [2, 4]}, got "
+                f"{type(sweep).__name__} {sweep!r}"
             )
         for k, vs in sweep.items():
             if isinstance(vs, (str, bytes)) or not isinstance(vs, (list, tuple, range)):
@@ -169,7 +171,8 @@ def check_evaluate_args(
         raise UserTypeError(f"against: expected a Workload or the path of a profile, got {type(against).__name__}")
     if truth is not None and not isinstance(truth, pd.DataFrame):
         raise UserTypeError(
-            f"truth: expected a table (a pandas DataFrame of kernel_id and the true value per launch), got {type(truth).__name__}"
+            "truth: expected a table (a pandas DataFrame of kernel_id and the true value per launch), got "
+            f"{type(truth).__name__}"
         )
     if not isinstance(truth_metric, str):
         raise UserTypeError(f"truth_metric: expected a column name, got {type(truth_metric).__name__}")

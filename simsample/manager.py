@@ -335,7 +335,10 @@ def install_hint(name: str) -> str:
     """How to install the adapter ``name``: it is a separate distribution, in the repository's
     ``adapters/`` folder (an extra cannot point at a local folder, so the command names it)."""
     dist = ADAPTER_DISTRIBUTIONS[name]
-    return f"install its distribution {dist}: pip install -e adapters/{name} (from the simsample repository; `make setup` installs every adapter)"
+    return (
+        f"install its distribution {dist}: pip install -e adapters/{name} (from the simsample repository; `make "
+        "setup` installs every adapter)"
+    )
 
 
 _HOST: PluginHost | None = None

@@ -38,7 +38,10 @@ class Estimate:
 
     def __repr__(self) -> str:
         shown = ", ".join(e.metric for e in self.estimates[:6]) + (", ..." if len(self.estimates) > 6 else "")
-        return f"<Estimate of {len(self.estimates)} metric(s) ({shown}) from {self.launches} simulated launch(es), plan {self.plan.digest}>"
+        return (
+            f"<Estimate of {len(self.estimates)} metric(s) ({shown}) from {self.launches} simulated launch(es), plan "
+            f"{self.plan.digest}>"
+        )
 
     def to_dataframe(self) -> pd.DataFrame:
         import pandas as pd
@@ -109,7 +112,10 @@ class Evaluation:
             else ""
         )
         return (
-            f"<Evaluation of {self.sampler}: {len({r.name for r in self.results})} workload(s){swept}, {self.repeats} repeats each"
+            (
+                f"<Evaluation of {self.sampler}: {len({r.name for r in self.results})} workload(s){swept}, "
+                f"{self.repeats} repeats each"
+            )
             + (f", {len(self.skipped)} input(s) skipped" if self.skipped else "")
             + ">"
         )

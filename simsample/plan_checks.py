@@ -114,8 +114,9 @@ def check_plan(plan: Any, source: str = "plan") -> None:
         if beyond.any():
             i = int(np.argmax(beyond))
             raise UserError(
-                f"{source}: sample {i} (kernel {int(ids[i])}) is at launch {int(pos[i])}, but the plan's workload has {launches_total:,} launches "
-                "(0-based positions); the plan file is inconsistent (edited by hand?): make the plan again"
+                f"{source}: sample {i} (kernel {int(ids[i])}) is at launch {int(pos[i])}, but the plan's workload "
+                f"has {launches_total:,} launches (0-based positions); the plan file is inconsistent (edited by "
+                "hand?): make the plan again"
             )
     proc = plan.process
     if proc is None or not n:
@@ -125,7 +126,8 @@ def check_plan(plan: Any, source: str = "plan") -> None:
     first = proc.get("first_launch")
     if first is not None and (not _is_int(first) or not 1 <= first <= INT64_MAX):
         raise UserError(
-            f"{source}: invalid plan at process/first_launch: {first!r} is not an integer from 1 to {INT64_MAX} (or null)"
+            f"{source}: invalid plan at process/first_launch: {first!r} is not an integer from 1 to {INT64_MAX} (or "
+            "null)"
         )
     span = proc.get("profile_launches", launches_total)
     if isinstance(span, float) and span.is_integer():
@@ -134,8 +136,8 @@ def check_plan(plan: Any, source: str = "plan") -> None:
         span = launches_total if _is_int(launches_total) else None
     if first is not None and span is not None and first - 1 + span > INT64_MAX:
         raise UserError(
-            f"{source}: process/first_launch {first} plus the profile's {span:,} launches is beyond int64: no process has that many "
-            "launches; make the plan again with the right --first-launch"
+            f"{source}: process/first_launch {first} plus the profile's {span:,} launches is beyond int64: no "
+            "process has that many launches; make the plan again with the right --first-launch"
         )
     if "samples" not in proc:
         return
@@ -159,7 +161,8 @@ def check_plan(plan: Any, source: str = "plan") -> None:
             raise _entry_error(
                 source,
                 i,
-                f"launch number {numbers[i]} differs from kernel id {kids[i]} (a trace folder's ids are its launch numbers)",
+                f"launch number {numbers[i]} differs from kernel id {kids[i]} (a trace folder's ids are its launch "
+                "numbers)",
             )
         return
     # filters remove launches, they never renumber the ones kept: an entry's number lies between
@@ -172,8 +175,9 @@ def check_plan(plan: Any, source: str = "plan") -> None:
         raise _entry_error(
             source,
             i,
-            f"launch number {numbers[i]} of kernel {kids[i]} is outside the launches the plan covers ({first + int(launch[i]):,} to {hi:,}: "
-            f"first_launch {first}, launch position {int(launch[i])}, {span if span is not None else '?'} launches in the profile)",
+            f"launch number {numbers[i]} of kernel {kids[i]} is outside the launches the plan covers "
+            f"({first + int(launch[i]):,} to {hi:,}: first_launch {first}, launch position {int(launch[i])}, "
+            f"{span if span is not None else '?'} launches in the profile)",
         )
 
 
@@ -189,6 +193,7 @@ def _name_the_entry(entries: list[tuple[int, int | None]], sampled: set[int], so
         seen[kid] = i
     absent = sorted(sampled - set(seen))
     raise UserError(
-        f"{source}: invalid plan at process/samples: sampled kernel {absent[0]} has no entry ({len(absent)} of {len(sampled)} missing), "
-        "so where it is in the process is unknown; make the plan again with 'simsample plan'"
+        f"{source}: invalid plan at process/samples: sampled kernel {absent[0]} has no entry ({len(absent)} of "
+        f"{len(sampled)} missing), so where it is in the process is unknown; make the plan again with 'simsample "
+        "plan'"
     )

@@ -84,7 +84,8 @@ def check_samples(samples: Any, cluster_ids: Sequence[int], item: Mapping[str, A
             if bad.any():
                 i = int(np.argmax(bad))
                 raise UserError(
-                    f"{source}: invalid plan at samples/{i}/{f}: {_sample_line(samples, i)} has a {f} that is not an integer"
+                    f"{source}: invalid plan at samples/{i}/{f}: {_sample_line(samples, i)} has a {f} that is not an "
+                    "integer"
                 )
         values = col.astype(np.float64)
         with np.errstate(invalid="ignore"):

@@ -223,7 +223,10 @@ class Plan:
         eps = f", eps={params['eps']}" if isinstance(params, Mapping) and params.get("eps") is not None else ""
         launches = self.workload.get("launches")
         of = f"{launches:,}" if isinstance(launches, int) else "?"
-        return f"<Plan {self.sampler.get('name', '?')}: {len(self.samples):,} samples of {of} launches, {len(self.clusters):,} clusters{eps}>"
+        return (
+            f"<Plan {self.sampler.get('name', '?')}: {len(self.samples):,} samples of {of} launches, "
+            f"{len(self.clusters):,} clusters{eps}>"
+        )
 
     # --- facts -------------------------------------------------------------------------------
     @property
@@ -601,8 +604,8 @@ def _check_draws(samples: pd.DataFrame, clusters: Sequence[Cluster], source: str
         if n > int(c.draws):
             raise FormatError(
                 source,
-                f"cluster {c.id} lists {n} sample(s) but records {int(c.draws)} draw(s) (samples listed twice, or a damaged "
-                "plan?); make the plan again",
+                f"cluster {c.id} lists {n} sample(s) but records {int(c.draws)} draw(s) (samples listed twice, or a "
+                "damaged plan?); make the plan again",
             )
 
 

@@ -285,7 +285,8 @@ class Adapter(ABC):
         """The trace file of every launch of ``workload`` and the function that reads chosen warps
         of one (GCL-Sampler's graphs). Adapters whose traces hold instruction streams override this."""
         raise UserError(
-            f"adapter {self.name} cannot read per-warp instruction streams, which GCL-Sampler needs; plan on an Accel-Sim trace folder"
+            f"adapter {self.name} cannot read per-warp instruction streams, which GCL-Sampler needs; plan on an "
+            "Accel-Sim trace folder"
         )
 
     def full_run_results(self, outputs: Sequence[Path]) -> pd.DataFrame:

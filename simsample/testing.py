@@ -239,7 +239,8 @@ def _sampler_param_defaults_validate(case: _SamplerCase) -> None:
         same_type = type(converted) is type(p.default) or (p.type is float and isinstance(p.default, int))  # 1 for 1.0
         _expect(
             converted == p.default and same_type,
-            f"parameter {p.name}: its default {p.default!r} converts to {converted!r} (declare it as a {p.type.__name__})",
+            f"parameter {p.name}: its default {p.default!r} converts to {converted!r} (declare it as a "
+            f"{p.type.__name__})",
         )
         if p.type in (str, bool):
             _expect(
@@ -341,7 +342,8 @@ def _sampler_weights_sum_to_launches(case: _SamplerCase) -> None:
         weighted = float((weights * inst[plan.samples["launch"].to_numpy(np.int64)]).sum())
         _expect(
             math.isclose(weighted, float(inst.sum()), rel_tol=1e-6),
-            f"the plan weighs by {column}, but its weighted {column} ({weighted:.6g}) is not the workload's ({float(inst.sum()):.6g})",
+            f"the plan weighs by {column}, but its weighted {column} ({weighted:.6g}) is not the workload's "
+            f"({float(inst.sum()):.6g})",
         )
         return
     raise AssertionError(

@@ -115,8 +115,8 @@ class Workload:
             from simsample.errors import UserTypeError
 
             raise UserTypeError(
-                f"Workload: kernels must be a pandas DataFrame with one row per launch, got {type(self.kernels).__name__}; "
-                "read a profile with simsample.read(path)"
+                "Workload: kernels must be a pandas DataFrame with one row per launch, got "
+                f"{type(self.kernels).__name__}; read a profile with simsample.read(path)"
             )
         if self.validate:
             self.kernels = normalise(self.kernels, source=self.source)
@@ -329,8 +329,9 @@ class MissingExtras(dict):
     def message(self, table: str | Path | None = None) -> str:
         """One line: which file is missing, what it holds, and what to do."""
         return (
-            f"{self.file} is missing: it holds {', '.join(self.keys_written)} of the table {table or self.file.name[: -len('.extras.npz')]}; "
-            f"move it with the table (keep the two files side by side), or write both again with 'simsample profile features'"
+            f"{self.file} is missing: it holds {', '.join(self.keys_written)} of the table "
+            f"{table or self.file.name[: -len('.extras.npz')]}; move it with the table (keep the two files side by "
+            "side), or write both again with 'simsample profile features'"
         )
 
 
@@ -509,7 +510,8 @@ def _time_column(values: pd.Series, column: str, where: str, *, allow_negative: 
         return pd.Series(pd.array([pd.NA] * len(values), dtype="Int64"), name=column)
     if n_na:
         raise UserError(
-            f"{where}: {n_na} launches have no {column} (first at row {int(np.flatnonzero(values.isna().to_numpy())[0])})"
+            f"{where}: {n_na} launches have no {column} (first at row "
+            f"{int(np.flatnonzero(values.isna().to_numpy())[0])})"
         )
     arr = values.to_numpy()
     if arr.dtype.kind == "f":

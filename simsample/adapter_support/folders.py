@@ -30,7 +30,8 @@ def check_output_folder(out: Path, *, force: bool, inputs: Sequence[Path] = ()) 
         p_r = resolve_path(Path(p))
         if out_r == p_r or p_r in out_r.parents or out_r in p_r.parents:
             raise UserError(
-                f"{out}: the output folder overlaps the input {p}; choose a folder outside it (inputs are never modified)"
+                f"{out}: the output folder overlaps the input {p}; choose a folder outside it (inputs are never "
+                "modified)"
             )
     if out.exists() or out.is_symlink():
         if not out.is_dir() or out.is_symlink():

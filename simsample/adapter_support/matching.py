@@ -52,8 +52,9 @@ def match_plan(plan: Plan, wl: Workload, *, what: str = "inputs") -> PlanMatch:
             i = int(np.argmax(bad))
             where = "is not in it" if np.isnan(at[i]) else f"is at launch {int(at[i])} there"
             raise PlanMismatchError(
-                f"the plan's sample {i} (kernel {int(ids[i])}, launch {int(launches[i])}) does not match its own workload: kernel {int(ids[i])} "
-                f"{where}, though the fingerprints agree; the plan file is inconsistent (edited by hand?): make the plan again"
+                f"the plan's sample {i} (kernel {int(ids[i])}, launch {int(launches[i])}) does not match its own "
+                f"workload: kernel {int(ids[i])} {where}, though the fingerprints agree; the plan file is "
+                "inconsistent (edited by hand?): make the plan again"
             )
         return PlanMatch(launches, False)
     shape = plan.workload.get("shape_fingerprint")

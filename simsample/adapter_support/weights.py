@@ -8,7 +8,8 @@ for it). A folder that also runs warm-up launches (launches simulated only to br
 into the state the full run left them in) has a ``role`` column after the standard four:
 ``sample`` for the plan's launches, ``warmup`` for the others, listed with weight 0 and cluster
 -1 so that anyone summing ``weight x value`` over the file still gets the plan's estimate. The plan
-itself is copied as ``simsample-plan.json`` so that the folder is self-describing and ``collect``/``estimate`` can be pointed at it.
+itself is copied as ``simsample-plan.json`` so that the folder is self-describing and ``collect``/``estimate`` can be
+pointed at it.
 """
 
 from __future__ import annotations

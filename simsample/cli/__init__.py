@@ -126,7 +126,8 @@ def run(argv: list[str] | None = None) -> int:
     except click.exceptions.Abort as exc:
         if isinstance(exc.__cause__, EOFError):  # click turns EOFError into Abort: a file ended early
             click.echo(
-                f"error: unexpected end of input ({exc.__cause__ or 'truncated file'}); check that the input files are complete",
+                f"error: unexpected end of input ({exc.__cause__ or 'truncated file'}); check that the input files "
+                "are complete",
                 err=True,
             )
             return EXIT_USER
@@ -143,7 +144,8 @@ def run(argv: list[str] | None = None) -> int:
         return _interrupted(exc)
     except RecursionError:
         click.echo(
-            "error: input nested too deeply to read (a JSON or other document with thousands of nested levels); check the file",
+            "error: input nested too deeply to read (a JSON or other document with thousands of nested levels); "
+            "check the file",
             err=True,
         )
         return EXIT_USER
@@ -191,7 +193,8 @@ def _bug(exc: BaseException) -> int:
     if os.environ.get("SIMSAMPLE_DEBUG"):
         traceback.print_exc()
     click.echo(
-        f"internal error: {type(exc).__name__}: {one_line(str(exc), 300)} (this is a bug; rerun with SIMSAMPLE_DEBUG=1 for a traceback)",
+        f"internal error: {type(exc).__name__}: {one_line(str(exc), 300)} (this is a bug; rerun with "
+        "SIMSAMPLE_DEBUG=1 for a traceback)",
         err=True,
     )
     return EXIT_BUG

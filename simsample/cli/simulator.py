@@ -71,7 +71,8 @@ def _plan_path(adapter: Adapter, plan: Path | None, outputs: tuple[Path, ...]) -
 
 
 def collect_command(adapter: Adapter) -> click.Command:
-    """``collect [--plan P] OUTPUT... [-o results.csv] [--json|--csv] [--allow-incomplete]`` and the adapter's options."""
+    """``collect [--plan P] OUTPUT... [-o results.csv] [--json|--csv] [--allow-incomplete]`` and the adapter's
+    options."""
 
     def cmd(
         plan_path: Path | None,
@@ -122,7 +123,10 @@ def collect_command(adapter: Adapter) -> click.Command:
         "plan_path",
         type=_PATH,
         default=None,
-        help="The plan the run was made for (one row per sampled launch; default: the plan a folder written by apply holds).",
+        help=(
+            "The plan the run was made for (one row per sampled launch; default: the plan a folder written by apply "
+            "holds)."
+        ),
     )(cmd)
     return click.command(
         "collect",
@@ -133,7 +137,8 @@ def collect_command(adapter: Adapter) -> click.Command:
 
 
 def _table_columns(adapter: Adapter, df: Any) -> list[str]:
-    """The printed table's columns: kernel_id, status and the declared counts and ratios (CSV and JSON have every column)."""
+    """The printed table's columns: kernel_id, status and the declared counts and ratios (CSV and JSON have every
+    column)."""
     shown = [m.name for m in adapter.metrics if m.kind != "none" and m.name in df.columns]
     return ["kernel_id", "status", *shown]
 
@@ -211,7 +216,8 @@ def apply_command(adapter: Adapter) -> click.Command:
         plan = Plan.read(plan_path)
         done = apply(plan_path, traces, out, sim=adapter.name, **options)
         click.echo(
-            f"{done}: the simulator inputs of {len(plan.sampled_ids):,} sampled launch(es), with the plan and its weights"
+            f"{done}: the simulator inputs of {len(plan.sampled_ids):,} sampled launch(es), with the plan and its "
+            "weights"
         )
 
     for p in reversed(_declared(adapter, "apply", adapter.apply_options)):

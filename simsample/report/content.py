@@ -375,8 +375,9 @@ def distributions_section(plan: Plan, workload: Any | None, ranked: pd.DataFrame
     note = ""
     if approximated:
         note = (
-            f"{'One of these figures shows' if approximated == 1 else f'{approximated} of these figures show'} "
-            "all launches of the cluster's kernel: this sampler's clusters are not defined by kernel name and value range alone."
+            f"{'One of these figures shows' if approximated == 1 else f'{approximated} of these figures show'} all "
+            "launches of the cluster's kernel: this sampler's clusters are not defined by kernel name and value "
+            "range alone."
         )
     return figures, note
 
@@ -584,7 +585,10 @@ def build(
                 f"this plan is {plan.sampler.get('name')} with {len(plan.samples)} samples."
             )
     return Report(
-        title=f"simsample report: {plan.sampler.get('name')} plan of {Path(str(plan.workload.get('source') or plan_path)).name}",
+        title=(
+            f"simsample report: {plan.sampler.get('name')} plan of "
+            f"{Path(str(plan.workload.get('source') or plan_path)).name}"
+        ),
         generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         inputs=inputs,
         workload=wl_rows,

@@ -63,7 +63,8 @@ def _number(
         shown = json.dumps(value) if isinstance(value, (int, float, str, bool)) else type(value).__name__
         raise FormatError(
             path,
-            f"{where} is {shown[:40]}; expected {kind}{bounds} or null (a hand-edited file?); write it again with simsample",
+            f"{where} is {shown[:40]}; expected {kind}{bounds} or null (a hand-edited file?); write it again with "
+            "simsample",
         )
 
 
@@ -109,8 +110,8 @@ def read_estimate(path: Path) -> dict[str, Any]:
         if lo is not None and hi is not None and not (lo <= hi and (est is None or lo <= est <= hi)):
             raise FormatError(
                 path,
-                f"{at}: the interval [{lo:g}, {hi:g}] does not hold the estimate {est if est is None else format(est, 'g')}"
-                " (a hand-edited file?); write it again with simsample",
+                f"{at}: the interval [{lo:g}, {hi:g}] does not hold the estimate "
+                f"{est if est is None else format(est, 'g')} (a hand-edited file?); write it again with simsample",
             )
     return doc
 
@@ -181,7 +182,8 @@ def check_estimate_plan(doc: dict[str, Any], plan: Any, path: Path, plan_path: P
     if mismatch:
         raise FormatError(
             path,
-            f"an estimate made with another plan than {plan_path} ({'; '.join(mismatch)}); give the estimate of this plan",
+            f"an estimate made with another plan than {plan_path} ({'; '.join(mismatch)}); give the estimate of this "
+            "plan",
         )
 
 
@@ -192,5 +194,6 @@ def check_evaluation_plan(doc: dict[str, Any], plan: Any, path: Path, plan_path:
     if prints and plan.workload.get("fingerprint") not in prints:
         raise FormatError(
             path,
-            f"an evaluation of other workloads than the one {plan_path} was made for; evaluate the profile the plan was made from",
+            f"an evaluation of other workloads than the one {plan_path} was made for; evaluate the profile the plan "
+            "was made from",
         )

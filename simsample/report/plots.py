@@ -139,7 +139,10 @@ def distribution(
             ax.xaxis.set_major_locator(MaxNLocator(6))
         ax.legend(fontsize=8, frameon=False, loc="best")
         fig.subplots_adjust(left=0.15, right=0.97, bottom=0.2, top=0.88)
-    label = f"{about or title}: histogram of {v.size:,} launches by {unit_label}, {m.size:,} sampled launches marked below the axis"
+    label = (
+        f"{about or title}: histogram of {v.size:,} launches by {unit_label}, {m.size:,} sampled launches marked "
+        "below the axis"
+    )
     return _to_svg(fig, label, tight=False)
 
 
@@ -188,7 +191,10 @@ def intervals(
         ax.set_yticks(y, list(metrics), fontsize=8)
         ax.invert_yaxis()
         ax.set_xlabel(f"{100 * confidence:.0f}% interval relative to the estimate (%)")
-    label = f"{100 * confidence:.0f}% confidence intervals of {n} metrics, relative to each estimate, in percent (x: no bound)"
+    label = (
+        f"{100 * confidence:.0f}% confidence intervals of {n} metrics, relative to each estimate, in percent (x: no "
+        "bound)"
+    )
     return _to_svg(fig, label)
 
 
@@ -379,7 +385,10 @@ def coverage(curves: Sequence[Curve], *, nominal: float | None) -> Figure:
         ax.set_ylabel("runs whose interval holds the truth (%)", fontsize=9)
         ax.set_xlabel("parameter value (label: median half-width of the intervals)", fontsize=9)
         ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    label = "Coverage of the confidence intervals (%) per parameter value and sampler, each bar labelled with the median half-width of its intervals"
+    label = (
+        "Coverage of the confidence intervals (%) per parameter value and sampler, each bar labelled with the median "
+        "half-width of its intervals"
+    )
     if nominal is not None:
         label += f", the nominal {100 * nominal:.0f}% dashed"
     elif own:

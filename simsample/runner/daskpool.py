@@ -42,7 +42,8 @@ def connect(address: str) -> Any:
         return Client(address)
     except (OSError, TimeoutError, ValueError) as exc:
         raise UserError(
-            f"--scheduler {address}: cannot reach a Dask scheduler there ({exc}); start one (dask scheduler) or check the address"
+            f"--scheduler {address}: cannot reach a Dask scheduler there ({exc}); start one (dask scheduler) or "
+            "check the address"
         ) from None
 
 

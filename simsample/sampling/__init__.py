@@ -1,1 +1,2 @@
-"""The sampling machinery: strata, allocation, two-means, grouping, representatives, draws, BBVs, the estimator and the evaluation."""
+"""The sampling machinery: strata, allocation, two-means, grouping, representatives, draws, BBVs, the estimator and the
+evaluation."""

@@ -133,7 +133,8 @@ def parse_time_range(text: str) -> tuple[int, int]:
             raise UserError(f"--time-range {shown!r}: expected numbers, e.g. 200ms-450ms") from None
         if not math.isfinite(value) or value > _TIME_MAX_NS:  # 400 digits: inf, or beyond int64 nanoseconds
             raise UserError(
-                f"--time-range {shown!r}: {number}{unit or 'ns'} is beyond any profile (at most {_TIME_MAX_NS // 10**9:,} s)"
+                f"--time-range {shown!r}: {number}{unit or 'ns'} is beyond any profile (at most "
+                f"{_TIME_MAX_NS // 10**9:,} s)"
             )
         return round(value)
 
@@ -167,7 +168,8 @@ def apply_filters(wl: Any, flt: LaunchFilter, *, step_of: np.ndarray | None = No
         a, b = parse_steps(flt.steps)
         if step_of is None:
             raise UserError(
-                f"--steps {flt.steps}: {wl.source} has no step annotations that simsample reads (ProfilerStep#N, NVTX 'step N')"
+                f"--steps {flt.steps}: {wl.source} has no step annotations that simsample reads (ProfilerStep#N, "
+                "NVTX 'step N')"
             )
         present = sorted(set(int(s) for s in np.unique(step_of) if s >= 0))
         inside = [s for s in present if a <= s <= b]
@@ -181,8 +183,9 @@ def apply_filters(wl: Any, flt: LaunchFilter, *, step_of: np.ndarray | None = No
         col = k["start_ns"] if "start_ns" in k.columns else None
         if col is None or col.isna().any() or (n > 1 and int(col.min()) == int(col.max())):
             raise UserError(
-                f"--time-range {flt.time_range}: {wl.source} ({wl.format}) has no launch times (every launch starts at "
-                f"{'an unknown time' if col is None or col.isna().any() else int(col.min())}); plan on a profile, which has them"
+                f"--time-range {flt.time_range}: {wl.source} ({wl.format}) has no launch times (every launch starts "
+                f"at {'an unknown time' if col is None or col.isna().any() else int(col.min())}); plan on a profile, "
+                "which has them"
             )
         start = col.to_numpy(np.int64)
         rel = start - (int(start.min()) if n else 0)
@@ -191,7 +194,8 @@ def apply_filters(wl: Any, flt: LaunchFilter, *, step_of: np.ndarray | None = No
     keep &= by_name
     if flt.active and not keep.any():
         raise UserError(
-            f"{wl.source}: the filters ({', '.join(f'{a}={b}' for a, b in flt.to_json().items())}) keep no launch; loosen them"
+            f"{wl.source}: the filters ({', '.join(f'{a}={b}' for a, b in flt.to_json().items())}) keep no launch; "
+            "loosen them"
         )
     rows = (
         None if keep.all() else np.flatnonzero(keep)
@@ -237,7 +241,8 @@ def subset_launches(wl: Any, rows: np.ndarray) -> Any:
 def _span(steps: Sequence[int]) -> str:
     if not steps:
         return "none"
-    # sorted distinct step numbers: contiguous when as many as their span (never enumerate the span: a step number is data)
+    # sorted distinct step numbers: contiguous when as many as their span (never enumerate the span: a step number is
+    # data)
     if steps[-1] - steps[0] + 1 == len(steps):
         return f"{steps[0]}-{steps[-1]}"
     if len(steps) > 12:
@@ -366,14 +371,16 @@ def launch_numbers(plan: Any, *, what: str = "a tracer selection") -> dict[int, 
         if plan.workload.get("format") in TRACE_ID_FORMATS:  # a plan made on trace folders before format 1.2
             return {int(k): int(k) for k in plan.samples["kernel_id"]}
         raise UserError(
-            f"the plan records no launch numbers (made before simsample recorded them); make it again with 'simsample plan ... --first-launch N' for {what}"
+            "the plan records no launch numbers (made before simsample recorded them); make it again with "
+            f"'simsample plan ... --first-launch N' for {what}"
         )
     if any(s.number is None for s in samples):
         src = plan.workload.get("source") or "the profile"
         raise UserError(
-            f"the plan's profile {src} ({plan.workload.get('format')}) does not say which launch of the process it starts at (a PyTorch-profiler "
-            f"trace covers a window of steps), so the tracer's numbers of its launches are unknown; make the plan with --first-launch N "
-            f"(N = the process's launch number of the profile's first launch) for {what}"
+            f"the plan's profile {src} ({plan.workload.get('format')}) does not say which launch of the process it "
+            "starts at (a PyTorch-profiler trace covers a window of steps), so the tracer's numbers of its launches "
+            "are unknown; make the plan with --first-launch N (N = the process's launch number of the profile's "
+            f"first launch) for {what}"
         )
     return {s.kernel_id: int(s.number) for s in samples}  # type: ignore[misc]
 
@@ -422,8 +429,9 @@ def prepare(wl: Any, paths: Sequence[Any], flt: LaunchFilter, *, first_launch: i
             step_of = nvtx_steps(paths[0], wl)
         else:
             raise UserError(
-                f"--steps: {wl.source} is {wl.format}; steps are read from PyTorch-profiler traces (ProfilerStep#N) and "
-                "Nsight Systems SQLite exports (NVTX ranges named 'step N' or 'ProfilerStep#N'); use --time-range"
+                f"--steps: {wl.source} is {wl.format}; steps are read from PyTorch-profiler traces (ProfilerStep#N) "
+                "and Nsight Systems SQLite exports (NVTX ranges named 'step N' or 'ProfilerStep#N'); use "
+                "--time-range"
             )
         if step_of is None:
             raise UserError(
@@ -472,7 +480,8 @@ def excluded_line(plan: Any) -> str | None:
         )
     if ex.get("outside_window"):
         pieces.append(
-            f"{ex['outside_window']['launches']:,} launches outside the window{measured(ex['outside_window'], of_profile)}"
+            f"{ex['outside_window']['launches']:,} launches outside the "
+            f"window{measured(ex['outside_window'], of_profile)}"
         )
     if not pieces:
         pieces.append(f"{ex.get('launches', 0):,} launches excluded{measured(ex, of_profile)}")

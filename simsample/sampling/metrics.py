@@ -92,7 +92,8 @@ def check_declarations(metrics: Iterable[Metric], *, who: str = "metrics") -> tu
     is not a declared count."""
     if isinstance(metrics, (str, bytes, Metric)) or not isinstance(metrics, Iterable):
         raise UserTypeError(
-            f"{who}: expected a list of Metric declarations (count(), ratio(), not_estimable()), got {type(metrics).__name__}"
+            f"{who}: expected a list of Metric declarations (count(), ratio(), not_estimable()), got "
+            f"{type(metrics).__name__}"
         )
     out = tuple(metrics)
     for m in out:
