@@ -34,3 +34,7 @@ class LazyModule:
 def load(name: str) -> Any:
     """A stand-in for module ``name`` that imports it (and its parents) on first use."""
     return LazyModule(name)
+
+
+#: The name in :mod:`simsample.sdk` (provisional), for plugins that name an optional module at their top.
+lazy_module = load

@@ -110,6 +110,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
         whole,
     )
     from simsample.io.workers import can_spawn, usable_cpus
+    from simsample.lazy_modules import lazy_module
     from simsample.native import import_optional, pure_python_requested
     from simsample.pkp import pkp_implementation
     from simsample.pkp.replay import (
@@ -314,6 +315,8 @@ _PROVISIONAL_NAMES: dict[str, str] = {
     "open_sqlite": "simsample.io.sqlite_export",
     "sqlite_tables": "simsample.io.sqlite_export",
     "sqlite_table_columns": "simsample.io.sqlite_export",
+    # a module imported on first use, parents included (plugins are loaded by commands that never use them)
+    "lazy_module": "simsample.lazy_modules",
     # adapters of simulators with a PKP hook: the monitor's active implementation and the
     # offline replay of a full run's samples through it (the monitor itself: simsample.pkp)
     "pkp_implementation": "simsample.pkp",
@@ -481,6 +484,7 @@ __all__ = [
     "open_sqlite",
     "sqlite_tables",
     "sqlite_table_columns",
+    "lazy_module",
     "pkp_implementation",
     "ReplayParams",
     "KernelReplay",

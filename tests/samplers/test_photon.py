@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simsample.errors import UserError
+from simsample.plugins.samplers._photon.bbv import GpuBBVs
 from simsample.plugins.samplers.photon import PhotonSampler, match_launches
-from simsample.sampling.bbv import GpuBBVs
 from simsample.workload import from_records
 
 BLOCKS = {"start_pc": [0, 32, 96, 160], "length": [4, 8, 2, 6]}
@@ -185,7 +185,7 @@ def test_bbv_keys_alias_and_cli_plan_from_parquet_with_extras(tmp_path, capsys):
 def test_walk_invariants(launches, threshold):
     """Every launch maps to an earlier (or its own) representative within the distance, with the
     same warp count unless both fill the GPU; representatives stand for themselves."""
-    from simsample.sampling.bbv import WarpFeatures, gpu_bbvs
+    from simsample.plugins.samplers._photon.bbv import WarpFeatures, gpu_bbvs
 
     wl = make_wl(
         [[("a", max(1, round(s * w))), ("c", w - max(1, round(s * w)))] for s, w, _ in launches],

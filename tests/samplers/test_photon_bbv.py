@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simsample.errors import UserError
-from simsample.sampling import gpus
-from simsample.sampling.bbv import WarpFeatures, block_addresses, gpu_bbvs, projection_weights
+from simsample.plugins.samplers._photon import gpus
+from simsample.plugins.samplers._photon.bbv import WarpFeatures, block_addresses, gpu_bbvs, projection_weights
 
 
 def go_count_weights(pc: int) -> list[int]:

@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 from simsample.cli import run
+from simsample.plugins.samplers._photon import gpus
+from simsample.plugins.samplers._photon.bbv import KERNEL_EXTRA, WarpFeatures, gpu_bbvs
 from simsample.plugins.samplers.photon import match_launches
 from simsample.reading import load_workload
-from simsample.sampling import gpus
-from simsample.sampling.bbv import KERNEL_EXTRA, WarpFeatures, gpu_bbvs
 from tests.helpers import shared_path
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -2,9 +2,9 @@
 
 Official code: lchangxii/sampled-mgpu-sim, ``samples/sampledrunner/sampledanalysis.py``
 (``GPUBBV``, ``KernelInfo``, ``ExecuteEngine.find_kernel``) and ``clusterallvgg.py``. Each
-launch is described by its GPU basic-block vector (:mod:`simsample.sampling.bbv`), its warp count and its
+launch is described by its GPU basic-block vector (:mod:`simsample.plugins.samplers._photon.bbv`), its warp count and its
 instructions. A basic block is identified by its kernel as well as its PC (trace PCs are
-kernel-relative; see :func:`~simsample.sampling.bbv.block_addresses`), so launches of different
+kernel-relative; see :func:`~simsample.plugins.samplers._photon.bbv.block_addresses`), so launches of different
 kernels share no block weights, as on MGPUSim where every kernel has its own addresses.
 Launches are walked in order; each is compared with the representatives chosen so far:
 
@@ -38,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from simsample.sampling import gpus
-from simsample.sampling.bbv import FEATURES_HINT, GpuBBVs, WarpFeatures, gpu_bbvs
+from simsample.plugins.samplers._photon import gpus
+from simsample.plugins.samplers._photon.bbv import FEATURES_HINT, GpuBBVs, WarpFeatures, gpu_bbvs
 from simsample.sdk import Param, Plan, Sampler, UserError, Workload, hookimpl, representative_plan, resolve_metric
 
 INSTRUCTION_COLUMNS = ("warp_insts", "smsp__inst_executed.sum", "instructions")

@@ -47,11 +47,10 @@ from typing import Any
 import lazy_loader as lazy
 import numpy as np
 
-from simsample import lazy_modules
-from simsample.errors import UserError
+from simsample.sdk import UserError, lazy_module
 
 pd = lazy.load("pandas")
-sp = lazy_modules.load("scipy.sparse")  # not lazy.load: that imports scipy itself at once
+sp = lazy_module("scipy.sparse")  # not lazy.load: that imports scipy itself at once
 
 #: Dimensions of Photon's projected per-warp BBV (``BbvDim`` in the official code).
 BBV_DIMS = 16

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from simsample.errors import UserError
+from simsample.sdk import UserError
 
 
 @dataclass(frozen=True)
