@@ -32,6 +32,7 @@ DATA = ROOT.parent / "shared" / "data" / "profiles"
 sys.path.insert(0, str(HERE))
 
 from bench_end_to_end import WRITERS  # noqa: E402  (benchmarks/ is put on sys.path above)
+from bench_plan_scale import link_compiled  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "profile" / "train_step.pt.trace.json.gz"
 
@@ -130,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, help="keep the generated profiles here for the next run")
     args = ap.parse_args(argv)
 
+    link_compiled(args.baseline)  # the installed compiled readers, as the current sources use them
     work = args.workdir or Path(tempfile.mkdtemp(prefix="simsample-identity-"))
     work.mkdir(parents=True, exist_ok=True)
     cases = QUICK if args.quick else CASES

@@ -433,24 +433,3 @@ def draw_quantile(values: np.ndarray, q: float) -> float:
     k = min(max(math.ceil(q * n - 1e-9), 1), n)
     values.partition(k - 1)
     return float(values[k - 1])
-
-
-def linear_quantile(values: np.ndarray, q: float) -> float:
-    """``float(np.quantile(values, q))`` (the default, linear method) of a 1-D float array
-    without NaN, computed as NumPy computes it: the virtual index ``(n − 1)·q``, the two order
-    statistics around it, and NumPy's ``_lerp`` (from the upper one when the fraction is at
-    least ½). ``np.quantile``'s argument handling cost 30 µs a call, and a plan of 10^6 launches
-    calls it for each of its thousands of clusters drawn once; a test compares both bit for bit.
-    ``values`` is reordered in place (it is partitioned)."""
-    n = values.size
-    virtual = (n - 1) * q
-    if virtual >= n - 1:
-        return float(values.max())
-    below = math.floor(virtual)
-    values.partition((below, below + 1))
-    a, b = float(values[below]), float(values[below + 1])
-    gamma = virtual - below
-    diff = b - a
-    if gamma >= 0.5:
-        return b - diff * (1 - gamma)
-    return a + diff * gamma

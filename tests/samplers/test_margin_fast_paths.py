@@ -1,9 +1,9 @@
 """The fast paths of the stratified samplers' hot loop give the bits the general code gives.
 
 margin plans 10^6 launches through thousands of small splits and allocations; the faster code
-for them (one-block splits, the two-cluster allocation, the sum of two products, the quantile
-of a cluster drawn once, range statistics without wrappers, the memo of what a range gave, the
-name grouping by table) must change no plan: each is compared with the code it replaces, value
+for them (one-block splits, the two-cluster allocation, the sum of two products, range
+statistics without wrappers, the memo of what a range gave, the name grouping by table) must
+change no plan: each is compared with the code it replaces, value
 by value and bit for bit, and whole plans with every fast path swapped back for the old code.
 """
 
@@ -115,16 +115,6 @@ def test_sampled_time_of_two_is_numpys_sum(d0, d1, m0, m1):
     assert bits(allocation.sampled_time(np.array([d0, d1]), [m0, m1])) == bits(reference)
 
 
-@settings(max_examples=400, deadline=None)
-@given(
-    st.lists(st.floats(0, 1e12, allow_nan=False, allow_infinity=False), min_size=1, max_size=200),
-    st.one_of(st.sampled_from([0.5, 0.9, 0.95, 0.99, 0.998, 0.999999]), st.floats(0, 1)),
-)
-def test_linear_quantile_is_numpys(values, q):
-    v = np.asarray(values, dtype=np.float64)
-    assert bits(strata.linear_quantile(v.copy(), q)) == bits(float(np.quantile(v, q)))
-
-
 def old_range_stats(s: strata.Strata, lo: int, hi: int) -> tuple[float, float]:
     """make_range's statistics as they were computed before (seg.mean(), centred_ss)."""
     seg = s.xs[lo:hi]
@@ -200,7 +190,6 @@ def old_paths(monkeypatch):
     monkeypatch.setattr(root_module, "sampled_time", reference_sampled_time)
     monkeypatch.setattr(margin_module, "sampled_time", reference_sampled_time)
     monkeypatch.setattr(strata, "_range_stats", old_range_stats)
-    monkeypatch.setattr(strata, "linear_quantile", lambda v, q: float(np.quantile(v, q)))
     monkeypatch.setattr(strata, "build_strata", forgetful_build)
 
 
