@@ -51,7 +51,8 @@ def header(path):
     return out
 
 print("GPGPU-Sim: Configuration options:", flush=True)
-cum = dict.fromkeys(("l1rh", "l1ra", "l1wh", "l1wa", "l2rh", "l2ra", "l2wh", "l2wa", "dr", "dw", "cta", "cyc", "insn"), 0)
+COUNTERS = ("l1rh", "l1ra", "l1wh", "l1wa", "l2rh", "l2ra", "l2wh", "l2wa", "dr", "dw", "cta", "cyc", "insn")
+cum = dict.fromkeys(COUNTERS, 0)
 uid = 0
 for raw in open(trace_list):
     line = raw.rstrip("\n")
@@ -82,8 +83,8 @@ for raw in open(trace_list):
         print("accel-sim.out: gpu-sim.cc:1234: void gpgpu_sim::cycle(): Assertion `0' failed.", flush=True)
         os.abort()
     cyc, insn = 1000 + 37 * kid, 5000 + 101 * kid * ctas
-    d = dict(l1rh=3 * kid, l1ra=10 * kid + 5, l1wh=0, l1wa=2 * kid, l2rh=kid, l2ra=4 * kid + 1, l2wh=0, l2wa=kid, dr=2 * kid, dw=kid // 2, cta=ctas,
-             cyc=cyc, insn=insn)
+    d = dict(l1rh=3 * kid, l1ra=10 * kid + 5, l1wh=0, l1wa=2 * kid, l2rh=kid, l2ra=4 * kid + 1, l2wh=0, l2wa=kid,
+             dr=2 * kid, dw=kid // 2, cta=ctas, cyc=cyc, insn=insn)
     for k, v in d.items():
         cum[k] += v
     print(f"Destroy streams for kernel {uid}: size 0")

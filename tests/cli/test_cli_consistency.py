@@ -20,8 +20,17 @@ PROFILE = ROOT / "examples" / "profile" / "train_step.pt.trace.json.gz"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 #: kernels that differ only in the middle of long template names, as thrust and PyTorch's are
-_T = "void thrust::cuda_cub::core::_kernel_agent<thrust::cuda_cub::__parallel_for::ParallelForAgent<thrust::cuda_cub::__uninitialized_fill::functor<thrust::device_ptr<{t}>, {t}>, unsigned long>, thrust::cuda_cub::__uninitialized_fill::functor<thrust::device_ptr<{t}>, {t}>, unsigned long>(thrust::cuda_cub::__uninitialized_fill::functor<thrust::device_ptr<{t}>, {t}>, unsigned long)"
-_V = "void at::native::vectorized_elementwise_kernel<4, at::native::{op}<float>, at::detail::Array<char*, 2> >(int, at::native::{op}<float>, at::detail::Array<char*, 2>)"
+_T = (
+    "void "
+    "thrust::cuda_cub::core::_kernel_agent<thrust::cuda_cub::__parallel_for::ParallelForAgent<"
+    "thrust::cuda_cub::__uninitialized_fill::functor<thrust::device_ptr<{t}>, "
+    "{t}>, unsigned long>, thrust::cuda_cub::__uninitialized_fill::functor<thrust::device_ptr<{t}>, {t}>, unsigned "
+    "long>(thrust::cuda_cub::__uninitialized_fill::functor<thrust::device_ptr<{t}>, {t}>, unsigned long)"
+)
+_V = (
+    "void at::native::vectorized_elementwise_kernel<4, at::native::{op}<float>, at::detail::Array<char*, 2> >(int, "
+    "at::native::{op}<float>, at::detail::Array<char*, 2>)"
+)
 NAMES = [_T.format(t="float"), _T.format(t="double"), _V.format(op="AbsFunctor"), _V.format(op="NegFunctor")]
 
 

@@ -14,7 +14,8 @@ from tests.helpers import shared_path
 
 NVPROF = (
     "==1== NVPROF is profiling process 1, command: ./a\n==1== Profiling result:\n"
-    '"Start","Duration","Grid X","Grid Y","Grid Z","Block X","Block Y","Block Z","Registers Per Thread","Static SMem","Dynamic SMem","Size","Throughput","Device","Context","Stream","Name"\n'
+    '"Start","Duration","Grid X","Grid Y","Grid Z","Block X","Block Y","Block Z","Registers Per Thread","Static '
+    'SMem","Dynamic SMem","Size","Throughput","Device","Context","Stream","Name"\n'
     "{units}\n"
     '1.0,2.0,1,1,1,32,1,1,8,0,0,,,"G (0)","1","7","k(int) [4]"\n'
 )

@@ -75,7 +75,10 @@ def test_a_command_that_reads_still_gets_its_libraries(tmp_path) -> None:
 
 
 def test_version_loads_no_plugin() -> None:
-    probe = "import sys; from simsample.cli import run; run(['--version']); print(sorted(m for m in sys.modules if m.startswith('simsample.plugins')))"
+    probe = (
+        "import sys; from simsample.cli import run; run(['--version']); print(sorted(m for m in sys.modules if "
+        "m.startswith('simsample.plugins')))"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False).stdout
     assert out.strip().splitlines()[-1] == "[]"
 

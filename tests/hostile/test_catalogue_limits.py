@@ -244,7 +244,8 @@ CASES: list[L] = [
     ),
     L(
         "csv-header-spaces-plan",
-        "plan --format csv --columns 'name=Kernel Name,duration_us=Time (us)' {W}/artifact-spaces.csv --sampler random -o {O}/p.json",
+        "plan --format csv --columns 'name=Kernel Name,duration_us=Time (us)' {W}/artifact-spaces.csv --sampler "
+        "random -o {O}/p.json",
         0,
         "launches",
         ("p.json",),
@@ -331,7 +332,8 @@ CASES: list[L] = [
     ),
     L(
         "truth-log-without-sim",
-        f"evaluate {{D}}/{NV}/traces_cudasdk_scan.csv --sampler random --repeat 1 --truth {{D}}/{ACC}/hetero/full.out.gz",
+        f"evaluate {{D}}/{NV}/traces_cudasdk_scan.csv --sampler random --repeat 1 --truth "
+        f"{{D}}/{ACC}/hetero/full.out.gz",
         1,
         "name the simulator with --sim",
     ),

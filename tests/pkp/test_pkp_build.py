@@ -21,7 +21,8 @@ def test_wheel_without_compiler_is_pure_python(tmp_path):
     env = {**os.environ, "CXX": "/bin/false", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     env.pop("SIMSAMPLE_PURE_PYTHON", None)
     res = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", str(ROOT), "-w", str(tmp_path)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         str(ROOT), "-w", str(tmp_path)],
         capture_output=True, text=True, env=env,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-2000:]

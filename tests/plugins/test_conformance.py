@@ -109,7 +109,8 @@ def reader_case(name: str, tmp: Path) -> list[Check]:
         f.write_text(
             "Processing [x.sqlite] with [/opt/nsys/reports/cuda_gpu_trace.py]... \n"
             f"{NSYS_GPU_HEADER}\n"
-            "1134711990,661398,123,,,,,,,,,,4.194,6337.593,Pinned,Device,NVIDIA A100 (0),1,,13,[CUDA memcpy Host-to-Device]\n"
+            "1134711990,661398,123,,,,,,,,,,4.194,6337.593,Pinned,Device,NVIDIA A100 (0),1,,13,[CUDA memcpy "
+            "Host-to-Device]\n"
             "1135401990,1000,124,1,2,3,128,1,1,32,0.001,0.000,,,,,NVIDIA A100 (0),1,,7,kernel_b\n"
             '1135411990,2000,125,148,1,1,256,1,1,36,0.000,0.025,,,,,NVIDIA A100 (0),1,,7,"void k<float>(float*, int)"\n'
         )

@@ -109,7 +109,8 @@ def layout_problems(folder: Path) -> list[str]:
         fallback = [o for o in overrides if o.get("if", {}).get("failed") and o.get("wheel", {}).get("cmake") is False]
         if not fallback:
             problems.append(
-                "pyproject.toml: no pure-Python fallback ([[tool.scikit-build.overrides]] if.failed -> wheel.cmake = false)"
+                "pyproject.toml: no pure-Python fallback ([[tool.scikit-build.overrides]] if.failed -> wheel.cmake = "
+                "false)"
             )
     elif (folder / "CMakeLists.txt").is_file():
         problems.append("CMakeLists.txt without cpp/")

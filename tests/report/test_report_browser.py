@@ -89,7 +89,9 @@ var mark = svg.querySelector('[id="plan-point"]');
 var mr = mark ? mark.getBoundingClientRect() : null;
 var sr = svg.getBoundingClientRect();
 return {scale: svg.getAttribute('data-yscale'), label: svg.getAttribute('aria-label'), ticks: ticks,
-        mark: mr ? {w: mr.width, h: mr.height, inside: mr.left >= sr.left && mr.right <= sr.right && mr.top >= sr.top && mr.bottom <= sr.bottom} : null};
+        mark: mr ? {w: mr.width, h: mr.height,
+                    inside: mr.left >= sr.left && mr.right <= sr.right && mr.top >= sr.top && mr.bottom <= sr.bottom}
+                 : null};
 """
 
 

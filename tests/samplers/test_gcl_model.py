@@ -136,7 +136,8 @@ def test_an_epoch_trains_on_at_most_epoch_launches(hetero_graphs, monkeypatch):
     )
     r = train_and_embed(hetero_graphs, cfg, seed=0)
     assert (r.train_launches, r.validation_launches) == (10, 2)
-    # per epoch: two views of the 4 launches drawn (one batch of 3 and a last one of 1 joined to it), then the validation's two
+    # per epoch: two views of the 4 launches drawn (one batch of 3 and a last one of 1 joined to it), then the
+    # validation's two
     assert seen == [4, 4, 2, 2] * 2
 
 

@@ -28,7 +28,8 @@ def _wheel(tmp_path: Path, **env: str) -> list[str]:
     if "SIMSAMPLE_PURE_PYTHON" not in env:
         full_env.pop("SIMSAMPLE_PURE_PYTHON", None)
     res = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", str(ADAPTER), "-w", str(tmp_path)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         str(ADAPTER), "-w", str(tmp_path)],
         capture_output=True, text=True, env=full_env,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-2000:]

@@ -137,7 +137,8 @@ def _kernel(uid: int, kid: int, cycles: int, insn: int, ctas: int, grid: int = 4
         f"launching kernel name: _Z1kv uid: {uid} cuda_stream_id: 0\n"
         f"kernel_name = _Z1kv \nkernel_launch_uid = {uid} \ngpu_sim_cycle = {cycles}\ngpu_sim_insn = {insn}\n"
         f"gpu_ipc = {insn / cycles:.4f}\ngpu_tot_issued_cta = {ctas}\ngpu_occupancy = 50.0% \n{extra}"
-        f"\tL2_cache_stats_breakdown[GLOBAL_ACC_R][HIT] = {10 * uid}\n\tL2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS] = {40 * uid}\n"
+        f"\tL2_cache_stats_breakdown[GLOBAL_ACC_R][HIT] = {10 * uid}\n"
+        f"\tL2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS] = {40 * uid}\n"
         f"total dram reads = {100 * uid}\n"
     )
 

@@ -366,7 +366,10 @@ def test_gapped_mask_under_base_and_stride_reads_zero_after_the_gap(tmp_path):
     """Mode 1 with lanes 0-1 and 4-5 active: lanes after the gap read address 0 (the simulator's
     decompression), so a global load touches the base's sector and sector 0."""
     spec = KernelSpec(grid=(1, 1, 1), block=(32, 1, 1))
-    body = "#BEGIN_TB\nwarp = 0\ninsts = 2\n0000 00000033 0 LDG.E 0 4 1 0x7f5a40000000 4 \n0010 ffffffff 0 EXIT 0 0\n#END_TB\n"
+    body = (
+        "#BEGIN_TB\nwarp = 0\ninsts = 2\n0000 00000033 0 LDG.E 0 4 1 0x7f5a40000000 4 \n0010 ffffffff 0 EXIT 0 0\n"
+        "#END_TB\n"
+    )
     p = tmp_path / "kernel-1.traceg"
     p.write_text(header_text(spec, 1) + body)
     _, got = scan_native.scan_file(p)
@@ -392,7 +395,10 @@ def test_gapped_mask_under_base_and_stride_reads_zero_after_the_gap(tmp_path):
 )
 def test_address_spellings(tmp_path, mask, addresses):
     spec = KernelSpec(grid=(1, 1, 1), block=(32, 1, 1))
-    body = f"#BEGIN_TB\nwarp = 0\ninsts = 2\n0000 {mask} 0 LDG.E.64 0 8 0 {addresses}\n0010 {mask} 0 STG.E.128 0 16 0 {addresses}\n#END_TB\n"
+    body = (
+        f"#BEGIN_TB\nwarp = 0\ninsts = 2\n0000 {mask} 0 LDG.E.64 0 8 0 {addresses}\n"
+        f"0010 {mask} 0 STG.E.128 0 16 0 {addresses}\n#END_TB\n"
+    )
     p = tmp_path / "kernel-1.traceg"
     p.write_text(header_text(spec, 1) + body)
     ref = scan_python.scan_file(p)[1]
@@ -634,7 +640,10 @@ def test_fallback_when_the_extension_is_missing(tmp_path, monkeypatch):
 
 
 def test_pure_python_switch_disables_the_extension():
-    code = "from simsample_accelsim import features, scan_native; print(scan_native.available(), features.default_engine(), features.engine_note())"
+    code = (
+        "from simsample_accelsim import features, scan_native; print(scan_native.available(), "
+        "features.default_engine(), features.engine_note())"
+    )
     env = {**os.environ, "SIMSAMPLE_PURE_PYTHON": "1"}
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True

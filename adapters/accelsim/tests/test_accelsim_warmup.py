@@ -83,7 +83,8 @@ def test_targeted_attributes_a_line_to_its_last_toucher_only():
 
 
 def test_targeted_prefers_cheap_producers_and_launches_already_in_the_run():
-    # 6 reads 0..9; 5 wrote 0..4 but costs 1000 instructions, 2 wrote 5..9 for 10; with coverage 0.5 the cheap one is enough
+    # 6 reads 0..9; 5 wrote 0..4 but costs 1000 instructions, 2 wrote 5..9 for 10; with coverage 0.5 the cheap one is
+    # enough
     table = {6: (range(10), (), 10), 5: ((), range(5), 1000), 2: ((), range(5, 10), 10)}
     assert targeted([6], {6: 1.0}, _fp(table), coverage=0.5, budget=None) == {6: [2]}
     # when 5 is itself sampled it costs nothing: it covers the half and nothing is added

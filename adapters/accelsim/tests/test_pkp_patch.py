@@ -175,7 +175,8 @@ def test_header_compiles_strictly_and_matches_python(tmp_path, flags):
     src.write_text(DRIVER)
     exe = tmp_path / "drv"
     res = subprocess.run(
-        [cxx, "-std=c++17", "-Wall", "-Wextra", "-Wpedantic", "-Werror", *flags, f"-I{HEADER.parent}", str(src), "-o", str(exe)],
+        [cxx, "-std=c++17", "-Wall", "-Wextra", "-Wpedantic", "-Werror", *flags,
+         f"-I{HEADER.parent}", str(src), "-o", str(exe)],
         capture_output=True, text=True,
     )  # fmt: skip
     if res.returncode != 0 and "-march=native" in flags and "march" in res.stderr:

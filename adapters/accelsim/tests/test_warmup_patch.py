@@ -98,7 +98,8 @@ def test_patch_embeds_the_current_header():
     assert (old_start, old_n) == (0, 0)
     embedded = "\n".join(b[1:] for b in body if b.startswith("+")) + "\n"
     assert embedded == HEADER.read_text(), (
-        "after changing adapters/accelsim/cpp/warmup/functional_warmup.hpp run adapters/accelsim/patches/refresh_header.py"
+        "after changing adapters/accelsim/cpp/warmup/functional_warmup.hpp run "
+        "adapters/accelsim/patches/refresh_header.py"
     )
 
 
@@ -292,8 +293,9 @@ def _lanes32(mask: int, lane_addrs: list[int]) -> list[int]:
     return full
 
 
-OPCODES = ["LDG.E", "LDG.E.128.SYS", "LDGSTS.E.BYPASS.128", "STG.E.64", "STG.E.U8", "ATOMG.E.ADD.STRONG.GPU", "ATOM.E.ADD", "RED.E.ADD.F32",
-           "LD.E", "ST.E.64", "LDL", "STL.64", "LDS.U.128", "STS", "ATOMS.ADD", "FFMA", "BRA", "EXIT"]  # fmt: skip
+OPCODES = ["LDG.E", "LDG.E.128.SYS", "LDGSTS.E.BYPASS.128", "STG.E.64", "STG.E.U8", "ATOMG.E.ADD.STRONG.GPU",
+           "ATOM.E.ADD", "RED.E.ADD.F32", "LD.E", "ST.E.64", "LDL", "STL.64", "LDS.U.128", "STS", "ATOMS.ADD",
+           "FFMA", "BRA", "EXIT"]  # fmt: skip
 
 
 @settings(max_examples=60, deadline=None)
@@ -396,7 +398,8 @@ def test_warmup_counts_on_real_traces_match_reference_and_log(driver, kernel):
     # the simulator printed the same counts when it played this trace (fixture run)
     log = gzip.open(FIXTURES / "hetero_w8_w12_k13.out.gz", "rt").read()
     m = re.search(
-        rf"functional warm-up: \./kernel-{kernel}\.traceg: (\d+) warp insts, (\d+) global, (\d+) sector reads, (\d+) sector writes, L2 hits (\d+) of (\d+)",
+        rf"functional warm-up: \./kernel-{kernel}\.traceg: (\d+) warp insts, (\d+) global, (\d+) sector reads, (\d+) "
+        r"sector writes, L2 hits (\d+) of (\d+)",
         log,
     )
     assert m is not None

@@ -257,7 +257,8 @@ FAKE_MERGE = """\
 #!/usr/bin/env python3
 # stands in for merge_report.py
 import argparse, os
-p = argparse.ArgumentParser(); p.add_argument("--dir"); p.add_argument("--kernel_id", type=int); p.add_argument("--np", type=int)
+p = argparse.ArgumentParser(); p.add_argument("--dir")
+p.add_argument("--kernel_id", type=int); p.add_argument("--np", type=int)
 a = p.parse_args()
 cyc = int(open(os.path.join(a.dir, "kernel-%d-rank-0.temp.txt" % a.kernel_id)).read().split()[1])
 with open(os.path.join(a.dir, "kernel-%d-summary.txt" % a.kernel_id), "w") as f:

@@ -200,7 +200,8 @@ def test_synthetic_logs(kernels, finished):
     cycle, n = 0, len(kernels)
     for i, (dur, warps) in enumerate(kernels):
         lines.append(
-            f"src/process_manager.cc:426: (I=7  C={cycle}):  setup_process:0 /x/y/Kernel{3 * i}/trace.txt current_index:{i} ({n})"
+            f"src/process_manager.cc:426: (I=7  C={cycle}):  setup_process:0 /x/y/Kernel{3 * i}/trace.txt "
+            f"current_index:{i} ({n})"
         )
         lines += [f"**Core 01 Thread {w:02d} Finished:   insts:{c:<10d}  cycles:5 (5)" for w, c in enumerate(warps)]
         lines.append(f"**Core 01 Core_Total  Finished:   insts:{10**9}  cycles:5 (5)")  # per-core totals are ignored
