@@ -70,6 +70,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
         check_input_folder,
         check_output_file,
         compression_of,
+        copy_bounded,
         missing_message,
         open_binary,
         open_text,
@@ -78,10 +79,19 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
         remove_partial,
         special_file,
         temporary_cache,
+        temporary_full,
         writable_parent,
         writes_through,
     )
-    from simsample.io.limits import check_size, read_bytes_limited, read_text_limited
+    from simsample.io.limits import (
+        check_ratio,
+        check_size,
+        human_size,
+        limit_refusal,
+        read_bytes_limited,
+        read_text_limited,
+        size_limit,
+    )
     from simsample.io.names import base_name
     from simsample.io.numbers import INT64_MAX, INT64_MIN, check_int, fits_int64, parse_int
     from simsample.io.script_values import comment_text, refuse_control
@@ -317,6 +327,13 @@ _PROVISIONAL_NAMES: dict[str, str] = {
     "sqlite_table_columns": "simsample.io.sqlite_export",
     # a module imported on first use, parents included (plugins are loaded by commands that never use them)
     "lazy_module": "simsample.lazy_modules",
+    # readers that unpack archives or inflate compressed input: the same limits and refusals as the built-in ones
+    "size_limit": "simsample.io.limits",
+    "limit_refusal": "simsample.io.limits",
+    "human_size": "simsample.io.limits",
+    "check_ratio": "simsample.io.limits",
+    "copy_bounded": "simsample.io.files",
+    "temporary_full": "simsample.io.files",
     # adapters of simulators with a PKP hook: the monitor's active implementation and the
     # offline replay of a full run's samples through it (the monitor itself: simsample.pkp)
     "pkp_implementation": "simsample.pkp",
@@ -485,6 +502,12 @@ __all__ = [
     "sqlite_tables",
     "sqlite_table_columns",
     "lazy_module",
+    "size_limit",
+    "limit_refusal",
+    "human_size",
+    "check_ratio",
+    "copy_bounded",
+    "temporary_full",
     "pkp_implementation",
     "ReplayParams",
     "KernelReplay",

@@ -233,3 +233,10 @@ def read_bytes_limited(path: str | Path, name: str = "document", *, stream: bool
 def read_text_limited(path: str | Path, name: str = "document", *, errors: str = "strict", stream: bool = False) -> str:
     """:func:`read_bytes_limited` decoded as UTF-8 (``errors`` as for :meth:`bytes.decode`)."""
     return read_bytes_limited(path, name, stream=stream).decode("utf-8", errors=errors)
+
+
+# The names in :mod:`simsample.sdk` (provisional): a reader that unpacks or inflates its input
+# checks the same limits, and refuses in the same words, as the built-in ones.
+size_limit = limit
+limit_refusal = refusal
+human_size = human

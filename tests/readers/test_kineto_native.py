@@ -23,10 +23,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simsample.errors import FormatError
-from simsample.io import kineto_decode as kd
-from simsample.io import kineto_native as kn
-from simsample.io import kineto_scan as ks
 from simsample.io.files import read_all
+from simsample.plugins.readers._kineto import decode as kd
+from simsample.plugins.readers._kineto import native as kn
+from simsample.plugins.readers._kineto import scan as ks
 from simsample.plugins.readers.kineto import read_file
 from simsample.reading import load_workload
 from tests.helpers import SHARED_DATA, shared_path

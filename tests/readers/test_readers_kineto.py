@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from simsample.errors import FormatError, UserError
-from simsample.io import kineto_decode as kd
-from simsample.io import kineto_native as kn
-from simsample.io import kineto_scan as ks
+from simsample.plugins.readers._kineto import decode as kd
+from simsample.plugins.readers._kineto import native as kn
+from simsample.plugins.readers._kineto import scan as ks
 from simsample.plugins.readers.kineto import read_file
 from simsample.reading import detect_format, load_workload
 from tests.helpers import shared_path

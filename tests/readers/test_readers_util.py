@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simsample.io import kineto_scan as ks
 from simsample.io.tables import (
     TIME_SCALE,
     decimal_to_ns,
@@ -22,6 +21,7 @@ from simsample.io.tables import (
     strip_corr_suffixes,
     to_ns,
 )
+from simsample.plugins.readers._kineto import scan as ks
 from simsample.plugins.readers.ncu import unit_factor
 
 UNITS = {"s": 9, "ms": 6, "us": 3, "ns": 0}

@@ -13,11 +13,11 @@ column: a file's rank is ``distributedInfo.rank`` when present, else the number 
 are then renumbered over all files in global start order (ties by rank, then correlation id).
 ``--rank R`` keeps only rank R.
 
-Kernel events are extracted by the compiled extractor (:mod:`simsample.io.kineto_native`,
+Kernel events are extracted by the compiled extractor (:mod:`simsample.plugins.readers._kineto.native`,
 one pass of C++ over the JSON text) when it is built; a file it does not take goes to a typed
-decoder (:mod:`simsample.io.kineto_decode`, with the optional ``msgspec`` package) that builds
+decoder (:mod:`simsample.plugins.readers._kineto.decode`, with the optional ``msgspec`` package) that builds
 nothing for the other events' contents, then to the regex scanner
-(:mod:`simsample.io.kineto_scan`), and a file that defeats the scanner is parsed with
+(:mod:`simsample.plugins.readers._kineto.scan`), and a file that defeats the scanner is parsed with
 ``json.loads``, which names what is wrong with it. All of them give the same launches, to the
 nanosecond.
 """
@@ -35,9 +35,9 @@ from typing import Any
 import lazy_loader as lazy
 import numpy as np
 
-from simsample.io import kineto_decode as kd
-from simsample.io import kineto_native as kn
-from simsample.io import kineto_scan as ks
+from simsample.plugins.readers._kineto import decode as kd
+from simsample.plugins.readers._kineto import native as kn
+from simsample.plugins.readers._kineto import scan as ks
 from simsample.sdk import (
     FormatError,
     Reader,
@@ -182,26 +182,32 @@ def _unpack_traces(path: Path, dest: Path) -> list[tuple[Path, str]]:
     """
     import tarfile
 
-    from simsample.io import limits
-    from simsample.io.files import DECOMPRESSION_ERRORS, copy_bounded
+    from simsample.sdk import (
+        DECOMPRESSION_ERRORS,
+        check_ratio,
+        copy_bounded,
+        human_size,
+        limit_refusal,
+        size_limit,
+    )
 
     size = path.stat().st_size
-    max_members = limits.limit("members")
-    cap = limits.limit("unpack")
+    max_members = size_limit("members")
+    cap = size_limit("unpack")
     try:
         with tarfile.open(path, "r:*") as tar:
             members = []
             for count, m in enumerate(tar, 1):
                 if max_members and count > max_members:
-                    raise limits.refusal(path, "members", f"more than {max_members} members")
+                    raise limit_refusal(path, "members", f"more than {max_members} members")
                 if m.isfile() and m.name.endswith(_TRACE_SUFFIXES):
                     members.append(m)
             if not members:
                 raise UserError(f"{path}: no Kineto trace in this archive (no member named *.json or *.json.gz)")
             declared = sum(m.size for m in members)
             if cap and declared > cap:
-                raise limits.refusal(path, "unpack", f"its trace members declare {limits.human(declared)}")
-            limits.check_ratio(path, declared, size, what="its trace members declare")
+                raise limit_refusal(path, "unpack", f"its trace members declare {human_size(declared)}")
+            check_ratio(path, declared, size, what="its trace members declare")
             out: list[tuple[Path, str]] = []
             written = 0
             for i, m in enumerate(sorted(members, key=lambda m: m.name)):
@@ -214,7 +220,7 @@ def _unpack_traces(path: Path, dest: Path) -> list[tuple[Path, str]]:
                 out.append((target, m.name))
             return out
     except (tarfile.TarError, EOFError, OSError, *DECOMPRESSION_ERRORS) as exc:
-        from simsample.io.files import temporary_full
+        from simsample.sdk import temporary_full
 
         if temporary_full(exc):  # the temporary folder's disk full (or a size limit), not the archive
             raise UserError(

@@ -7,7 +7,7 @@ with ``PRAGMA table_info``: the name is ``demangledName`` where it exists, else 
 registers, shared memory, stream, device and correlation id are read when present. Memcpy and
 memset activities (``CUPTI_ACTIVITY_KIND_MEMCPY`` / ``_MEMSET``) are counted.
 
-Speed: columns are fetched whole (:mod:`._nsys_sqlite.columns`: by the compiled reader
+Speed: columns are fetched whole (:mod:`simsample.plugins.readers._nsys_sqlite.columns`: by the compiled reader
  ``simsample._sqlite_scan`` where it was built, else in one scan into Arrow buffers through
 the ADBC SQLite driver when it is installed, else one ``group_concat`` text per column, parsed by
 numpy, several columns in parallel processes for large tables). Without the compiled reader the

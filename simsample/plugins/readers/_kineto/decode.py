@@ -6,14 +6,14 @@ and keeps ``ts``, ``dur`` and ``args`` as raw JSON text (:class:`msgspec.Raw`), 
 other key without building anything. The raw ``args`` of the kernel events alone are then
 decoded into typed structs (launch shape, stream, correlation, registers, shared memory, device),
 and ``ts``/``dur`` stay decimal text, parsed in bulk, so times convert to nanoseconds exactly as
-on the other paths (:func:`simsample.io.kineto_scan.micros_to_ns`).
+on the other paths (:func:`simsample.plugins.readers._kineto.scan.micros_to_ns`).
 
 Anything unusual (a value of an unexpected type, an event that is not an object, a kernel without
 ``args``, no kernel at all) makes :func:`decode` return ``None``; the caller then uses the regex
 scanner or the json module, which name the offending event. msgspec is optional: without it
 :data:`AVAILABLE` is False and the other paths are used.
 
-The constants and helpers shared with the compiled extractor (:mod:`._kineto_native`), which
+The constants and helpers shared with the compiled extractor (:mod:`.native`), which
 must give exactly the same arrays, live here: the optional args columns and their defaults, the
 top-level metadata keys, and how metadata and the base time are applied.
 """
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from simsample.io import kineto_scan as ks
+from simsample.plugins.readers._kineto import scan as ks
 
 try:
     import msgspec
@@ -88,7 +88,7 @@ if AVAILABLE:
 def _micros_to_ns(raws: list[Any]) -> np.ndarray:
     """Raw JSON numbers in µs → exact int64 ns, parsed in bulk: the integer part by numpy, the
     fraction from its first four digits, rounded half up beyond the nanosecond, as
-    :func:`simsample.io.kineto_scan.micros_to_ns` does (numbers in exponent notation go
+    :func:`simsample.plugins.readers._kineto.scan.micros_to_ns` does (numbers in exponent notation go
     through the exact decimal conversion of the other paths)."""
     n = len(raws)
     text = b",".join(raws).decode("ascii")
@@ -153,7 +153,7 @@ def decode(raw: bytes) -> tuple[dict[str, Any], dict[str, Any], int] | None:
         start = add_base_time(_micros_to_ns([e.ts for e in kernels]), meta)
         import pyarrow as pa
 
-        from simsample.io.tables import categorical
+        from simsample.sdk import categorical
 
         arrays: dict[str, Any] = {
             "name": categorical(pa.array([e.name for e in kernels], type=pa.string())),

@@ -4,7 +4,7 @@ The C++ code (``cpp/kineto_events/`` in the simsample source tree) walks the who
 with the GIL released, reading only each event's ``cat``, ``ph``, ``name``, ``ts``, ``dur`` and
 ``args``: no Python object is built per event, nor per kernel (names come back dictionary-encoded,
 times as exact integer nanoseconds). Here its columns become the same ``(arrays, meta, memcpy)``
-as :func:`simsample.io.kineto_decode.decode` returns, value for value.
+as :func:`simsample.plugins.readers._kineto.decode.decode` returns, value for value.
 
 Anything the extractor does not take exactly as the Python paths would (malformed JSON, a value of
 an unexpected type, a number with an exponent, a kernel without a usable grid, no kernel at all)
@@ -21,9 +21,9 @@ from typing import Any
 
 import lazy_loader as lazy
 
-from simsample.io import kineto_decode as kd
-from simsample.io import kineto_scan as ks
-from simsample.native import import_optional
+from simsample.plugins.readers._kineto import decode as kd
+from simsample.plugins.readers._kineto import scan as ks
+from simsample.sdk import import_optional
 
 pd = lazy.load("pandas")
 
