@@ -81,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out = []
     print(
-        f"{'workload':10} {'setting':44} {'mean|err|':>9} {'max|err|':>9} {'covers':>7} {'median ±':>9} {'bound':>7} {'launches':>8} {'speedup':>8}"
+        f"{'workload':10} {'setting':44} {'mean|err|':>9} {'max|err|':>9} {'covers':>7} {'median ±':>9} {'bound':>7} "
+        f"{'launches':>8} {'speedup':>8}"
     )
     for w in args.workload:
         name, _, paths = w.partition("=")
@@ -95,8 +96,9 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{name:10} {setting:44} {100 * statistics.mean(abs(r['error']) for r in rows):8.2f}% "
                 f"{100 * max(abs(r['error']) for r in rows):8.2f}% {(f'{sum(cov)}/{len(cov)}' if cov else '-'):>7} "
-                f"{(f'{100 * statistics.median(halves):.2f}%' if halves else '-'):>9} {(f'{100 * bound:.1f}%' if bound else '-'):>7} "
-                f"{statistics.mean(r['launches'] for r in rows):8.1f} {len(rows) / sum(1 / r['speedup'] for r in rows):7.2f}x",
+                f"{(f'{100 * statistics.median(halves):.2f}%' if halves else '-'):>9} "
+                f"{(f'{100 * bound:.1f}%' if bound else '-'):>7} {statistics.mean(r['launches'] for r in rows):8.1f} "
+                f"{len(rows) / sum(1 / r['speedup'] for r in rows):7.2f}x",
                 flush=True,
             )
             out += [{"workload": name, "setting": setting, **r} for r in rows]

@@ -165,7 +165,8 @@ def main() -> int:
                 shutil.copyfile(cached, log)
             else:
                 print(
-                    f"simulating {folder.name}: {len(res.kernels) - len(res.warmup)} sampled + {len(res.warmup)} warm-up kernels",
+                    f"simulating {folder.name}: {len(res.kernels) - len(res.warmup)} sampled + {len(res.warmup)} "
+                    "warm-up kernels",
                     file=sys.stderr,
                 )
                 run_macsim(args.macsim, folder)
@@ -196,8 +197,9 @@ def main() -> int:
             # the interval at the plan's confidence: its relative half-width and whether it covers the full run
             ci = f"CI ±{100 * half:.2f}% covers {'yes' if rows[-1][7] else 'no '}"
             print(
-                f"{name:22} {spec.label():28} [{order}] est {est.estimate:10,.0f} err {100 * err:+7.2f}% (warm-up {100 * rows[-1][5]:+6.2f}%)  "
-                f"{ci}  cost {whole / own:4.2f}x sampled  {truth / whole:5.2f}x fewer cycles than full",
+                f"{name:22} {spec.label():28} [{order}] est {est.estimate:10,.0f} err {100 * err:+7.2f}% (warm-up "
+                f"{100 * rows[-1][5]:+6.2f}%)  {ci}  cost {whole / own:4.2f}x sampled  {truth / whole:5.2f}x fewer "
+                "cycles than full",
                 flush=True,
             )
     print(
@@ -207,11 +209,12 @@ def main() -> int:
     for label in dict.fromkeys(r[1] for r in rows):
         sel = [r for r in rows if r[1] == label]
         print(
-            f"{label:28} {len(sel):6}  {100 * statistics.mean(abs(r[2]) for r in sel):8.2f}%  {100 * max(abs(r[2]) for r in sel):9.2f}%  "
-            f"{100 * statistics.mean(abs(r[5]) for r in sel):15.2f}%  {100 * max(abs(r[5]) for r in sel):5.2f}%  "
-            f"{statistics.mean(r[3] for r in sel):14.2f}x  {statistics.mean(r[4] for r in sel):11.2f}x  "
-            f"{sum(r[7] for r in sel):4}/{len(sel):<3}  {100 * statistics.median(r[6] for r in sel):6.2f}%  "
-            f"{statistics.median(r[8] for r in sel):g} ({min(r[8] for r in sel)}-{max(r[8] for r in sel)})"
+            f"{label:28} {len(sel):6}  {100 * statistics.mean(abs(r[2]) for r in sel):8.2f}%  "
+            f"{100 * max(abs(r[2]) for r in sel):9.2f}%  {100 * statistics.mean(abs(r[5]) for r in sel):15.2f}%  "
+            f"{100 * max(abs(r[5]) for r in sel):5.2f}%  {statistics.mean(r[3] for r in sel):14.2f}x  "
+            f"{statistics.mean(r[4] for r in sel):11.2f}x  {sum(r[7] for r in sel):4}/{len(sel):<3}  "
+            f"{100 * statistics.median(r[6] for r in sel):6.2f}%  {statistics.median(r[8] for r in sel):g} "
+            f"({min(r[8] for r in sel)}-{max(r[8] for r in sel)})"
         )
     return 0
 

@@ -172,7 +172,8 @@ def main() -> int:
         return 0
     if times:
         print(
-            f"wall-clock: full {times['full']:.1f} s, PKP {times['pkp']:.1f} s, saved {1 - times['pkp'] / times['full']:.1%}"
+            f"wall-clock: full {times['full']:.1f} s, PKP {times['pkp']:.1f} s, saved "
+            f"{1 - times['pkp'] / times['full']:.1%}"
         )
     print(
         f"{'uid':>4} {'CTAs':>6} {'actual':>8} {'stop':>8} {'at stop':>8} {'err %':>7} {'projected':>9} {'err %':>7} "
@@ -182,9 +183,10 @@ def main() -> int:
         at, at_err = r["projected_at_stop"], r["error_at_stop_pct"]
         print(
             f"{r['uid']:>4} {r['ctas'] or 0:>6} {r['actual_cycles']:>8.0f} {r['stop_cycle'] or 0:>8.0f} "
-            f"{'-' if at is None else f'{at:.0f}':>8} {'-' if at_err is None else f'{at_err:+.2f}':>7} {r['projected_cycles']:>9.0f} "
-            f"{r['error_pct']:>+7.2f} {r['simulated_cycles']:>9.0f} {r['cycles_saved']:>6.1%} "
-            f"{_s(r['wall_full_s']):>9} {_s(r['wall_pkp_s']):>8} {_share(r['wall_full_s'], r['wall_pkp_s']):>6} {str(r['replay_equals_simulator']):>10}"
+            f"{'-' if at is None else f'{at:.0f}':>8} {'-' if at_err is None else f'{at_err:+.2f}':>7} "
+            f"{r['projected_cycles']:>9.0f} {r['error_pct']:>+7.2f} {r['simulated_cycles']:>9.0f} "
+            f"{r['cycles_saved']:>6.1%} {_s(r['wall_full_s']):>9} {_s(r['wall_pkp_s']):>8} "
+            f"{_share(r['wall_full_s'], r['wall_pkp_s']):>6} {str(r['replay_equals_simulator']):>10}"
         )
     return 0
 

@@ -168,7 +168,8 @@ def main() -> None:
         profile = work / "profile.csv"
         write_profile(profile, n)
         print(
-            f"profile: {n:,} launches written in {time.perf_counter() - t0:.1f} s ({profile.stat().st_size / 1e6:,.0f} MB)",
+            f"profile: {n:,} launches written in {time.perf_counter() - t0:.1f} s "
+            f"({profile.stat().st_size / 1e6:,.0f} MB)",
             flush=True,
         )
         plan = work / "plan.json"
@@ -233,7 +234,8 @@ def main() -> None:
             print(f"{label:<16} {wall:8.2f} {peak:8.3f}  {note[:110]}")
         flow = [r for r in rows if not r[0].startswith("simulate")]
         print(
-            f"{'total (no sim)':<16} {sum(r[1] for r in flow):8.2f} {max((r[2] for r in flow), default=0):8.3f}  (goal: < 120 s, < 4 GB)"
+            f"{'total (no sim)':<16} {sum(r[1] for r in flow):8.2f} {max((r[2] for r in flow), default=0):8.3f}  "
+            "(goal: < 120 s, < 4 GB)"
         )
         if not args.keep and args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)

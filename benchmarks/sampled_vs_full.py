@@ -251,7 +251,8 @@ def main(argv: list[str] | None = None) -> int:
                 listing = (folder / "kernelslist.g").read_text() + " ".join(flags)
                 recorded = log.with_suffix(".list")
                 if finished(log) and (not recorded.is_file() or recorded.read_text() != listing):
-                    log.unlink()  # an output of another command list under this tag (the warm-up choice changed): not reusable
+                    # an output of another command list under this tag (the warm-up choice changed): not reusable
+                    log.unlink()
                 same = next(
                     (
                         q.with_suffix(".out")
@@ -303,15 +304,17 @@ def main(argv: list[str] | None = None) -> int:
                 r = rows[-1]
                 split_text = f"  split {100 * (r.split_estimate / r.estimate - 1):+.2f}% vs list" if args.split else ""
                 print(
-                    f"{sampler:5} seed {seed} {r.warmup:22} {r.launches:3}+{r.warm_launches:<3} est {r.estimate:12,.0f} "
-                    f"err {100 * r.error:+6.2f}%  CI ±{100 * r.half_width:.2f}% covers {'yes' if r.covers else 'no '}  "
-                    f"cost {r.cost_ratio:4.2f}x  cycles {r.cycle_speedup:5.2f}x fewer  time {r.speedup:5.2f}x{split_text}",
+                    f"{sampler:5} seed {seed} {r.warmup:22} {r.launches:3}+{r.warm_launches:<3} est "
+                    f"{r.estimate:12,.0f} err {100 * r.error:+6.2f}%  CI ±{100 * r.half_width:.2f}% covers "
+                    f"{'yes' if r.covers else 'no '}  cost {r.cost_ratio:4.2f}x  cycles {r.cycle_speedup:5.2f}x "
+                    f"fewer  time {r.speedup:5.2f}x{split_text}",
                     flush=True,
                 )
                 shutil.rmtree(folder, ignore_errors=True)
 
     print(
-        "\nsampler  warm-up                          seeds  mean|err|  max|err|  mean err  covers  median ±  cost vs sampled  cycle speedup  "
+        "\nsampler  warm-up                          seeds  mean|err|  max|err|  mean err  covers  median ±  cost vs "
+        "sampled  cycle speedup  "
         "time speedup  split vs list (max)"
     )
     keys = sorted({(r.sampler, r.warmup) for r in rows}, key=lambda k: (k[0], k[1]))
@@ -319,12 +322,16 @@ def main(argv: list[str] | None = None) -> int:
         sel = [r for r in rows if r.sampler == sampler and r.warmup == warm]
         gaps = [abs(r.split_estimate / r.estimate - 1) for r in sel if r.split_estimate == r.split_estimate]
         print(
-            f"{sampler:8} {warm:32} {len(sel):5}  {100 * statistics.mean(abs(r.error) for r in sel):8.2f}%  "
-            f"{100 * max(abs(r.error) for r in sel):7.2f}%  "
-            f"{100 * statistics.mean(r.error for r in sel):+7.2f}%  {sum(r.covers for r in sel)}/{len(sel):<4} "
-            f"{100 * statistics.median(r.half_width for r in sel):7.2f}%  "
-            f"{statistics.mean(r.cost_ratio for r in sel):14.2f}x  {statistics.mean(r.cycle_speedup for r in sel):12.2f}x  "
-            f"{statistics.mean(r.speedup for r in sel):11.2f}x  " + (f"{100 * max(gaps):.2f}%" if gaps else "-")
+            (
+                f"{sampler:8} {warm:32} {len(sel):5}  {100 * statistics.mean(abs(r.error) for r in sel):8.2f}%  "
+                f"{100 * max(abs(r.error) for r in sel):7.2f}%  {100 * statistics.mean(r.error for r in sel):+7.2f}% "
+                f" {sum(r.covers for r in sel)}/{len(sel):<4} "
+                f"{100 * statistics.median(r.half_width for r in sel):7.2f}%  "
+                f"{statistics.mean(r.cost_ratio for r in sel):14.2f}x  "
+                f"{statistics.mean(r.cycle_speedup for r in sel):12.2f}x  "
+                f"{statistics.mean(r.speedup for r in sel):11.2f}x  "
+            )
+            + (f"{100 * max(gaps):.2f}%" if gaps else "-")
         )
     if args.json:
         args.json.write_text(json.dumps([r.__dict__ for r in rows], indent=1))

@@ -32,7 +32,8 @@ STEPS, LAYERS, SEED = 40, 12, 2024
 # (name, grid, block, mean µs, relative spread)
 FORWARD = [
     (
-        "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>(int, float, float const*, float const*, float const*, float*, float*, float*)",
+        "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>(int, float, float "
+        "const*, float const*, float const*, float*, float*, float*)",
         (512, 1, 1),
         (128, 1, 1),
         6.0,
@@ -41,7 +42,8 @@ FORWARD = [
     ("ampere_sgemm_128x64_tn", (16, 12, 1), (128, 1, 1), 42.0, 0.04),
     ("ampere_sgemm_128x64_tn", (48, 12, 1), (128, 1, 1), 118.0, 0.03),
     (
-        "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)",
+        "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous "
+        "namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)",
         (1024, 1, 1),
         (256, 1, 1),
         14.0,
@@ -49,7 +51,10 @@ FORWARD = [
     ),
     ("ampere_sgemm_128x64_tn", (16, 48, 1), (128, 1, 1), 160.0, 0.03),
     (
-        "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#1}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2> >(int, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#1}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2>)",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, "
+        "at::native::GeluType)::{lambda()#1}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2> "
+        ">(int, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, "
+        "at::native::GeluType)::{lambda()#1}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2>)",
         (2048, 1, 1),
         (128, 1, 1),
         9.0,
@@ -59,21 +64,27 @@ FORWARD = [
 BACKWARD = [
     ("ampere_sgemm_64x32_sliced1x4_nt", (32, 24, 1), (128, 1, 1), 95.0, 0.25),
     (
-        "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, "
+        "1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)",
         (4, 1, 1),
         (128, 1, 1),
         0.3,
         0.3,
     ),
     (
-        "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, unsigned int, float, 4> >(at::native::ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, unsigned int, float, 4>)",
+        "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, "
+        "at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, "
+        "unsigned int, float, 4> >(at::native::ReduceOp<float, at::native::func_wrapper_t<float, "
+        "at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, "
+        "unsigned int, float, 4>)",
         (96, 1, 1),
         (32, 16, 1),
         21.0,
         0.6,
     ),
     (
-        "void at::native::(anonymous namespace)::cunn_SoftMaxBackward<4, float, float, float, at::native::(anonymous namespace)::SoftMaxBackwardEpilogue>(float*, float const*, float const*, int)",
+        "void at::native::(anonymous namespace)::cunn_SoftMaxBackward<4, float, float, float, at::native::(anonymous "
+        "namespace)::SoftMaxBackwardEpilogue>(float*, float const*, float const*, int)",
         (1024, 1, 1),
         (256, 1, 1),
         17.0,
@@ -81,7 +92,9 @@ BACKWARD = [
     ),
 ]
 OPTIMIZER = (
-    "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4>, float*, float, float, float, float, float, float, bool, bool>(...)",
+    "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
+    "namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4>, float*, "
+    "float, float, float, float, float, float, bool, bool>(...)",
     (320, 1, 1),
     (512, 1, 1),
     230.0,

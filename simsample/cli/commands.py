@@ -220,7 +220,8 @@ def _print_info(wl, doc: dict, wide: bool) -> None:
     metric = doc["metric"]
     con.print(f"source: {wl.source}  (format {wl.format})")
     con.print(
-        f"launches: {doc['launches']:,}   distinct kernels: {doc['distinct_kernels']:,}   memcpys: {doc['memcpy_count']:,}"
+        f"launches: {doc['launches']:,}   distinct kernels: {doc['distinct_kernels']:,}   memcpys: "
+        f"{doc['memcpy_count']:,}"
     )
     con.print(f"total kernel time: {fmt_ns(doc['total_time_ns']) if doc['total_time_ns'] is not None else 'not timed'}")
     for k, v in wl.meta.items():
@@ -284,7 +285,10 @@ def _info_metric(wl) -> str:
 @click.option(
     "--steps",
     metavar="A-B",
-    help="Only the launches of steps A..B: ProfilerStep#N of a PyTorch-profiler trace, NVTX ranges 'step N' of an nsys export.",
+    help=(
+        "Only the launches of steps A..B: ProfilerStep#N of a PyTorch-profiler trace, NVTX ranges 'step N' of an "
+        "nsys export."
+    ),
 )
 @click.option(
     "--time-range",
@@ -295,8 +299,10 @@ def _info_metric(wl) -> str:
     "--first-launch",
     type=int,
     metavar="N",
-    help="The process's launch number (the tracer's 1-based counter) of the profile's first launch; needed for tracer selections "
-    "from a profile that does not start with the process (a PyTorch-profiler window).",
+    help=(
+        "The process's launch number (the tracer's 1-based counter) of the profile's first launch; needed for tracer "
+        "selections from a profile that does not start with the process (a PyTorch-profiler window)."
+    ),
 )
 def plan_cmd(
     profiles: tuple[Path, ...],
@@ -352,7 +358,8 @@ def plan_cmd(
         click.echo(f"note: {pred['note']}", err=True)
     if prep.filtered.excluded_launches:
         click.echo(
-            f"note: {prep.filtered.excluded_launches:,} of {prep.filtered.profile_launches:,} launches left out by the filters",
+            f"note: {prep.filtered.excluded_launches:,} of {prep.filtered.profile_launches:,} launches left out by "
+            "the filters",
             err=True,
         )
 
@@ -438,7 +445,8 @@ def print_estimates(estimates, plan, as_json: bool, *, header: str = "", as_csv:
     con.print(table)
     if plan.prediction.get("error_bound") is not None:
         con.print(
-            f"plan's bound: ±{100 * plan.prediction['error_bound']:.2f}% at {100 * plan.prediction['confidence']:.0f}% confidence"
+            f"plan's bound: ±{100 * plan.prediction['error_bound']:.2f}% at "
+            f"{100 * plan.prediction['confidence']:.0f}% confidence"
         )
     line = excluded_line(plan)
     if line:
@@ -451,7 +459,10 @@ def print_estimates(estimates, plan, as_json: bool, *, header: str = "", as_csv:
     "sim",
     default=None,
     metavar="NAME",
-    help="Read simulator output with this adapter (accelsim, macsim, hyfiss; 'simsample estimate --sim NAME -h' lists its options).",
+    help=(
+        "Read simulator output with this adapter (accelsim, macsim, hyfiss; 'simsample estimate --sim NAME -h' lists "
+        "its options)."
+    ),
 )
 @click.option(
     "--plan",
