@@ -10,8 +10,8 @@ stream), then measures:
 - xz decompression alone (Python's lzma, nothing scanned): the bound for scanning xz traces,
 - the compiled scanner (``native``, when the C++ extension is built) and the numpy scanner, side
   by side, each with ``--no-context`` and with the default context column (the lines each launch
-  touches are recorded in the scanner's own pass), on plain and on xz traces, one process: MB of uncompressed trace per second of CPU
-  time of that process (per core) and per second of wall time,
+  touches are recorded in the scanner's own pass), on plain and on xz traces, one process: MB of
+  uncompressed trace per second of CPU time of that process (per core) and per second of wall time,
 - the same with ``--jobs`` workers (threads for the compiled scanner, which releases the GIL;
   processes for numpy; wall time only),
 - the line-by-line reference scanner on a small sample, for comparison.
@@ -211,8 +211,8 @@ def real_workloads(root: Path, names: list[str], jobs: int) -> None:
     here = Path(__file__).parent
     print()
     print(
-        f"{'workload (every default column)':36} {'MB':>6} | {'previous cpu s':>14} {'MB/s/core':>9} | {'current cpu s':>13} "
-        f"{'MB/s/core':>9} {f'--jobs {jobs} wall s':>16}"
+        f"{'workload (every default column)':36} {'MB':>6} | {'previous cpu s':>14} {'MB/s/core':>9} | "
+        f"{'current cpu s':>13} {'MB/s/core':>9} {f'--jobs {jobs} wall s':>16}"
     )
     for name in names:
         folder = root / name

@@ -111,12 +111,14 @@ def write_nsys_sqlite(path: Path, n: int, seed: int = 0) -> None:
     con.execute("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL)")
     con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i + 1, s) for i, s in enumerate(kern["name"])])
     con.execute(
-        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, "
-        "contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL, "
-        "shortName INTEGER NOT NULL, mangledName INTEGER, launchType INTEGER, cacheConfig INTEGER, registersPerThread INTEGER NOT NULL, "
-        "gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, "
-        "blockZ INTEGER NOT NULL, staticSharedMemory INTEGER NOT NULL, dynamicSharedMemory INTEGER NOT NULL, localMemoryPerThread INTEGER NOT NULL, "
-        "localMemoryTotal INTEGER NOT NULL, gridId INTEGER NOT NULL, sharedMemoryExecuted INTEGER, graphNodeId INTEGER, sharedMemoryLimitConfig INTEGER)"
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT "
+        "NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, "
+        "demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, mangledName INTEGER, launchType INTEGER, "
+        "cacheConfig INTEGER, registersPerThread INTEGER NOT NULL, gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, "
+        "gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL, "
+        "staticSharedMemory INTEGER NOT NULL, dynamicSharedMemory INTEGER NOT NULL, localMemoryPerThread INTEGER NOT "
+        "NULL, localMemoryTotal INTEGER NOT NULL, gridId INTEGER NOT NULL, sharedMemoryExecuted INTEGER, graphNodeId "
+        "INTEGER, sharedMemoryLimitConfig INTEGER)"
     )
     t0, corr = 1_000_000, 1
     for lo in range(0, n, CHUNK):
@@ -180,8 +182,10 @@ def write_kineto(path: Path, n: int, seed: int = 0) -> None:
                 c["k"].tolist(), c["start"].tolist(), c["dur"].tolist(), c["grid"].tolist(), c["block"].tolist()
             ):
                 parts.append(
-                    f'{"" if first else ","}{{"ph": "X", "cat": "kernel", "name": {names[k]}, "pid": 0, "tid": 7, "ts": {s / 1000:.3f}, "dur": {d / 1000:.3f}, '
-                    f'"args": {{"device": 0, "stream": 7, "correlation": {corr}, "registers per thread": 32, "shared memory": 0, '
+                    f'{"" if first else ","}{{"ph": "X", "cat": "kernel", "name": {names[k]}, "pid": 0, "tid": 7, '
+                    f'"ts": {s / 1000:.3f}, "dur": {d / 1000:.3f}, '
+                    f'"args": {{"device": 0, "stream": 7, "correlation": {corr}, "registers per thread": 32, "shared '
+                    'memory": 0, '
                     f'"grid": [{g}, 1, 1], "block": [{b}, 1, 1]}}}}\n'
                 )
                 first = False

@@ -69,11 +69,13 @@ def end_to_end(folder: Path, previous: bool = False) -> None:
     if previous:  # the previous training settings, as version 1 ran them (see PREVIOUS), empty graph cache
         w, c, g = timed_plan(folder, PREVIOUS, {**os.environ, "OMP_WAIT_POLICY": "ACTIVE"})
         print(
-            f"  plan, previous settings: {w:7.1f} s wall {c:7.1f} s CPU   {g['training'].get('epochs_run', 40)} epochs, K = {g['k']}"
+            f"  plan, previous settings: {w:7.1f} s wall {c:7.1f} s CPU   {g['training'].get('epochs_run', 40)} "
+            f"epochs, K = {g['k']}"
         )
         w, c, g = timed_plan(folder, (), {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"})
         print(
-            f"  plan, current defaults:  {w:7.1f} s wall {c:7.1f} s CPU   {g['training']['epochs_run']} epochs, K = {g['k']}"
+            f"  plan, current defaults:  {w:7.1f} s wall {c:7.1f} s CPU   {g['training']['epochs_run']} epochs, K = "
+            f"{g['k']}"
         )
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "SIMSAMPLE_CACHE": tmp}
@@ -89,7 +91,8 @@ def end_to_end(folder: Path, previous: bool = False) -> None:
             if proc.returncode:
                 sys.exit(proc.stderr)
             print(
-                f"  plan, {label:12s}: {wall:7.1f} s wall   peak RSS so far {child_peak_mb():7.0f} MB   {proc.stdout.strip()}"
+                f"  plan, {label:12s}: {wall:7.1f} s wall   peak RSS so far {child_peak_mb():7.0f} MB   "
+                f"{proc.stdout.strip()}"
             )
 
 
@@ -146,8 +149,8 @@ def timed_plan(folder: Path, extra: tuple[str, ...], env: dict[str, str]) -> tup
 def scaling(points: list[int], previous_max: int) -> None:
     print(f"time against launches (decoder launches; {os.cpu_count()} CPUs; wall and CPU seconds of the plan):")
     print(
-        f"  {'launches':>8s} | {'previous wall':>13s} {'cpu':>7s} {'epochs':>6s} {'K':>3s} | {'current wall':>12s} {'cpu':>7s} "
-        f"{'epochs':>6s} {'best':>4s} {'K':>3s}"
+        f"  {'launches':>8s} | {'previous wall':>13s} {'cpu':>7s} {'epochs':>6s} {'K':>3s} | {'current wall':>12s} "
+        f"{'cpu':>7s} {'epochs':>6s} {'best':>4s} {'K':>3s}"
     )
     with tempfile.TemporaryDirectory() as tmp:
         for n in points:
@@ -161,7 +164,8 @@ def scaling(points: list[int], previous_max: int) -> None:
             w1, c1, g1 = timed_plan(folder, (), env)
             t1 = g1["training"]
             print(
-                f"  {n:8d} | {before} | {w1:12.1f} {c1:7.1f} {t1.get('epochs_run', 0):6d} {t1['best_epoch']:4d} {g1['k']:3d}",
+                f"  {n:8d} | {before} | {w1:12.1f} {c1:7.1f} {t1.get('epochs_run', 0):6d} {t1['best_epoch']:4d} "
+                f"{g1['k']:3d}",
                 flush=True,
             )
             shutil.rmtree(folder)
@@ -203,7 +207,8 @@ def main() -> None:
     for launches, warps in rows:
         r = point(args.folder, warps, launches, args.epochs)
         print(
-            f"  {launches:8d} {warps:5d} {r['nodes']:9,d} {r['graph_s']:9.2f} {r['train_s'] / max(1, args.epochs):8.2f} {r['rss_mb']:8.0f}"
+            f"  {launches:8d} {warps:5d} {r['nodes']:9,d} {r['graph_s']:9.2f} "
+            f"{r['train_s'] / max(1, args.epochs):8.2f} {r['rss_mb']:8.0f}"
         )
 
 

@@ -106,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:38} {r['ns_per_cycle']:10.2f} {r['ns_per_sample']:10.2f} {r['ns_loop_only']:10.2f}")
     print("ns/cycle: update() called every cycle (the simulator hook); ns/sample: called only every period;")
     print(
-        "loop only: the driving loop without the monitor (already included in the other columns). Goal: C++ < 20 ns/cycle."
+        "loop only: the driving loop without the monitor (already included in the other columns). Goal: C++ < 20 "
+        "ns/cycle."
     )
     cpp = rows["C++ (header, g++ -O2)"]
     if isinstance(cpp, dict):

@@ -104,15 +104,16 @@ parts, t0 = [], 1_000_000
 for lo in range(0, n, CHUNK):
     c = _chunk(rng, kern, min(CHUNK, n - lo), t0)
     t0 = int(c["start"][-1] + c["dur"][-1])
-    parts.append({{"k": c["k"].astype(np.int16), "start": c["start"], "dur": c["dur"], "grid": c["grid"].astype(np.uint32),
-                  "block": c["block"].astype(np.uint16)}})
+    parts.append({{"k": c["k"].astype(np.int16), "start": c["start"], "dur": c["dur"],
+                  "grid": c["grid"].astype(np.uint32), "block": c["block"].astype(np.uint16)}})
 cols = {{key: np.concatenate([p[key] for p in parts]) for key in parts[0]}}
 del parts
 ones = np.ones(n, dtype=np.uint8)
 table = launch_table({{
     "name": pd.Categorical.from_codes(cols.pop("k"), categories=pd.Index(kern["name"].tolist(), dtype=object)),
-    "start_ns": cols.pop("start"), "duration_ns": cols.pop("dur"), "grid_x": narrow(cols.pop("grid")), "grid_y": ones,
-    "grid_z": ones, "block_x": narrow(cols.pop("block")), "block_y": ones, "block_z": ones, "stream": np.zeros(n, np.uint8),
+    "start_ns": cols.pop("start"), "duration_ns": cols.pop("dur"),
+    "grid_x": narrow(cols.pop("grid")), "grid_y": ones, "grid_z": ones,
+    "block_x": narrow(cols.pop("block")), "block_y": ones, "block_z": ones, "stream": np.zeros(n, np.uint8),
 }})
 wl = make_workload(table, source="memory", format="nsys_sqlite")
 del table, cols
@@ -123,7 +124,8 @@ prep = prepare(wl, [], LaunchFilter())
 p = plan(prep.workload, {sampler!r}, seed=1)
 attach_process(p, prep)
 p.write({out!r})
-print(f"{{built / 2**20:.2f}} {{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f}} {{time.process_time() - cpu:.2f}} {{len(p.samples)}}")
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(f"{{built / 2**20:.2f}} {{peak / 2**20:.2f}} {{time.process_time() - cpu:.2f}} {{len(p.samples)}}")
 """
 
 
@@ -199,11 +201,13 @@ def memory(n: int, work: Path, sampler: str = "margin") -> None:
         return
     built, peak, cpu, samples = proc.stdout.split()
     print(
-        "\n| launches (in memory) | workload built, peak RSS | after the plan and its file, peak RSS | plan + write CPU | samples | goal |"
+        "\n| launches (in memory) | workload built, peak RSS | after the plan and its file, peak RSS | plan + write "
+        "CPU | samples | goal |"
     )
     print("|---|---|---|---|---|---|")
     print(
-        f"| {n:,} ({sampler}) | {built} GiB | {peak} GiB | {cpu} s (whole run {wall:.0f} s wall) | {int(samples):,} | < 6 GB |",
+        f"| {n:,} ({sampler}) | {built} GiB | {peak} GiB | {cpu} s (whole run {wall:.0f} s wall) | {int(samples):,} "
+        "| < 6 GB |",
         flush=True,
     )
 
@@ -237,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     versions["now"] = cli_for(None)
 
     print(
-        f"# load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; {sys.platform}, Python {sys.version.split()[0]}"
+        f"# load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; {sys.platform}, Python "
+        f"{sys.version.split()[0]}"
     )
     if args.startup:
         startup(versions, work)

@@ -124,8 +124,8 @@ def real(args: argparse.Namespace, work: Path) -> None:
     serial = _timed_run(work / "real-run", sim, 1, env)
     parallel = _timed_run(work / "real-run", sim, args.jobs, env)
     print(
-        f"accel-sim, {args.traces.name} {args.sampler} plan: {n} jobs; serial {serial:.1f} s, --jobs {args.jobs} {parallel:.1f} s, "
-        f"ratio {parallel / serial:.2f} (load {os.getloadavg()[0]:.2f})"
+        f"accel-sim, {args.traces.name} {args.sampler} plan: {n} jobs; serial {serial:.1f} s, --jobs {args.jobs} "
+        f"{parallel:.1f} s, ratio {parallel / serial:.2f} (load {os.getloadavg()[0]:.2f})"
     )
 
 

@@ -148,8 +148,9 @@ def main() -> None:
             if prev is not None and r["plan_s"] > 0 and prev["plan_s"] > 0:
                 exp = f"{math.log(r['plan_s'] / prev['plan_s']) / math.log(r['n'] / prev['n']):.2f}"
             print(
-                f"{sampler:<8} {r['n']:>12,} {r['plan_s']:>8.2f} {r['fingerprint_s']:>6.2f} {exp:>5} {r['rss_peak_gb']:>12.2f} "
-                f"{r['rss_before_gb']:>14.2f} {r['clusters']:>9,} {r['sampled']:>8,} {r['speedup'] or 0:>10.1f}"
+                f"{sampler:<8} {r['n']:>12,} {r['plan_s']:>8.2f} {r['fingerprint_s']:>6.2f} {exp:>5} "
+                f"{r['rss_peak_gb']:>12.2f} {r['rss_before_gb']:>14.2f} {r['clusters']:>9,} {r['sampled']:>8,} "
+                f"{r['speedup'] or 0:>10.1f}"
             )
             prev = r
     print("goal: 50,000,000 launches in < 60 s and < 8 GB on one core; fp s: of which the workload fingerprints;")

@@ -244,7 +244,8 @@ def _check_name_length(out: Path, what: str) -> None:
     if size > limit:
         shown = out.name if len(out.name) <= 60 else out.name[:28] + "…" + out.name[-28:]
         raise UserError(
-            f"{shown}: file name too long for the {what} ({size} bytes; this file system takes at most {limit}); choose a shorter name"
+            f"{shown}: file name too long for the {what} ({size} bytes; this file system takes at most {limit}); "
+            "choose a shorter name"
         )
 
 
@@ -302,7 +303,9 @@ def temporary_cache(folder: Path | None) -> Iterator[None]:
 WRITE_ERRNOS: dict[int, str] = {
     errno.ENOSPC: "no space left on the device; free some space or write elsewhere",
     errno.EDQUOT: "disk quota exceeded; free some space or write elsewhere",
-    errno.EFBIG: "file too large for the file system or the file size limit (ulimit -f); write elsewhere or raise the limit",
+    errno.EFBIG: (
+        "file too large for the file system or the file size limit (ulimit -f); write elsewhere or raise the limit"
+    ),
     errno.ENAMETOOLONG: "file name too long; choose a shorter name",
     errno.EROFS: "read-only file system; choose a writable output path",
     errno.EACCES: "permission denied; check its permissions, or choose a path you may use",
@@ -405,7 +408,8 @@ def _open_fifo(target: Path) -> int:
                 raise
             if time.monotonic() > deadline:
                 raise UserError(
-                    f"{target}: a named pipe that nobody reads (waited {FIFO_READER_WAIT_S:g} s); start its reader first"
+                    f"{target}: a named pipe that nobody reads (waited {FIFO_READER_WAIT_S:g} s); start its reader "
+                    "first"
                 ) from None
             time.sleep(0.05)
     fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)  # then write as to any pipe

@@ -81,8 +81,8 @@ class JoinReport:
             parts[0] += f" (e.g. {_describe(g)}: {g['timeline']} in the timeline, {g['metrics']} in the metrics)"
         detail = "; ".join(parts) if parts else "all launches matched"
         return (
-            f"joined metrics from {self.metrics_source} onto {self.matched:,} of {self.timeline_launches:,} timeline launches "
-            f"({self.metrics_launches:,} metric rows; matched by {self.key} and launch order): {detail}"
+            f"joined metrics from {self.metrics_source} onto {self.matched:,} of {self.timeline_launches:,} timeline "
+            f"launches ({self.metrics_launches:,} metric rows; matched by {self.key} and launch order): {detail}"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -212,8 +212,8 @@ def join_metrics(
     size = len(df) * len(wanted) * 8
     if size > _MAX_JOIN_BYTES:
         raise UserError(
-            f"{source}: joining {len(wanted)} metric columns onto {len(df):,} launches would take {size / 2**30:.1f} GiB; "
-            "collect only the metrics you need (ncu --metrics name,name,...) or join onto a shorter profile"
+            f"{source}: joining {len(wanted)} metric columns onto {len(df):,} launches would take {size / 2**30:.1f} "
+            "GiB; collect only the metrics you need (ncu --metrics name,name,...) or join onto a shorter profile"
         )
     added: dict[str, np.ndarray] = {}
     for col in wanted:

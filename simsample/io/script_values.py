@@ -27,7 +27,8 @@ def refuse_control(value: str, what: str, *, hint: str = "give a value without c
     m = _CONTROL.search(text)
     if m is not None:
         raise UserError(
-            f"{what} {text[:60]!r}: holds the control character {m.group(0)!r}, which would end a line of the generated script; {hint}"
+            f"{what} {text[:60]!r}: holds the control character {m.group(0)!r}, which would end a line of the "
+            f"generated script; {hint}"
         )
     try:
         text.encode("utf-8")

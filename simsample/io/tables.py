@@ -602,7 +602,8 @@ def numeric_column(
                 )
                 raise FormatError(
                     path,
-                    f"column {name!r}: {s[i].as_py()!r} is not a number: {why}; write plain numbers with a decimal point, such as 1500 or 1.5",
+                    f"column {name!r}: {s[i].as_py()!r} is not a number: {why}; write plain numbers with a decimal "
+                    "point, such as 1500 or 1.5",
                     line=first_line + i,
                 )
         s = pc.replace_substring(s, ",", "")
@@ -666,7 +667,8 @@ def check_int64(
         line = first_line + int(rows[i] if rows is not None else i)
         raise FormatError(
             path,
-            f"column {column!r}: value {float(v[i]):g} is out of range (a whole number of at most {2**63 - 1:,} after conversion to ns or to an integer)",
+            f"column {column!r}: value {float(v[i]):g} is out of range (a whole number of at most {2**63 - 1:,} "
+            "after conversion to ns or to an integer)",
             line=line,
         )
 

@@ -73,7 +73,9 @@ _PATH = click.Path(path_type=Path)
     show_default=True,
     type=click.IntRange(min=0),
     metavar="W",
-    help="Also name the W launches before each sampled one in SAMPLED_KERNEL_INFO, so that they are traced for warm-up.",
+    help=(
+        "Also name the W launches before each sampled one in SAMPLED_KERNEL_INFO, so that they are traced for warm-up."
+    ),
 )
 def apply_cmd(
     plan_path: Path,
@@ -90,7 +92,8 @@ def apply_cmd(
     warmup_budget: str,
     warmup_window: int,
 ) -> None:
-    """Write a folder that runs only the plan's kernels and their warm-up launches (and the tracer's SAMPLED_KERNEL_INFO file)."""
+    """Write a folder that runs only the plan's kernels and their warm-up launches (and the tracer's SAMPLED_KERNEL_INFO
+    file)."""
     import simsample
 
     try:
@@ -132,7 +135,8 @@ def apply_cmd(
     "touched): only the headers are read; plans then group by name and occupancy.",
 )
 def features_cmd(traces: Path, output: Path, params: Path | None, no_context: bool) -> None:
-    """Per-launch features from a MacSim trace folder: warps, instructions, warp imbalance, occupancy and cache context."""
+    """Per-launch features from a MacSim trace folder: warps, instructions, warp imbalance, occupancy and cache
+    context."""
     from simsample.sdk import check_output_file, extras_path, task
     from simsample_macsim.features import trace_features
     from simsample_macsim.reader import load_trace_folder

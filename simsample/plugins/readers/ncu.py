@@ -339,7 +339,8 @@ def _workload(
     else:
         raise FormatError(
             path,
-            "no launch shape: expected 'Block Size'/'Grid Size' columns or the launch__grid_size and launch__block_size metrics",
+            "no launch shape: expected 'Block Size'/'Grid Size' columns or the launch__grid_size and "
+            "launch__block_size metrics",
         )
     if "Stream" in launches:
         st = [_number(s) for s in launches["Stream"]]

@@ -141,7 +141,10 @@ class SieveSampler(Sampler):
             keys.append(f"{names[rows[0]]} tier {tier}" + (f" part {s}" if tier == 3 else ""))
             tiers[tier] += 1
         method = (
-            "Sieve official: predicted cycles = Σ_s I_s × CPI(representative), i.e. instruction share with harmonic-mean IPC"
+            (
+                "Sieve official: predicted cycles = Σ_s I_s × CPI(representative), i.e. instruction share with "
+                "harmonic-mean IPC"
+            )
             if params["weighting"] == "instructions"
             else "Sieve as re-implemented by STEM: estimate = Σ stratum launches × representative"
         )
