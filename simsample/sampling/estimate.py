@@ -48,7 +48,8 @@ not counted as spread: the line has an intercept.
 
 A single draw's estimate of a cluster is as skewed as the cluster: stratified plans record for
 each cluster drawn once how far from its mean one draw lands at the plan's confidence
-(``stats.tail``), and the interval reaches at least the largest N·ȳ·tail (:func:`_tail_half_width`).
+(``stats.tail``), and the interval reaches at least the root sum of squares of their N·ȳ·tail
+(:func:`_tail_half_width`).
 
 Degrees of freedom: the known parts count as known, each own estimate with m_i − 1, the pooled
 δ as one shared estimate with its pool's degrees of freedom (Welch–Satterthwaite:
@@ -578,14 +579,17 @@ OWN_DRAWS = 5
 
 
 def _tail_half_width(d: _Design, y: np.ndarray, confidence: float) -> float:
-    """The least half-width that holds every single-draw cluster's own tail: max_i N_i·ȳ_i·q_i,
+    """The least half-width that holds the single-draw clusters' own tails: √Σ_i (N_i·ȳ_i·q_i)²,
     q_i how far from its mean a single draw lands at the plan's confidence (``stats.tail``,
     recorded by the sampler; scaled by the ratio of normal quantiles at another confidence).
 
     One draw's estimate of a cluster is as skewed as the cluster: 19 launches of which 3 are 2.7
     standard deviations slow gave a normal 99% interval that missed whenever the draw hit one of
-    them (Rodinia heartwall, 3 plans in 20). Where many clusters add up the sum is near normal
-    and the floor does not bind; where one decides the total, its own tail does."""
+    them (Rodinia heartwall, 3 plans in 20). Where one cluster decides the total, its own tail
+    does; independent clusters' deviations add in quadrature, as the normal interval adds their
+    variances (where their tails are normal ones the two agree). The largest tail alone missed
+    where two such clusters both drew high (the CUDA SDK's convolutionSeparable, two clusters of
+    17: 94 of 100 fresh seeds covered at 99%, 99 with the sum)."""
     if d.tail is None:
         return 0.0
     single = (d.m == 1) & (d.fpc > 0) & np.isfinite(d.tail)
@@ -593,7 +597,8 @@ def _tail_half_width(d: _Design, y: np.ndarray, confidence: float) -> float:
         return 0.0
     level = _cluster_level(d, y)
     scale = float(special.ndtri(0.5 + confidence / 2)) / float(special.ndtri(0.5 + d.confidence / 2))
-    return float(np.max(d.size[single] * np.abs(level[single]) * d.tail[single])) * scale
+    reach = d.size[single] * np.abs(level[single]) * d.tail[single]
+    return float(np.sqrt(np.sum(reach * reach))) * scale
 
 
 def _cluster_means_total(plan: Plan, y: np.ndarray) -> float:
