@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import click
 
     from simsample.plugin_base import Adapter, Reader, Sampler
+    from simsample.workload import Workload
 
 
 def builtin_plugins() -> tuple[str, ...]:
@@ -356,3 +357,11 @@ def set_host(host: PluginHost | None) -> None:
     """Replace the process-wide host (tests use this to install a host of their own)."""
     global _HOST
     _HOST = host
+
+
+def workload_adapter(workload: Workload) -> Adapter | None:
+    """The installed adapter of the simulator whose files ``workload`` was read from (an adapter
+    registers under its reader's format name), or None for a profile no adapter reads: a sampler
+    that needs what only the simulator's files hold (GCL-Sampler's instruction streams) asks it
+    through :mod:`simsample.sdk` rather than knowing the plugin host."""
+    return get_host().adapters().get(workload.format or "")

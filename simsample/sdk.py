@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
     )
     from simsample.gcl.streams import (
         MEM_ATOMIC,
+        MEM_KINDS,
         MEM_LOAD,
         MEM_NONE,
         MEM_STORE,
@@ -121,6 +122,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
     )
     from simsample.io.workers import can_spawn, usable_cpus
     from simsample.lazy_modules import lazy_module
+    from simsample.manager import workload_adapter
     from simsample.native import import_optional, pure_python_requested
     from simsample.pkp import pkp_implementation
     from simsample.pkp.replay import (
@@ -142,19 +144,21 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
     from simsample.sampling.allocation import allocate, sampled_time, z_value
     from simsample.sampling.draws import cluster_stats, draw, make_cluster, rng
     from simsample.sampling.filters import WHOLE_PROCESS_FORMATS, launch_numbers, sample_launches, subset_launches
-    from simsample.sampling.grouping import CONTEXT_COLUMN, GROUPINGS, resolve_grouping
+    from simsample.sampling.grouping import CONTEXT_COLUMN, GROUPINGS, Grouping, resolve_grouping
     from simsample.sampling.metrics import Metric, count, not_estimable, ratio
     from simsample.sampling.representatives import first_of_each, relabel_by_first, representative_plan, resolve_metric
     from simsample.sampling.strata import (
         COMMON_PARAMS,
         Range,
         Strata,
+        build_strata,
         draw_plan,
         exact_stats,
         finish,
         group_ranges,
         iid_sizing,
         prepare,
+        range_key,
         single_cluster_draws,
         size_clusters,
         split_range,
@@ -251,10 +255,13 @@ _PROVISIONAL_NAMES: dict[str, str] = {
     "iid_sizing": "simsample.sampling.strata",
     "draw_plan": "simsample.sampling.strata",
     "finish": "simsample.sampling.strata",
+    "build_strata": "simsample.sampling.strata",
+    "range_key": "simsample.sampling.strata",
     "allocate": "simsample.sampling.allocation",
     "sampled_time": "simsample.sampling.allocation",
     "GROUPINGS": "simsample.sampling.grouping",
     "resolve_grouping": "simsample.sampling.grouping",
+    "Grouping": "simsample.sampling.grouping",
     # the built-in readers' table helpers (Arrow CSV, exact nanoseconds, narrow integer columns)
     "make_workload": "simsample.io.tables",
     "launch_table": "simsample.io.tables",
@@ -319,6 +326,9 @@ _PROVISIONAL_NAMES: dict[str, str] = {
     "MEM_LOAD": "simsample.gcl.streams",
     "MEM_STORE": "simsample.gcl.streams",
     "MEM_ATOMIC": "simsample.gcl.streams",
+    "MEM_KINDS": "simsample.gcl.streams",
+    # a sampler that reads what only a simulator's own files hold asks that simulator's adapter
+    "workload_adapter": "simsample.manager",
     "DECOMPRESSION_ERRORS": "simsample.io.files",
     "subset_launches": "simsample.sampling.filters",
     # readers of SQLite files (Nsight Systems exports): opened read-only from a decompressed copy
@@ -508,6 +518,11 @@ __all__ = [
     "check_ratio",
     "copy_bounded",
     "temporary_full",
+    "build_strata",
+    "range_key",
+    "Grouping",
+    "MEM_KINDS",
+    "workload_adapter",
     "pkp_implementation",
     "ReplayParams",
     "KernelReplay",

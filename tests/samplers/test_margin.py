@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from simsample.cli import run as cli_run
 from simsample.manager import get_host
+from simsample.plugins.samplers._margin.pooling import estimator_skewness, skew_sizes
 from simsample.reading import load_workload
 from simsample.sampling.estimate import estimate_total
-from simsample.sampling.pooling import estimator_skewness, skew_sizes
 from simsample.workload import from_records
 from tests.helpers import shared_path
 

@@ -37,7 +37,7 @@ than one draw into strata across kernels (fewer launches sampled, but not less t
 harmonic-mean speedup fell from 13.1× to 10.6×); ``max_skew`` raises draws until the
 estimator's skewness is below a bound (Cochran's rule n > 25·G1² applied to the total; 0.2
 is Cochran's), which fixed coverage where the design floor above now does, at a third of the
-speedup (see :mod:`simsample.sampling.pooling`).
+speedup (see :mod:`simsample.plugins.samplers._margin.pooling`).
 
 **What the interval covers.** The interval of ``simsample estimate`` is for the total of the
 metric simulated, under the design: launches drawn at random within each cluster, the
@@ -57,13 +57,13 @@ from typing import Any
 
 import numpy as np
 
-from simsample.plugins.samplers.root import root_tree
-from simsample.sampling.pooling import (
+from simsample.plugins.samplers._margin.pooling import (
     regroup,
     skew_sizes,
     small_clusters,
     third_moments,
 )
+from simsample.plugins.samplers.root import root_tree
 from simsample.sdk import (
     GROUPINGS,
     Param,

@@ -29,9 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from simsample.sampling.allocation import allocate
-from simsample.sampling.grouping import Grouping
-from simsample.sampling.strata import Range, Strata, build_strata, range_key
+from simsample.sdk import Grouping, Range, Strata, allocate, build_strata, range_key
 
 #: Largest cluster that may be pooled (launches).
 POOL_MAX_SIZE = 5
