@@ -199,10 +199,11 @@ def test_a_single_draw_lands_within_the_recorded_tail_at_least_as_often_as_the_c
 
     v = np.array(values)
     t = draw_quantile(v.copy(), q)
-    assert t == float(np.quantile(v, q, method="inverted_cdf"))
-    assert np.mean(v <= t) >= q - 1e-12
+    if abs(q * v.size - round(q * v.size)) > 1e-6:  # NumPy's, away from a share q·n that float noise may round up
+        assert t == float(np.quantile(v, q, method="inverted_cdf"))
+    assert np.mean(v <= t) >= q - 1e-9
     below = v[v < t]
-    assert below.size == 0 or np.mean(v <= below.max()) < q
+    assert below.size == 0 or np.mean(v <= below.max()) < q - 1e-12
 
 
 def test_one_slow_launch_in_nineteen_is_inside_the_interval_when_drawn():
