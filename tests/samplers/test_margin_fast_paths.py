@@ -252,3 +252,22 @@ def test_draws_weights_and_representatives_of_a_plan():
         assert len(mine) == c.draws
         assert bits(mine["weight"].to_numpy()) == bits(np.full(c.draws, c.size / c.draws))
         assert c.representatives == np.unique(mine["kernel_id"].to_numpy()).tolist()
+
+
+def test_collector_is_paused_only_for_the_block():
+    import gc
+
+    assert gc.isenabled()
+    with margin_module.collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), margin_module.collector_paused():
+        raise RuntimeError("a refusal inside the split loop")
+    assert gc.isenabled()  # re-enabled whatever happened inside
+    gc.disable()
+    try:
+        with margin_module.collector_paused():
+            pass
+        assert not gc.isenabled()  # a collector the caller turned off stays off
+    finally:
+        gc.enable()

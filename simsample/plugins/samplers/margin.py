@@ -51,8 +51,10 @@ design-based interval, in about 1% of plans by construction.
 
 from __future__ import annotations
 
+import gc
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -249,9 +251,10 @@ def best_tree(strata: Strata, rp: Mapping[str, Any], seed: int, *, eps: float, z
     for tree_eps in [eps, *sorted(e for e in TREE_EPS if e > eps)]:
         p = {**rp, "eps": tree_eps}
         leaves: list[Range] = []
-        for r in group_ranges(strata):
-            leaves.extend(root_tree(strata, r, p, seed))
-        leaves = exact_stats(strata, leaves)
+        with collector_paused():  # thousands of short-lived, never cyclic objects per tree
+            for r in group_ranges(strata):
+                leaves.extend(root_tree(strata, r, p, seed))
+            leaves = exact_stats(strata, leaves)
         sizes = np.array([r.size for r in leaves], dtype=np.float64)
         means = np.array([r.mean for r in leaves])
         alloc = allocate(
@@ -265,6 +268,23 @@ def best_tree(strata: Strata, rp: Mapping[str, Any], seed: int, *, eps: float, z
             best = (cost, alloc.variance, leaves)
     assert best is not None
     return best[2]
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector held off for a block. ROOT's recursion makes about
+    100,000 small objects at 10^6 launches (ranges, tuples, lists), none of them part of a
+    cycle; each collection they trigger also walks the older objects (pandas, NumPy, the
+    workload), and in a fresh ``plan`` process those collections took about 0.03 s of the
+    sampler's 0.35 s. Reference counting still frees everything at once."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def pool_donors(
