@@ -71,7 +71,8 @@ def match_partial(plan: Plan, tf: TraceFolder, first_error: PlanMismatchError) -
     ``first_error`` is re-raised when the plan cannot be matched that way at all."""
     numbers = folder_numbers(tf)
     if numbers is None or sample_launches(plan) is None:
-        raise first_error  # without the plan's record of each sampled launch, nothing to check a match by number against
+        # without the plan's record of each sampled launch, nothing to check a match by number against
+        raise first_error
     try:
         number_of_id = launch_numbers(plan, what="a folder holding only some launches")
     except UserError as e:
@@ -96,9 +97,10 @@ def match_partial(plan: Plan, tf: TraceFolder, first_error: PlanMismatchError) -
         rec = next((r for r in records.values() if r.number == n), None)
         what = f" ({_shape_text(rec.name, rec.grid, rec.block)})" if rec else ""
         raise UserError(
-            f"{tf.folder}: sampled launch {n}{what} is not in this folder ({len(missing)} of {len(set(number_of_id.values()))} sampled launches "
-            f"missing); trace it with DYNAMIC_KERNEL_LIMIT_START={n} DYNAMIC_KERNEL_LIMIT_END={n}, or run the runs of "
-            "'simsample accelsim select' and merge them"
+            f"{tf.folder}: sampled launch {n}{what} is not in this folder ({len(missing)} of "
+            f"{len(set(number_of_id.values()))} sampled launches missing); trace it with "
+            f"DYNAMIC_KERNEL_LIMIT_START={n} DYNAMIC_KERNEL_LIMIT_END={n}, or run the runs of 'simsample accelsim "
+            "select' and merge them"
         )
     for kid in sorted({int(k) for k in ids}):
         n = number_of_id[kid]
@@ -108,20 +110,22 @@ def match_partial(plan: Plan, tf: TraceFolder, first_error: PlanMismatchError) -
         if rec is not None and (rec.name, rec.grid, rec.block) != have:
             raise UserError(
                 f"{tf.files[row_of[n]].name}: launch {n} is {_shape_text(*have)}, but the plan's launch {n} is "
-                f"{_shape_text(rec.name, rec.grid, rec.block)}: the traces are not of the run the plan was made for, or the profile "
-                "does not start at the launch the plan says (check --first-launch; the tracer counts cuLaunchKernel only)"
+                f"{_shape_text(rec.name, rec.grid, rec.block)}: the traces are not of the run the plan was made for, "
+                "or the profile does not start at the launch the plan says (check --first-launch; the tracer counts "
+                "cuLaunchKernel only)"
             )
         if stats is not None:
             row = stats.get(n)
             if row is not None and (base_name(row.name), row.grid, row.block) != have:
                 raise UserError(
-                    f"{stats_path}: launch {n} is {_shape_text(base_name(row.name), row.grid, row.block)}, but {tf.files[row_of[n]].name} "
-                    f"is {_shape_text(*have)}: the folder mixes traces of different runs"
+                    f"{stats_path}: launch {n} is {_shape_text(base_name(row.name), row.grid, row.block)}, but "
+                    f"{tf.files[row_of[n]].name} is {_shape_text(*have)}: the folder mixes traces of different runs"
                 )
     warn(
-        f"{tf.folder} holds {len(numbers):,} launches of the run (launch numbers {int(numbers[0])} to {int(numbers[-1])}), not the "
-        f"{_count(plan.workload.get('launches'))} the plan was made on: its {len(set(number_of_id.values())):,} sampled launches were found by "
-        "launch number and checked by name and shape"
+        f"{tf.folder} holds {len(numbers):,} launches of the run (launch numbers {int(numbers[0])} to "
+        f"{int(numbers[-1])}), not the {_count(plan.workload.get('launches'))} the plan was made on: its "
+        f"{len(set(number_of_id.values())):,} sampled launches were found by launch number and checked by name and "
+        "shape"
     )
     return np.array([row_of[number_of_id[int(k)]] for k in ids], dtype=np.int64)
 
@@ -151,7 +155,8 @@ def _check_part_of_run(
     if not whole or int(numbers[-1]) < end:
         return  # part of a run: matched by launch number, each sampled launch checked by name and shape
     if last_sampled > end:
-        return  # a plan made on a folder of some launches (its trace ids have gaps): it has no window to compare in order
+        # a plan made on a folder of some launches (its trace ids have gaps): it has no window to compare in order
+        return
     if proc.get("filters"):
         return  # the plan's launches are a filtered subset of its window: its shapes cannot be compared in order
     from simsample.sdk import subset_launches
@@ -162,9 +167,9 @@ def _check_part_of_run(
     if shape and window.shape_fingerprint == shape:
         return
     raise PlanMismatchError(
-        f"{first_error} (the folder holds the whole run, launches 1 to {int(numbers[-1]):,}, and its launches {first:,} to {end:,} are not "
-        "the plan's: another run, or an edited plan; a folder of some launches, from 'simsample accelsim select' and merge, is matched "
-        "by launch number)"
+        f"{first_error} (the folder holds the whole run, launches 1 to {int(numbers[-1]):,}, and its launches "
+        f"{first:,} to {end:,} are not the plan's: another run, or an edited plan; a folder of some launches, from "
+        "'simsample accelsim select' and merge, is matched by launch number)"
     )
 
 
@@ -220,8 +225,9 @@ def choose_warmup_traced(
             short += 1
     if short:
         warn(
-            f"--warmup {spec.label()}: {short} sampled launch(es) have fewer traced predecessors than the {window} launches the warm-up looks at; "
-            "it chose among those that were traced (trace the windows: 'simsample accelsim select')"
+            f"--warmup {spec.label()}: {short} sampled launch(es) have fewer traced predecessors than the {window} "
+            "launches the warm-up looks at; it chose among those that were traced (trace the windows: 'simsample "
+            "accelsim select')"
         )
     if not spec.targeted:
         k = int(spec.k or 0)

@@ -76,7 +76,8 @@ def load_trace_folder(path: str | Path, *, quiet: bool = False) -> TraceFolder:
         missing = [n for n in numbers if n not in names]
         if missing:
             _note(
-                f"{names_path} has no entry for {len(missing)} traced kernel(s) (Kernel{missing[0]}, ...): they are named by folder",
+                f"{names_path} has no entry for {len(missing)} traced kernel(s) (Kernel{missing[0]}, ...): they are "
+                "named by folder",
                 quiet,
             )
     rec: dict[str, Any] = {"kernel_id": numbers}
@@ -100,7 +101,8 @@ def load_trace_folder(path: str | Path, *, quiet: bool = False) -> TraceFolder:
     else:
         lacking = next(t.number for t in traces if t.instructions is None)
         _note(
-            f"Kernel{lacking} (and maybe others) has no trace_info.txt: no instruction counts, so plans need --param metric=COLUMN",
+            f"Kernel{lacking} (and maybe others) has no trace_info.txt: no instruction counts, so plans need --param "
+            "metric=COLUMN",
             quiet,
         )
     meta = {
