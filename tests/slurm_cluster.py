@@ -63,7 +63,8 @@ def single_node_slurm(folder: Path, timeout: float = 30.0) -> Iterator[dict[str,
         f"SlurmctldPidFile={d / 'run/slurmctld.pid'}\nSlurmdPidFile={d / 'run/slurmd.pid'}\n"
         f"SlurmctldLogFile={d / 'log/slurmctld.log'}\nSlurmdLogFile={d / 'log/slurmd.log'}\n"
         "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\n"
-        "SelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\nMpiDefault=none\nSwitchType=switch/none\nReturnToService=2\n"
+        "SelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\nMpiDefault=none\nSwitchType=switch/none\n"
+        "ReturnToService=2\n"
         f"NodeName={host} CPUs={cpus} RealMemory=4000 State=UNKNOWN\n"
         f"PartitionName=test Nodes={host} Default=YES MaxTime=INFINITE State=UP\n"
     )

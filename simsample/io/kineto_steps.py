@@ -51,7 +51,8 @@ def _us_to_ns(v: Any, base: int = 0, *, scale: int = 1000) -> int:
     ``base``; ``ValueError`` for what is no time: text, null, a boolean, NaN, infinities, a
     negative value or one beyond 2^62 ns (``1e300``)."""
     if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-        raise ValueError(f"{v!r} is not a number")  # noqa: TRY004  (one kind of refusal for every value that is no time)
+        # one kind of refusal (ValueError) for every value that is no time
+        raise ValueError(f"{v!r} is not a number")  # noqa: TRY004
     if isinstance(v, str) and (len(v) > 40 or not v.strip()):
         raise ValueError(f"{v[:40]!r} is not a number")
     x = float(v) * scale  # ValueError for text

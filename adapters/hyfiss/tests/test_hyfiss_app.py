@@ -14,7 +14,12 @@ from tests.helpers import shared_path
 pytest.importorskip("simsample_hyfiss")
 
 from adapters.macsim.tests.test_macsim_reader import folder_hash  # noqa: E402
-from simsample_hyfiss.app import parse_app_config, parse_instn_config, parse_issue_config, with_sampling_points  # noqa: E402
+from simsample_hyfiss.app import (  # noqa: E402
+    parse_app_config,
+    parse_instn_config,
+    parse_issue_config,
+    with_sampling_points,
+)
 from simsample_hyfiss.reader import HyFiSSReader, count_lines, load_app  # noqa: E402
 from simsample_hyfiss.units import unit_class  # noqa: E402
 
