@@ -67,8 +67,8 @@ def resolve_grouping(workload: Workload, by: str) -> str:
     )  # the generic CSV reads absent shapes as 1
     if by == "name+shape" and isinstance(named, dict) and not any(c in named for c in SHAPE_COLUMNS):
         raise UserError(
-            f"{workload.source or 'workload'} has no launch shapes (grid and block columns), which group=name+shape needs; "
-            "give their columns or choose group=name"
+            f"{workload.source or 'workload'} has no launch shapes (grid and block columns), which group=name+shape "
+            "needs; give their columns or choose group=name"
         )
     return by
 

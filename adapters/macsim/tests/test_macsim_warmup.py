@@ -344,9 +344,11 @@ def test_the_measured_story_holds():
     runs = {r["id"]: r for r in _expected()["runs"]}
     assert runs["vma-k0k2-none"]["error_percent"] == pytest.approx(13.39, abs=0.01)
     assert runs["vma-random0-none"]["error_percent"] == pytest.approx(20.57, abs=0.01)
-    # targeted runs kernels 0 and 1 before kernel 2: the full run's own order, so the estimate is the plan's on the full run
+    # targeted runs kernels 0 and 1 before kernel 2: the full run's own order, so the estimate is the plan's on the full
+    # run
     assert runs["vma-random0-warm"]["log"] == "vma-full.out.gz" and "targeted" in runs["vma-random0-warm"]["settings"]
-    # on layers, targeted's warm-up error (its estimate minus the plan's on the full run's cycles) is under 0.1%; cold it is 100%
+    # on layers, targeted's warm-up error (its estimate minus the plan's on the full run's cycles) is under 0.1%; cold
+    # it is 100%
     warm = runs["layers-random1-targeted"]["error_percent"] - runs["layers-random1-plan-on-full"]["error_percent"]
     assert abs(warm) < 0.1
     assert runs["layers-random1-none"]["error_percent"] - runs["layers-random1-plan-on-full"]["error_percent"] > 100
