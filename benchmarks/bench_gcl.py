@@ -42,9 +42,9 @@ from pathlib import Path
 POINT = r"""
 import json, resource, sys, time
 from pathlib import Path
-from simsample.gcl.build import launch_graphs
+from simsample.plugins.samplers._gcl.build import launch_graphs
 from simsample.gcl.streams import InstructionTraces, WarpSelection
-from simsample.gcl.train import TrainConfig, train_and_embed
+from simsample.plugins.samplers._gcl.train import TrainConfig, train_and_embed
 from simsample_accelsim.reader import scan_folder
 from simsample_accelsim.warps import read_warps
 folder, warps, launches, epochs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])

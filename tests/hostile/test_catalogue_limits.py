@@ -663,7 +663,7 @@ def test_gcl_scratch_keeps_torch_files_in_its_own_folder(tmp_path: Path, monkeyp
     """What torch_geometric does (a generated module in the temporary folder) and what
     TorchInductor does (a cache under TORCHINDUCTOR_CACHE_DIR) land in the scratch folder,
     which is gone afterwards; the environment is as it was."""
-    from simsample.gcl.scratch import torch_scratch
+    from simsample.plugins.samplers._gcl.scratch import torch_scratch
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)

@@ -8,9 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simsample.errors import UserError
-from simsample.gcl.build import launch_graphs
-from simsample.gcl.cluster import choose_k
-from simsample.gcl.graphs import (
+from simsample.gcl.streams import MEM_LOAD, MEM_STORE, InstructionTraces, StreamBuilder, WarpSelection
+from simsample.plugins.samplers._gcl.build import launch_graphs
+from simsample.plugins.samplers._gcl.cluster import choose_k
+from simsample.plugins.samplers._gcl.graphs import (
     CONTROL,
     DEF,
     INSTRUCTION,
@@ -23,7 +24,6 @@ from simsample.gcl.graphs import (
     _versions,
     build_graph,
 )
-from simsample.gcl.streams import MEM_LOAD, MEM_STORE, InstructionTraces, StreamBuilder, WarpSelection
 from simsample_accelsim import scan_python
 from simsample_accelsim.synth import write_kernel
 from simsample_accelsim.warps import read_warps

@@ -19,10 +19,10 @@ import torch  # noqa: E402
 
 from simsample.cli import EXIT_USER
 from simsample.cli import run as cli_run  # noqa: E402
-from simsample.gcl.graphs import build_graph  # noqa: E402
-from simsample.gcl.model import Encoder, GraphTensors, ProjectionHead, collate  # noqa: E402
 from simsample.gcl.streams import WarpSelection  # noqa: E402
-from simsample.gcl.train import TrainConfig, augment, info_nce, train_and_embed, vocabulary  # noqa: E402
+from simsample.plugins.samplers._gcl.graphs import build_graph  # noqa: E402
+from simsample.plugins.samplers._gcl.model import Encoder, GraphTensors, ProjectionHead, collate  # noqa: E402
+from simsample.plugins.samplers._gcl.train import TrainConfig, augment, info_nce, train_and_embed, vocabulary  # noqa: E402
 from simsample_accelsim.warps import read_warps  # noqa: E402
 from tests.helpers import ROOT, shared_path  # noqa: E402
 
@@ -121,7 +121,7 @@ def test_early_stopping_keeps_the_best_epochs_weights(hetero_graphs):
 
 
 def test_an_epoch_trains_on_at_most_epoch_launches(hetero_graphs, monkeypatch):
-    import simsample.gcl.train as train_module
+    import simsample.plugins.samplers._gcl.train as train_module
 
     seen: list[int] = []
     real = train_module._views
@@ -142,7 +142,7 @@ def test_an_epoch_trains_on_at_most_epoch_launches(hetero_graphs, monkeypatch):
 
 
 def test_a_last_batch_of_one_joins_the_batch_before_it():
-    from simsample.gcl.train import _batches
+    from simsample.plugins.samplers._gcl.train import _batches
 
     for n, size in ((4, 3), (10, 3), (7, 2), (5, 64), (1, 4)):
         got = _batches(np.arange(n), size)

@@ -1,9 +1,9 @@
 """GCL-Sampler (``gcl-sampler.txt``): kernel similarity learned from instruction graphs.
 
 Each launch's chosen warps (one SM's CTAs, subsampled; :mod:`simsample.gcl.streams`) become a
-heterogeneous relational graph (:mod:`simsample.gcl.graphs`); an RGCN encoder trained with graph
-contrastive learning embeds every launch in 256 dimensions (:mod:`simsample.gcl.train`); k-means
-with the silhouette-chosen K clusters the embeddings (:mod:`simsample.gcl.cluster`). The first
+heterogeneous relational graph (:mod:`simsample.plugins.samplers._gcl.graphs`); an RGCN encoder trained with graph
+contrastive learning embeds every launch in 256 dimensions (:mod:`simsample.plugins.samplers._gcl.train`); k-means
+with the silhouette-chosen K clusters the embeddings (:mod:`simsample.plugins.samplers._gcl.cluster`). The first
 launch of each cluster is its representative, with weight = the cluster's size.
 
 The design input is an Accel-Sim trace folder: the graphs need instructions, registers and
@@ -20,7 +20,7 @@ more distinct kernels, and training stops early once the validation loss has not
 ``patience`` epochs (the best epoch's weights are kept, as they always were). An epoch trains on at
 most ``epoch_launches`` launches and validates on at most ``validation_max``, so the time per epoch
 stops growing with the launches; what still grows is reading the graphs and embedding each launch
-once (see :mod:`simsample.gcl.train` and the performance page).
+once (see :mod:`simsample.plugins.samplers._gcl.train` and the performance page).
 
 A plan has no statistical bound: one launch stands for each cluster, and launches whose
 instruction streams look alike (the same kernel on grids of different sizes) share a cluster
@@ -122,9 +122,9 @@ class GclSampler(Sampler):
     def _adapter(workload: Workload):
         """The adapter of the simulator whose traces the workload was read from (cheap: the
         traces themselves are scanned once, by :meth:`plan`)."""
-        from simsample.manager import get_host
+        from simsample.sdk import workload_adapter
 
-        adapter = get_host().adapters().get(workload.format or "")
+        adapter = workload_adapter(workload)
         if adapter is None:
             raise UserError(
                 f"{workload.source or 'the workload'} is a {workload.format} profile; GCL-Sampler reads instruction "
@@ -133,10 +133,9 @@ class GclSampler(Sampler):
         return adapter
 
     def plan(self, workload: Workload, params: Mapping[str, Any], seed: int) -> Plan:
-        from simsample.gcl.build import default_cache, launch_graphs
-        from simsample.gcl.cluster import choose_k
-        from simsample.gcl.streams import WarpSelection
-        from simsample.sdk import task, usable_cpus
+        from simsample.plugins.samplers._gcl.build import default_cache, launch_graphs
+        from simsample.plugins.samplers._gcl.cluster import choose_k
+        from simsample.sdk import WarpSelection, task, usable_cpus
 
         self.check_workload(workload, params)
         traces = self._adapter(workload).instruction_traces(workload)
@@ -150,11 +149,11 @@ class GclSampler(Sampler):
         jobs = params["jobs"] or usable_cpus()
         with task("gcl: graphs", len(set(traces.files))) as advance:
             graphs, _ = launch_graphs(traces, selection, cache=cache, jobs=jobs, progress=advance)
-        from simsample.gcl.scratch import torch_scratch
+        from simsample.plugins.samplers._gcl.scratch import torch_scratch
 
         passive_omp_threads()
         with torch_scratch():  # torch's generated modules and caches go to a folder removed afterwards
-            from simsample.gcl.train import (  # torch is imported here, not before
+            from simsample.plugins.samplers._gcl.train import (  # torch is imported here, not before
                 TrainConfig,
                 train_and_embed,
             )

@@ -1,7 +1,7 @@
 """Launch graphs for a workload: read the chosen warps of every trace, build, cache, in parallel.
 
 Graphs are cached per trace file, keyed by the file's absolute path, size and modification time,
-the reader's format version, :data:`~simsample.gcl.graphs.GRAPH_VERSION` and the warp selection
+the reader's format version, :data:`~simsample.plugins.samplers._gcl.graphs.GRAPH_VERSION` and the warp selection
 (which includes the seed), so planning again with other training settings, or after adding
 traces, only reads what is new. The cache is a folder of compressed ``.npz`` files written
 atomically (``cache``: a folder; by default the user's cache folder; ``None`` for none). A cached
@@ -17,11 +17,8 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from simsample.errors import UserError
-from simsample.gcl.graphs import GRAPH_VERSION, KernelGraph, build_graph
-from simsample.gcl.streams import InstructionTraces, KernelStream, WarpSelection
-from simsample.io.files import atomic_write_bytes
-from simsample.io.workers import can_spawn
+from simsample.plugins.samplers._gcl.graphs import GRAPH_VERSION, KernelGraph, build_graph
+from simsample.sdk import InstructionTraces, KernelStream, UserError, WarpSelection, atomic_write_bytes, can_spawn
 
 
 def default_cache() -> Path:

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from simsample.errors import signals_deferred
+from simsample.sdk import signals_deferred
 
 #: environment variables naming torch's cache folders (set only where the user left them unset)
 CACHE_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")

@@ -39,8 +39,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from simsample.gcl.graphs import KernelGraph
-from simsample.gcl.model import (
+from simsample.plugins.samplers._gcl.graphs import KernelGraph
+from simsample.plugins.samplers._gcl.model import (
     FEATURE_DIM,
     Encoder,
     GraphTensors,

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 from torch_geometric.nn import RGCNConv
 
-from simsample.gcl.graphs import INSTRUCTION, PSEUDO, RELATIONS, STATS, VARIABLE, KernelGraph
+from simsample.plugins.samplers._gcl.graphs import INSTRUCTION, PSEUDO, RELATIONS, STATS, VARIABLE, KernelGraph
 
 FEATURE_DIM = 64
 VARIABLE_TOKEN_DIM = 32

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from simsample.gcl.streams import MEM_ATOMIC, MEM_KINDS, MEM_LOAD, MEM_STORE, KernelStream
+from simsample.sdk import MEM_ATOMIC, MEM_KINDS, MEM_LOAD, MEM_STORE, KernelStream
 
 RELATIONS = ("control", "use", "def", "mem")
 CONTROL, USE, DEF, MEM = range(4)
