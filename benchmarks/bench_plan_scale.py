@@ -1,7 +1,7 @@
 """The default path at scale: reading, planning and writing 10^6 launches, beside an earlier version.
 
     python benchmarks/bench_plan_scale.py [--launches 1e6] [--formats nsys_csv,nsys_sqlite,kineto]
-        [--baseline DIR] [--startup] [--memory 5e7] [--profile] [--workdir DIR]
+        [--baseline DIR] [--startup] [--memory 5e7] [--profile] [--repeat N] [--workdir DIR]
 
 For each format it writes the synthetic profile of ``bench_end_to_end.py`` (about 300 kernels,
 as Nsight Systems and the PyTorch profiler write them) and runs, each in a fresh process as a
@@ -13,7 +13,9 @@ stem in at most 1.5 s) are printed beside the figures.
 
 ``--baseline DIR`` runs the same commands with the Python sources of another checkout (``git
 worktree add DIR COMMIT``; the compiled modules of the installed package are linked into it), side
-by side with the current ones, and checks that both wrote the same plan bytes. ``--startup`` times
+by side with the current ones, and checks that both wrote the same plan bytes. ``--repeat N`` runs
+each command N times in a row and keeps the run of least CPU time, which a
+shared machine's load disturbs least. ``--startup`` times
 ``simsample --version``, ``simsample samplers`` and ``simsample plan`` of the bundled example
 profile (best of 5). ``--profile`` prints where the time of each current plan goes (cProfile, top
 entries). ``--memory N`` plans ``N`` launches built in memory (the same generator, no file: a
@@ -226,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
         default="margin",
         help="samplers for --memory, comma-separated (default: margin, the default)",
     )
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="run each command this many times and keep the run of least CPU time"
+    )
     ap.add_argument("--profile", action="store_true", help="print where each current plan's time goes (cProfile)")
     ap.add_argument("--workdir", type=Path, help="keep the generated profiles here for the next run")
     args = ap.parse_args(argv)
@@ -269,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
             for version, cli in versions.items():
                 out = work / f"{fmt_name}_{label.replace(' ', '_')}_{version}.json"
                 fresh_bytecode(TREES)
-                results[version] = timed(cli + cmd + (["-o", str(out)] if label != "profile info" else []))
+                results[version] = best(cli + cmd + (["-o", str(out)] if label != "profile info" else []), args.repeat)
             if label == "profile info":
                 read = results
             now = results["now"]
