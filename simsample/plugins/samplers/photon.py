@@ -2,10 +2,10 @@
 
 Official code: lchangxii/sampled-mgpu-sim, ``samples/sampledrunner/sampledanalysis.py``
 (``GPUBBV``, ``KernelInfo``, ``ExecuteEngine.find_kernel``) and ``clusterallvgg.py``. Each
-launch is described by its GPU basic-block vector (:mod:`simsample.plugins.samplers._photon.bbv`), its warp count and its
-instructions. A basic block is identified by its kernel as well as its PC (trace PCs are
-kernel-relative; see :func:`~simsample.plugins.samplers._photon.bbv.block_addresses`), so launches of different
-kernels share no block weights, as on MGPUSim where every kernel has its own addresses.
+launch is described by its GPU basic-block vector (:mod:`simsample.plugins.samplers._photon.bbv`),
+its warp count and its instructions. A basic block is identified by its kernel as well as its PC
+(trace PCs are kernel-relative; see :func:`~simsample.plugins.samplers._photon.bbv.block_addresses`),
+so launches of different kernels share no block weights, as on MGPUSim where every kernel has its own addresses.
 Launches are walked in order; each is compared with the representatives chosen so far:
 
 1. representatives with the *same* warp count, most recent first: the nearest by Euclidean
