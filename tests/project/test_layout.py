@@ -182,6 +182,16 @@ def test_import_contracts_are_kept():
     assert "0 broken" in done.stdout
 
 
+def test_import_contracts_list_no_exceptions():
+    """No contract ignores an import: a module that serves one plugin is that plugin's (a private
+    package beside it), what plugins share comes from the SDK, and what the core needs from the
+    plugin host (the installed readers) is passed in; an ``ignore_imports`` would hide a debt."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    section = re.split(r"^\[tool\.", text.split("\n[tool.importlinter]\n", 1)[1], maxsplit=1, flags=re.M)[0]
+    assert "[[tool.importlinter.contracts]]" in section
+    assert "ignore_imports" not in section, "pyproject.toml: an import contract ignores imports"
+
+
 def test_only_the_core_sits_at_the_top():
     top = {p.stem for p in PACKAGE.glob("*.py")}
     assert top <= CORE, f"modules at the top of the package that belong in a folder: {sorted(top - CORE)}"
