@@ -1,6 +1,6 @@
 // pybind11 module simsample._kineto_events: the compiled kernel-event extractor for Kineto traces.
 //
-// Python (simsample.io.kineto_native) hands over the whole decompressed trace and gets the
+// Python (simsample.plugins.readers._kineto.native) hands over the whole decompressed trace and gets the
 // kernels' columns as numpy arrays, their distinct names as bytes with an int32 code per kernel,
 // the number of memory-copy events and the raw JSON text of a few top-level values, or None when
 // the extractor does not take the file (the Python paths then read it, or name what is wrong).

@@ -183,7 +183,7 @@ bool integer_value(const Number& n, std::int64_t& out) {
          signed_value(n.negative, mag, out);
 }
 
-// Decimal microseconds → exact nanoseconds, as simsample.io.kineto_decode._micros_to_ns
+// Decimal microseconds → exact nanoseconds, as simsample.plugins.readers._kineto.decode._micros_to_ns
 // does: integer part times 1000 plus the first four fraction digits (tenths of a nanosecond)
 // rounded half up, subtracted for a negative number. False for an exponent or an overflow.
 bool micros_to_ns(const Number& n, std::int64_t& out) {

@@ -1,5 +1,5 @@
 // pybind11 module simsample._sqlite_scan: whole integer columns of an SQLite table (see
-// sqlite_columns.hpp), for the Nsight Systems reader (simsample.io.sqlite_columns).
+// sqlite_columns.hpp), for the Nsight Systems reader (simsample.plugins.readers._nsys_sqlite.columns).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>

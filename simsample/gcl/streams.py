@@ -3,7 +3,8 @@
 An adapter that can read its simulator's instruction traces (Accel-Sim's ``.traceg``) hands over
 the warps of one launch as a :class:`KernelStream`: flat arrays over the chosen warps'
 instructions in execution order, with registers and lane addresses in CSR form, so that graph
-construction (:mod:`simsample.gcl.graphs`) works on whole arrays. This module imports numpy only.
+construction (:mod:`simsample.plugins.samplers._gcl.graphs`) works on whole arrays. This module
+imports numpy only.
 
 Which warps: GCL-Sampler traces one representative SM per launch, all its CTAs. The CTA set of
 SM ``sm`` is taken as the simulator deals CTAs out at launch, round-robin in trace order over
