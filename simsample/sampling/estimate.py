@@ -592,7 +592,7 @@ def _tail_half_width(d: _Design, y: np.ndarray, confidence: float) -> float:
     17: 94 of 100 fresh seeds covered at 99%, 99 with the sum)."""
     if d.tail is None:
         return 0.0
-    single = (d.m == 1) & (d.fpc > 0) & np.isfinite(d.tail)
+    single = (d.m >= 1) & (d.fpc > 0) & np.isfinite(d.tail)  # drawn once, or a few times (the samplers say)
     if not np.any(single):
         return 0.0
     level = _cluster_level(d, y)

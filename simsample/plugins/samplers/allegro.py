@@ -46,7 +46,7 @@ def m_min(r: Range, eps: float, z: float, floor: int) -> int:
 
 class AllegroSampler(Sampler):
     name = "allegro"
-    version = "3"  # 3: stats.tail holds every launch a draw lands on at the confidence (2: recorded)
+    version = "3"  # 3: stats.tail: the launches' own quantile, and for clusters drawn 2-4 times (2: recorded)
     description = "Allegro: (name, grid, block) groups split by 1-D k-means until m_min ≤ m_th; ≥ 30 draws each"
     params = (
         Param("eps", float, 0.05, "error bound ε: a fraction of the total (0.05 = 5%)", minimum=1e-6, maximum=1.0),

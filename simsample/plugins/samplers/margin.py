@@ -98,7 +98,7 @@ PROXY_POOL_DOF = 4
 
 class MarginSampler(Sampler):
     name = "margin"
-    version = "5"  # 5: stats.tail is the inverted-CDF quantile (draws unchanged)
+    version = "5"  # 5: stats.tail: the launches' own quantile, and for clusters drawn 2-4 times (same draws)
     description = (
         "simsample's default: ROOT's splits, one allocation with the finite-population correction, sized with a margin"
     )

@@ -18,7 +18,7 @@ from simsample.sdk import Param, Plan, Sampler, UserError, Workload, draw, hooki
 
 class RandomSampler(Sampler):
     name = "random"
-    version = "3"  # 3: stats.tail holds every launch a draw lands on at the confidence (2: recorded)
+    version = "3"  # 3: stats.tail: the launches' own quantile, and for clusters drawn 2-4 times (2: recorded)
     description = "uniform random launches, weight N/m (by rate, count, or target speedup)"
     params = (
         Param("rate", float, 0.1, "fraction of launches to draw: m = ceil(rate·N)", minimum=0.0, maximum=1.0),

@@ -52,7 +52,7 @@ SPLITS = ("exact", "kmeans")
 
 class RootSampler(Sampler):
     name = "root"
-    version = "3"  # 3: stats.tail holds every launch a draw lands on at the confidence (2: recorded)
+    version = "3"  # 3: stats.tail: the launches' own quantile, and for clusters drawn 2-4 times (2: recorded)
     description = "ROOT: STEM with per-kernel clusters split hierarchically at the peaks of their times"
     params = COMMON_PARAMS + (
         Param(

@@ -34,7 +34,7 @@ from simsample.sdk import COMMON_PARAMS, Plan, Sampler, Workload, finish, group_
 
 class StemSampler(Sampler):
     name = "stem"
-    version = "3"  # 3: stats.tail holds every launch a draw lands on at the confidence (2: recorded)
+    version = "3"  # 3: stats.tail: the launches' own quantile, and for clusters drawn 2-4 times (2: recorded)
     description = "STEM: per-kernel clusters sized by the CLT/KKT error model (bounded error)"
     params = COMMON_PARAMS
     bounded = True
