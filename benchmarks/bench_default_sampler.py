@@ -121,9 +121,10 @@ def main(argv: list[str] | None = None) -> int:
             }
             rows.append(row)
             print(
-                f"{label:15} eps {eps:<5g} mean err {row['error_mean_pct']:6.3f}% (worst workload {row['error_max_pct']:6.2f}%)  "
-                f"h-mean speedup {row['speedup_hmean'] or math.nan:7.2f}x  worst P(|err|<=eps) {row['worst_within_eps']:.2f}  "
-                f"worst coverage {row['worst_coverage']:.2f}  ({row['seconds']:.0f} s)",
+                f"{label:15} eps {eps:<5g} mean err {row['error_mean_pct']:6.3f}% (worst workload "
+                f"{row['error_max_pct']:6.2f}%)  h-mean speedup {row['speedup_hmean'] or math.nan:7.2f}x  worst "
+                f"P(|err|<=eps) {row['worst_within_eps']:.2f}  worst coverage {row['worst_coverage']:.2f}  "
+                f"({row['seconds']:.0f} s)",
                 flush=True,
             )
             for s in short[:8]:

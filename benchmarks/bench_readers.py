@@ -109,7 +109,8 @@ def build_nsys_csv(work: Path, n: int, sqlite_path: Path) -> Path:
                 s,
                 d,
                 c,
-                f"{gx},{gy},{gz},{bx},{by},{bz},{reg},{st / 1e6:.3f},{dy / 1e6:.3f},,,,,NVIDIA A100-SXM4-80GB ({dev}),1,,{strm},{q}",
+                f"{gx},{gy},{gz},{bx},{by},{bz},{reg},{st / 1e6:.3f},{dy / 1e6:.3f},,,,,NVIDIA A100-SXM4-80GB "
+                f"({dev}),1,,{strm},{q}",
             )
         )
     for s, d, c, b, dev, strm in mem:
@@ -118,7 +119,8 @@ def build_nsys_csv(work: Path, n: int, sqlite_path: Path) -> Path:
                 s,
                 d,
                 c,
-                f",,,,,,,,,{b / 1e6:.3f},{b / d * 1e3:.3f},Pageable,Device,NVIDIA A100-SXM4-80GB ({dev}),1,,{strm},[CUDA memcpy Host-to-Device]",
+                f",,,,,,,,,{b / 1e6:.3f},{b / d * 1e3:.3f},Pageable,Device,NVIDIA A100-SXM4-80GB "
+                f"({dev}),1,,{strm},[CUDA memcpy Host-to-Device]",
             )
         )
     rows.sort()
@@ -186,8 +188,10 @@ def _kineto_event(ev: dict, ts_shift: int, corr_shift: int) -> str:
     ts_text = f"{int(ts) + ts_shift}" if isinstance(ts, int) else f"{float(ts) + ts_shift:.3f}"
     lines = ",\n".join(f"      {json.dumps(k)}: {json.dumps(v)}" for k, v in args.items())
     return (
-        f'  {{\n    "ph": "X", "cat": {json.dumps(ev["cat"])}, "name": {json.dumps(ev["name"])}, "pid": {json.dumps(ev.get("pid", 0))}, '
-        f'"tid": {json.dumps(ev.get("tid", 0))},\n    "ts": {ts_text}, "dur": {json.dumps(ev["dur"])},\n    "args": {{\n{lines}\n    }}\n  }}'
+        f'  {{\n    "ph": "X", "cat": {json.dumps(ev["cat"])}, "name": {json.dumps(ev["name"])}, "pid": '
+        f"{json.dumps(ev.get('pid', 0))}, "
+        f'"tid": {json.dumps(ev.get("tid", 0))},\n    "ts": {ts_text}, "dur": {json.dumps(ev["dur"])},\n'
+        f'    "args": {{\n{lines}\n    }}\n  }}'
     )
 
 
@@ -306,8 +310,8 @@ def speedups(rows: list[dict]) -> str:
 
 def table(rows: list[dict]) -> str:
     head = (
-        f"{'input':<44} {'reader':<12} {'launches':>10} {'MB in':>7} {'wall s':>7} {'launches/s':>11} "
-        f"{'CPU s':>7} {'per CPU-s':>10} {'goal/s':>10} {'peak B/launch':>14} {'worker MB':>9} {'resident B/launch':>18}"
+        f"{'input':<44} {'reader':<12} {'launches':>10} {'MB in':>7} {'wall s':>7} {'launches/s':>11} {'CPU s':>7} "
+        f"{'per CPU-s':>10} {'goal/s':>10} {'peak B/launch':>14} {'worker MB':>9} {'resident B/launch':>18}"
     )
     out = [head, "-" * len(head)]
     for r in rows:
@@ -323,9 +327,10 @@ def table(rows: list[dict]) -> str:
         res = r["resident"] / n
         res_mark = " ok" if res <= 120 else (" MISS" if r["columns"] < 30 else "")
         out.append(
-            f"{r['label']:<44} {r['format']:<12} {r['launches']:>10,} {r['bytes_in'] / 1e6:>7.0f} {r['seconds']:>7.1f} {rate:>11,.0f} "
-            f"{r['cpu_seconds']:>7.1f} {cpu_rate:>10,.0f} {(f'{goal:,.0f}' if goal else '-'):>10}{mark:<7} "
-            f"{r['peak_growth'] / n:>7.0f} {r.get('worker_peak', 0) / 1e6:>9.0f} {res:>17.1f}{res_mark}"
+            f"{r['label']:<44} {r['format']:<12} {r['launches']:>10,} {r['bytes_in'] / 1e6:>7.0f} "
+            f"{r['seconds']:>7.1f} {rate:>11,.0f} {r['cpu_seconds']:>7.1f} {cpu_rate:>10,.0f} "
+            f"{(f'{goal:,.0f}' if goal else '-'):>10}{mark:<7} {r['peak_growth'] / n:>7.0f} "
+            f"{r.get('worker_peak', 0) / 1e6:>9.0f} {res:>17.1f}{res_mark}"
         )
     return "\n".join(out)
 

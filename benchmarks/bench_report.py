@@ -137,10 +137,12 @@ def main() -> None:
         cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
         size = out.stat().st_size
         print(
-            f"{'launches':>10} {'clusters':>9} {'samples':>8} {'plan MB':>8} {'report s':>9} {'CPU s':>6} {'page MB':>8}"
+            f"{'launches':>10} {'clusters':>9} {'samples':>8} {'plan MB':>8} {'report s':>9} {'CPU s':>6} "
+            f"{'page MB':>8}"
         )
         print(
-            f"{n:>10,} {len(doc['clusters']):>9,} {len(doc['samples']):>8,} {plan.stat().st_size / 1e6:>8.2f} {wall:>9.2f} {cpu:>6.2f} {size / 1e6:>8.2f}"
+            f"{n:>10,} {len(doc['clusters']):>9,} {len(doc['samples']):>8,} {plan.stat().st_size / 1e6:>8.2f} "
+            f"{wall:>9.2f} {cpu:>6.2f} {size / 1e6:>8.2f}"
         )
         print("in-process breakdown:", ", ".join(f"{k} {v:.2f} s" for k, v in _phases(plan, prof, est, evals).items()))
         print(

@@ -177,7 +177,8 @@ def _one_workload_in(folder: Path, format: str | None) -> Path:
         return found[0]
     names = ", ".join(str(f) for f in found[:3]) + (", ..." if len(found) > 3 else "")
     raise UserError(
-        f"{folder}: holds {len(found)} workloads ({names}); name one of them (simsample evaluate takes the whole folder)"
+        f"{folder}: holds {len(found)} workloads ({names}); name one of them (simsample evaluate takes the whole "
+        "folder)"
     )
 
 
@@ -406,7 +407,8 @@ def estimate(
     p = as_plan(plan)
     if not isinstance(results, pd.DataFrame):
         raise UserTypeError(
-            f"results: expected a table (a pandas DataFrame with kernel_id and metric columns, as collect() returns), got {type(results).__name__}"
+            "results: expected a table (a pandas DataFrame with kernel_id and metric columns, as collect() "
+            f"returns), got {type(results).__name__}"
         )
     confidence = check_confidence(confidence)
     source = str(results.attrs.get("source", "results"))
@@ -429,8 +431,9 @@ def estimate(
     if not any(m.kind != "none" for m in declared):
         cols = [c for c in results.columns if c != "kernel_id"]
         raise UserValueError(
-            f"{source}: no metric to estimate ({'columns ' + ', '.join(map(str, cols[:6])) if cols else 'no column beside kernel_id'}: "
-            "ids, labels or text); give kernel_id and one or more numeric columns such as cycles"
+            f"{source}: no metric to estimate "
+            f"({'columns ' + ', '.join(map(str, cols[:6])) if cols else 'no column beside kernel_id'}: ids, labels "
+            "or text); give kernel_id and one or more numeric columns such as cycles"
         )
     table = results.copy()
     table["kernel_id"] = ids.astype("int64")

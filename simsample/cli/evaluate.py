@@ -66,7 +66,10 @@ def _fmt(v: float | None, spec: str) -> str:
     multiple=True,
     type=click.Path(path_type=Path),
     metavar="OUTPUT|VALUES.csv",
-    help="Score against this truth instead of the design metric: a full simulation's output (with --sim; repeatable) or a kernel_id,value CSV.",
+    help=(
+        "Score against this truth instead of the design metric: a full simulation's output (with --sim; repeatable) "
+        "or a kernel_id,value CSV."
+    ),
 )
 @click.option(
     "--sim", "sim", default=None, help="Simulator adapter that reads the --truth output (accelsim, macsim, hyfiss)."

@@ -42,7 +42,10 @@ def export_hint(path: Path) -> str | None:
     for suffix in _NSYS_REPORTS:
         if name.endswith(suffix):
             out = path.with_name(name[: -len(suffix)] + ".sqlite")
-            return f"{path}: an Nsight Systems report, which simsample reads once exported: nsys export --type sqlite -o {out} {path}"
+            return (
+                f"{path}: an Nsight Systems report, which simsample reads once exported: nsys export --type sqlite "
+                f"-o {out} {path}"
+            )
     return None
 
 

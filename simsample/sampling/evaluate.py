@@ -210,7 +210,8 @@ def read_truth_csv(path: str | Path) -> pd.DataFrame:
     if b"kernel_id" not in first and b"value" not in first:  # not even a try at the table: a log
         raise FormatError(
             p,
-            "not a kernel_id,value CSV; for a simulator's output, name the simulator with --sim (accelsim, macsim, hyfiss)",
+            "not a kernel_id,value CSV; for a simulator's output, name the simulator with --sim (accelsim, macsim, "
+            "hyfiss)",
             line=1,
         )
     try:
@@ -227,7 +228,8 @@ def read_truth_csv(path: str | Path) -> pd.DataFrame:
         i = int(np.flatnonzero(bad.to_numpy())[0])
         raise FormatError(
             p,
-            f"kernel_id must be an integer and value a finite number, got {df['kernel_id'].iloc[i]!r}, {df['value'].iloc[i]!r}",
+            f"kernel_id must be an integer and value a finite number, got {df['kernel_id'].iloc[i]!r}, "
+            f"{df['value'].iloc[i]!r}",
             line=i + 2,
         )
     out = pd.DataFrame({"kernel_id": ids.astype(np.int64), "value": vals.astype(np.float64)})
@@ -257,7 +259,8 @@ def truth_by_launch(
         i = int(np.flatnonzero(~in_truth)[0])
         raise UserError(
             f"{source} does not match {where}: launch {i} (kernel id {wl_ids[i]}, "
-            f"{workload.kernels['name'].iloc[i]}) has no value in the truth ({len(t):,} launches there, {len(wl_ids):,} here)"
+            f"{workload.kernels['name'].iloc[i]}) has no value in the truth ({len(t):,} launches there, "
+            f"{len(wl_ids):,} here)"
         )
     extra = ~t.index.isin(wl_ids)
     if extra.any():
@@ -273,7 +276,8 @@ def truth_by_launch(
         if differ.size:
             i = int(differ[0])
             raise UserError(
-                f"{source} does not match {where}: kernel id {wl_ids[i]} is {theirs[i]} in the truth but {ours[i]} in the workload"
+                f"{source} does not match {where}: kernel id {wl_ids[i]} is {theirs[i]} in the truth but {ours[i]} "
+                "in the workload"
             )
     vals = pd.to_numeric(t[metric], errors="coerce").reindex(wl_ids).to_numpy(np.float64)
     bad = ~np.isfinite(vals)
@@ -288,8 +292,8 @@ def truth_by_launch(
     if huge.any():  # its total and every estimate of it would overflow to inf
         i = int(np.flatnonzero(huge)[0])
         raise UserError(
-            f"{source}: kernel id {wl_ids[i]} has {metric} {vals[i]:g}, beyond {MAX_VALUE:.0e}: too large to sum without "
-            "overflow; check it, or give the metric in larger units"
+            f"{source}: kernel id {wl_ids[i]} has {metric} {vals[i]:g}, beyond {MAX_VALUE:.0e}: too large to sum "
+            "without overflow; check it, or give the metric in larger units"
         )
     return vals
 

@@ -500,8 +500,8 @@ def test_nvtx_step_ranges_of_an_nsys_export(tmp_path, capsys):
 
     from tests.readers.test_readers_nsys import _FULL, STRINGS, _export, _row
 
-    # kernels launched at 100, 200, ... (runtime calls), each running 100 ns later: the second of each step runs in the next
-    # step's range, but belongs to the step that launched it
+    # kernels launched at 100, 200, ... (runtime calls), each running 100 ns later: the second of each step runs in the
+    # next step's range, but belongs to the step that launched it
     rows = [_row(200 + 100 * i, 10, i + 1, name_id=1 + i % 2) for i in range(8)]
     p = _export(tmp_path / "run.sqlite", _FULL, rows, {**STRINGS, 300: "step 2"})
     con = sqlite3.connect(p)

@@ -195,7 +195,10 @@ def test_inputs_are_not_modified(tmp_path, inputs):
 
 
 def test_other_commands_do_not_import_matplotlib():
-    code = "import sys; from simsample.cli import build_cli; build_cli(); assert 'matplotlib' not in sys.modules, 'imported'"
+    code = (
+        "import sys; from simsample.cli import build_cli; build_cli(); assert 'matplotlib' not in sys.modules, "
+        "'imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
