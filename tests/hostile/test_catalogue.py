@@ -136,7 +136,8 @@ CASES += [
     C("info-hyfiss", "profile info {D}/simulators/hyfiss/synthetic_app", 0, "launches"),
     C(
         "info-join",
-        "profile info {D}/profiles/ncu/microgpusim/nvprof_vectoradd_100_32_commands.txt --join {D}/profiles/ncu/microgpusim/nsight_vectoradd_100_32_metrics_all.csv",
+        "profile info {D}/profiles/ncu/microgpusim/nvprof_vectoradd_100_32_commands.txt --join "
+        "{D}/profiles/ncu/microgpusim/nsight_vectoradd_100_32_metrics_all.csv",
         0,
         "launches",
     ),
@@ -154,7 +155,8 @@ CASES += [
     C("csv-ok", "profile info --format csv --columns name=Name,duration_ns=Duration {W}/artifact.csv", 0, "launches"),
     C(
         "csv-us",
-        "plan --format csv --columns name=Name,duration_us=Time,grid_x=Grid {W}/artifact.csv --sampler stem -o {O}/p.json",
+        "plan --format csv --columns name=Name,duration_us=Time,grid_x=Grid {W}/artifact.csv --sampler stem -o "
+        "{O}/p.json",
         0,
         "launches",
         "p.json",
@@ -257,7 +259,8 @@ CASES += [
     C("plan-o-input-hardlink", "plan {W}/va.csv --sampler random -o {W}/va-hard.csv", 1, "inputs are never modified"),
     C(
         "plan-o-second-input",
-        f"plan {{D}}/{HTA}/trace_filter/sampled_rank-0.json.gz {{W}}/rank1.json.gz --sampler random -o {{W}}/rank1.json.gz",
+        f"plan {{D}}/{HTA}/trace_filter/sampled_rank-0.json.gz {{W}}/rank1.json.gz --sampler random -o "
+        "{W}/rank1.json.gz",
         1,
         "is the input",
     ),
@@ -295,25 +298,29 @@ CASES += [
     ),
     C(
         "run-o-config",
-        "run --sim accelsim --sampled {W}/t3 --accelsim {W}/va.csv --config {W}/gpgpusim.config -o {W}/gpgpusim.config --dry-run",
+        "run --sim accelsim --sampled {W}/t3 --accelsim {W}/va.csv --config {W}/gpgpusim.config -o "
+        "{W}/gpgpusim.config --dry-run",
         1,
         "is the input",
     ),
     C(
         "run-o-binary",
-        "run --sim accelsim --sampled {W}/t3 --accelsim {W}/va.csv --config {W}/gpgpusim.config -o {W}/va.csv --dry-run",
+        "run --sim accelsim --sampled {W}/t3 --accelsim {W}/va.csv --config {W}/gpgpusim.config -o {W}/va.csv "
+        "--dry-run",
         1,
         "is the input",
     ),
     C(
         "run-o-kernelslist",
-        "run --sim accelsim --sampled {W}/t3 --accelsim {W}/va.csv --config {W}/gpgpusim.config -o {W}/t3/kernelslist.g --dry-run",
+        "run --sim accelsim --sampled {W}/t3 --accelsim {W}/va.csv --config {W}/gpgpusim.config -o "
+        "{W}/t3/kernelslist.g --dry-run",
         1,
         "is the input",
     ),
     C(
         "run-dry",
-        "run --sim accelsim --sampled {W}/t3 --accelsim {W}/va.csv --config {W}/gpgpusim.config -o {O}/run.out --dry-run",
+        "run --sim accelsim --sampled {W}/t3 --accelsim {W}/va.csv --config {W}/gpgpusim.config -o {O}/run.out "
+        "--dry-run",
         0,
         "kernelslist.g",
     ),
@@ -325,7 +332,8 @@ CASES += [
     ),
     C(
         "apply-macsim-ok",
-        "apply --sim macsim --plan {W}/pm.json --traces {W}/macsim-traces --params {D}/simulators/macsim/bin/params.in --out {O}/s",
+        "apply --sim macsim --plan {W}/pm.json --traces {W}/macsim-traces --params "
+        "{D}/simulators/macsim/bin/params.in --out {O}/s",
         0,
         "",
         "s",

@@ -37,14 +37,19 @@ def test_microgpusim_raw_page():
     assert wl.meta["metric_units"]["dram__bytes_per_sec"] == "byte/second"
 
 
-RAW = """==PROF== Connected to process 77 (/app)
-==PROF== Profiling "k" - 0: 0%....50%....100% - 9 passes
-"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","gpu__time_duration.sum","smsp__inst_executed.sum","dram__bytes_read.sum","launch__registers_per_thread","sm__throughput.avg.pct_of_peak_sustained_elapsed"
-"","","","","","","","","","","","usecond","inst","Kbyte","register/thread","%"
-"0","77","app","host","k","1","7","(256, 1, 1)","(1024, 2, 1)","NVIDIA H100 (0)","9.0","2.50","1,234,567","1.5","32","45.1"
-"1","77","app","host","j","1","7","(128, 2, 1)","(8, 1, 1)","NVIDIA H100 (0)","9.0","1,002.25","9","n/a","40","3"
-==PROF== Disconnected from process 77
-"""
+RAW = (
+    "==PROF== Connected to process 77 (/app)\n"
+    '==PROF== Profiling "k" - 0: 0%....50%....100% - 9 passes\n'
+    '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device",'
+    '"CC","gpu__time_duration.sum","smsp__inst_executed.sum","dram__bytes_read.sum","launch__registers_per_thread",'
+    '"sm__throughput.avg.pct_of_peak_sustained_elapsed"\n'
+    '"","","","","","","","","","","","usecond","inst","Kbyte","register/thread","%"\n'
+    '"0","77","app","host","k","1","7","(256, 1, 1)","(1024, 2, 1)","NVIDIA H100 (0)","9.0","2.50","1,234,567","1.5",'
+    '"32","45.1"\n'
+    '"1","77","app","host","j","1","7","(128, 2, 1)","(8, 1, 1)","NVIDIA H100 (0)","9.0","1,002.25","9","n/a","40",'
+    '"3"\n'
+    "==PROF== Disconnected from process 77\n"
+)
 
 
 def test_raw_page_with_shapes_units_and_separators(tmp_path):
@@ -69,11 +74,17 @@ def test_raw_page_with_shapes_units_and_separators(tmp_path):
     assert wl.default_metric() == "duration_ns"
 
 
-LONG_HEADER = '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"'
+LONG_HEADER = (
+    '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device",'
+    '"CC","Section Name","Metric Name","Metric Unit","Metric Value"'
+)
 
 
 def _long_row(i, name, metric, unit, value, block="(32, 1, 1)", grid="(4, 1, 1)"):
-    return f'"{i}","9","app","h","{name}","1","7","{block}","{grid}","GPU","8.0","Command line profiler metrics","{metric}","{unit}","{value}"'
+    return (
+        f'"{i}","9","app","h","{name}","1","7","{block}","{grid}","GPU","8.0",'
+        f'"Command line profiler metrics","{metric}","{unit}","{value}"'
+    )
 
 
 def test_long_form_with_per_row_units(tmp_path):

@@ -226,7 +226,8 @@ def test_cuda_gpu_trace(tmp_path):
         "\nNOTICE: Existing SQLite export found: x.sqlite\n"
         "Processing [x.sqlite] with [/opt/nsys/reports/cuda_gpu_trace.py]... \n"
         f"{GPU_HEADER}\n"
-        "1134711990,661398,123,,,,,,,,,,4.194,6337.593,Pinned,Device,NVIDIA A100 (0),1,,13,[CUDA memcpy Host-to-Device]\n"
+        "1134711990,661398,123,,,,,,,,,,4.194,6337.593,Pinned,Device,NVIDIA A100 (0),1,,13,"
+        "[CUDA memcpy Host-to-Device]\n"
         '1135411990,2000,125,148,1,1,256,1,1,36,0.000,0.025,,,,,NVIDIA A100 (0),1,,7,"void k<float>(float*, int)"\n'
         "1135401990,1000,124,1,2,3,128,1,1,32,0.001,0.000,,,,,NVIDIA A100 (0),1,,7,kernel_b\n"
         ",,,,,,,,,,,,,,,,,,,,[CUDA memset]\n"
@@ -248,7 +249,8 @@ def test_cuda_gpu_trace(tmp_path):
 def test_cuda_gpu_trace_older_spelling_and_time_unit(tmp_path):
     p = tmp_path / "old.csv"
     p.write_text(
-        "Start (us),Duration (us),CorrID,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DynSMem (MB),Bytes (MB),Throughput (MBps),SrcMemKd,DstMemKd,Device,Ctx,Strm,Name\n"
+        "Start (us),Duration (us),CorrID,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DynSMem (MB),"
+        "Bytes (MB),Throughput (MBps),SrcMemKd,DstMemKd,Device,Ctx,Strm,Name\n"
         "1.5,0.25,7,4,1,1,64,1,1,16,0.000,0.000,,,,,GPU (0),1,7,k\n"
     )
     k = load_workload([p]).kernels
@@ -261,7 +263,8 @@ def test_cuda_kern_exec_trace(tmp_path):
         "API Start (ns),API Dur (ns),Queue Start (ns),Queue Dur (ns),Kernel Start (ns),Kernel Dur (ns),"
         "Total Dur (ns),PID,TID,DevId,API Function,GridXYZ,BlockXYZ,Kernel Name\n"
         "43803966,78512,,,43869847,75200,141081,1,1,0,cudaLaunchKernel,  2    1    1, 32    1    1,kernel_b\n"
-        '43703966,78512,,,43769847,75100,141081,1,1,0,cuLaunchKernelEx, 148    2    1, 256    1    1,"void k<float>(float*, int)"\n'
+        "43703966,78512,,,43769847,75100,141081,1,1,0,cuLaunchKernelEx, 148    2    1, 256    1    1,"
+        '"void k<float>(float*, int)"\n'
     )
     assert detect_format(p) == "nsys_csv"
     wl = load_workload([p])

@@ -14,8 +14,14 @@ from simsample.errors import FormatError, UserError
 from simsample.reading import detect_format, load_workload
 from tests.helpers import shared_path
 
-HEADER = '"Start","Duration","Grid X","Grid Y","Grid Z","Block X","Block Y","Block Z","Registers Per Thread","Static SMem","Dynamic SMem","Size","Throughput","Device","Context","Stream","Name"'
-PREAMBLE = "==42== NVPROF is profiling process 42, command: ./app 1\n==42== Profiling application: ./app 1\n==42== Profiling result:\n"
+HEADER = (
+    '"Start","Duration","Grid X","Grid Y","Grid Z","Block X","Block Y","Block Z","Registers Per Thread","Static SMem",'
+    '"Dynamic SMem","Size","Throughput","Device","Context","Stream","Name"'
+)
+PREAMBLE = (
+    "==42== NVPROF is profiling process 42, command: ./app 1\n==42== Profiling application: ./app 1\n"
+    "==42== Profiling result:\n"
+)
 
 
 def _trace(tmp_path: Path, units: str, rows: list[str], name: str = "t.csv", header: str = HEADER) -> Path:
