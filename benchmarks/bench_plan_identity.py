@@ -158,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"# {len(wls)} workloads x {len(cs)} cases x {len(sds)} seeds: {len(before['plans'])} results "
             f"({sum(v.startswith('refused') for v in before['plans'].values())} refusals, "
-            f"{sum(v.startswith('unreadable') for v in before['plans'].values())} unreadable) in {time.perf_counter() - t:.0f} s",
+            f"{sum(v.startswith('unreadable') for v in before['plans'].values())} unreadable) in "
+            f"{time.perf_counter() - t:.0f} s",
             flush=True,
         )
     print(

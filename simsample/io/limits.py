@@ -41,12 +41,14 @@ LIMITS: dict[str, Limit] = {
     "document": Limit(
         "SIMSAMPLE_MAX_DOCUMENT_BYTES",
         256 * MiB,
-        "a JSON or text document read whole (plan, estimate, evaluation, sample list, config, params, kernel list, PKP instruction file)",
+        "a JSON or text document read whole (plan, estimate, evaluation, sample list, config, params, kernel list, "
+        "PKP instruction file)",
     ),
     "log": Limit(
         "SIMSAMPLE_MAX_LOG_BYTES",
         8 * GiB,
-        "a simulator log or results table read whole (a --truth log, a pkp replay log, the Accel-Sim tracer's stats.csv)",
+        "a simulator log or results table read whole (a --truth log, a pkp replay log, the Accel-Sim tracer's "
+        "stats.csv)",
     ),
     "profile": Limit(
         "SIMSAMPLE_MAX_PROFILE_BYTES",
@@ -56,13 +58,15 @@ LIMITS: dict[str, Limit] = {
     "unpack": Limit(
         "SIMSAMPLE_MAX_UNPACK_BYTES",
         32 * GiB,
-        "the members of one archive unpacked to the temporary folder, or a compressed file decompressed there, counted by their declared size",
+        "the members of one archive unpacked to the temporary folder, or a compressed file decompressed there, "
+        "counted by their declared size",
     ),
     "members": Limit("SIMSAMPLE_MAX_UNPACK_MEMBERS", 100_000, "members in one archive", bytes=False),
     "ratio": Limit(
         "SIMSAMPLE_MAX_COMPRESSION_RATIO",
         200,
-        "the ratio of decompressed to compressed size, checked as data is unpacked or inflated whole (beyond the first 64 MiB)",
+        "the ratio of decompressed to compressed size, checked as data is unpacked or inflated whole (beyond the "
+        "first 64 MiB)",
         bytes=False,
     ),
 }

@@ -43,7 +43,8 @@ def step_of_launches(path: str | Path, wl: Any) -> np.ndarray | None:
         text = "ifnull(n.text, s.value)" if "textId" in cols and "StringIds" in tables else "n.text"
         join = "LEFT JOIN StringIds s ON s.id = n.textId" if "textId" in cols and "StringIds" in tables else ""
         rows = conn.execute(
-            f"SELECT n.start, n.end, {text} FROM NVTX_EVENTS n {join} WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL"
+            f"SELECT n.start, n.end, {text} FROM NVTX_EVENTS n {join} WHERE n.eventType IN (59, 60) AND n.end IS NOT "
+            "NULL"
         ).fetchall()
         steps = []
         for a, b, t in rows:

@@ -384,7 +384,10 @@ def test_numbers_outside_the_fast_path_are_left_to_python(text, tmp_path):
 
 @native
 def test_optional_args_defaults_and_sparse_columns():
-    full = '"grid": [1, 2, 3], "block": [4, 5, 6], "stream": 7, "correlation": 8, "registers per thread": 9, "shared memory": 10, "device": 11'
+    full = (
+        '"grid": [1, 2, 3], "block": [4, 5, 6], "stream": 7, "correlation": 8, "registers per thread": 9, '
+        '"shared memory": 10, "device": 11'
+    )
     got = _check(_trace(_k(args=full), _k(args='"grid": [1, 1, 1], "block": [1, 1, 1]')))[0]
     assert (
         got["stream"].tolist() == [7, 0]
@@ -429,7 +432,8 @@ def test_optional_args_defaults_and_sparse_columns():
         _trace(_k(cat=r'"\u212aernel"')),  # Kelvin sign: Unicode-lowercases to "kernel"
         _trace(_k(cat="7")),
         _trace(
-            '{"ph": null, "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": {"grid": [1, 1, 1], "block": [1, 1, 1]}}'
+            '{"ph": null, "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": {"grid": [1, 1, 1], '
+            '"block": [1, 1, 1]}}'
         ),
         _trace(_k(), "5"),  # an event that is not an object
         _trace('{"ph": "i", "cat": "kernel", "ts": 1}'),  # no kernel launch at all
@@ -502,7 +506,10 @@ def test_categories_phases_memcpy_and_base_time():
         '{"cat": "memcpy"}',
         '{"cat": "kernel", "name": "no ph", "ts": 9, "dur": 1, "args": {"grid": [1, 1, 1], "block": [1, 1, 1]}}',
         '{"name": 5, "ph": 7, "args": [], "ts": "x"}',
-        top=', "baseTimeNanoseconds": 1000000, "deviceProperties": [{"name": "GPU", "clock": 1.5}], "distributedInfo": {"rank": 3}',
+        top=(
+            ', "baseTimeNanoseconds": 1000000, "deviceProperties": [{"name": "GPU", "clock": 1.5}], '
+            '"distributedInfo": {"rank": 3}'
+        ),
     )
     arrays, meta, memcpy = _check(raw)
     assert memcpy == 2

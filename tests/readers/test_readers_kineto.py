@@ -283,9 +283,12 @@ def test_typed_decoder_exact_times_and_fallbacks(tmp_path):
     files it cannot take (a name that is not a string, a kernel without a grid) to the others."""
     raw_events = ",".join(
         [
-            '{"ph": "X", "cat": "kernel", "name": "a", "ts": 4458676983543.183, "dur": 1.0005, "args": {"grid": [1, 1, 1], "block": [32, 1, 1], "stream": 7}}',
-            '{"ph": "X", "cat": "Kernel", "name": "b\\u00e9", "ts": 1712195495505583, "dur": 1.00049, "args": {"block": [32, 1, 1], "grid": [2, 1, 1], "correlation": 5}}',
-            '{"ph": "X", "cat": "kernel", "name": "c", "ts": 1.4e1, "dur": 2, "args": {"grid": [1, 1, 1], "block": [1, 1, 1], "extra": {"x": [1]}}}',
+            '{"ph": "X", "cat": "kernel", "name": "a", "ts": 4458676983543.183, "dur": 1.0005, '
+            '"args": {"grid": [1, 1, 1], "block": [32, 1, 1], "stream": 7}}',
+            '{"ph": "X", "cat": "Kernel", "name": "b\\u00e9", "ts": 1712195495505583, "dur": 1.00049, "args": '
+            '{"block": [32, 1, 1], "grid": [2, 1, 1], "correlation": 5}}',
+            '{"ph": "X", "cat": "kernel", "name": "c", "ts": 1.4e1, "dur": 2, '
+            '"args": {"grid": [1, 1, 1], "block": [1, 1, 1], "extra": {"x": [1]}}}',
             '{"ph": "i", "cat": "kernel", "name": "instant", "ts": 3, "args": {}}',
             '{"ph": "X", "cat": "gpu_memcpy", "name": "m", "ts": 3, "dur": 1, "args": {}}',
         ]

@@ -279,7 +279,10 @@ def test_scan_lines_equals_a_line_by_line_decoding(tmp_path, pattern, mode, stri
 def _chain_folder(tmp_path: Path) -> Path:
     """Six launches: 1 writes buffer A, 2 and 3 touch other buffers, 4 reads A (consumer of 1), 5 and 6 unrelated."""
     a, b, c = 0x7F0000000000, 0x7F1000000000, 0x7F2000000000
-    k = lambda base, body: KernelSpec(grid=(2, 1, 1), block=(64, 1, 1), body=body, iters=1, base_address=base)  # noqa: E731
+
+    def k(base, body):
+        return KernelSpec(grid=(2, 1, 1), block=(64, 1, 1), body=body, iters=1, base_address=base)
+
     specs = [
         k(a, ("FFMA", "STG.E")),
         k(b, ("LDG.E", "STG.E")),

@@ -126,12 +126,14 @@ class KinetoReader(Reader):
             parts = [p for p in parts if p["rank"] == want]
             if not parts:
                 raise UserError(
-                    f"--rank {want}: no such rank among the traces given (ranks: {', '.join(map(str, sorted(set(ranks))))})"
+                    f"--rank {want}: no such rank among the traces given (ranks: "
+                    f"{', '.join(map(str, sorted(set(ranks))))})"
                 )
         elif len(set(ranks)) != len(ranks):
             dup = sorted({r for r in ranks if ranks.count(r) > 1})
             raise UserError(
-                f"several traces claim rank {', '.join(map(str, dup))}; give one file per rank (or pick one with --rank)"
+                f"several traces claim rank {', '.join(map(str, dup))}; give one file per rank (or pick one with "
+                "--rank)"
             )
         return _combine([p for p in parts if not p.get("skipped")], paths, want)
 

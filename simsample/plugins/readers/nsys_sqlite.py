@@ -12,8 +12,8 @@ Speed: columns are fetched whole (:mod:`simsample.plugins.readers._nsys_sqlite.c
 the ADBC SQLite driver when it is installed, else one ``group_concat`` text per column, parsed by
 numpy, several columns in parallel processes for large tables). Without the compiled reader the
 small launch-shape fields are packed several to an integer in SQL, guarded by range checks (a
-table whose values do not fit is read unpacked), since there the cost is per value fetched. A column holding something other than
-integers is read row by row, and the error names the row.
+table whose values do not fit is read unpacked), since there the cost is per value fetched. A column holding something
+other than integers is read row by row, and the error names the row.
 """
 
 from __future__ import annotations

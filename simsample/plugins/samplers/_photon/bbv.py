@@ -161,11 +161,13 @@ class WarpFeatures:
             )
         if len(start_pc) != b:
             raise UserError(
-                f"{source}: warp_types has {b} block columns but bbv_blocks describes {len(start_pc)}; regenerate the trace features"
+                f"{source}: warp_types has {b} block columns but bbv_blocks describes {len(start_pc)}; regenerate "
+                "the trace features"
             )
         if t and (launch.min() < 0 or launch.max() >= n_launches):
             raise UserError(
-                f"{source}: warp_type_launch names launch rows outside 0..{n_launches - 1}; regenerate the trace features"
+                f"{source}: warp_type_launch names launch rows outside 0..{n_launches - 1}; regenerate the trace "
+                "features"
             )
         if (count < 0).any() or (types.data < 0).any() or (length < 0).any():
             raise UserError(f"{source}: negative warp or block counts in the trace features; regenerate them")
@@ -174,7 +176,8 @@ class WarpFeatures:
             kernel = np.asarray(extras[KERNEL_EXTRA]).astype(str).ravel()
             if len(kernel) != b:
                 raise UserError(
-                    f"{source}: warp_types has {b} block columns but {KERNEL_EXTRA} names {len(kernel)}; regenerate the trace features"
+                    f"{source}: warp_types has {b} block columns but {KERNEL_EXTRA} names {len(kernel)}; regenerate "
+                    "the trace features"
                 )
         if (start_pc < 0).any():
             raise UserError(f"{source}: negative block PCs in the trace features; regenerate them")
