@@ -46,10 +46,10 @@ there. Where nothing measured δ and no design spread is known, the plan gets no
 rather than a false one. A simulator's fixed cost per launch (cycles = c + b·instructions) is
 not counted as spread: the line has an intercept.
 
-A single draw's estimate of a cluster is as skewed as the cluster: stratified plans record for
-each cluster drawn once how far from its mean one draw lands at the plan's confidence
-(``stats.tail``), and the interval reaches at least the root sum of squares of their N·ȳ·tail
-(:func:`_tail_half_width`).
+A single draw's estimate of a cluster is as skewed as the cluster, and a few draws' nearly so:
+stratified plans record for each cluster drawn one to four times how far from its mean the mean
+of its draws lands at the plan's confidence (``stats.tail``, the launches' own quantile), and
+the interval reaches at least the root sum of squares of their N·ȳ·tail (:func:`_tail_half_width`).
 
 Degrees of freedom: the known parts count as known, each own estimate with m_i − 1, the pooled
 δ as one shared estimate with its pool's degrees of freedom (Welch–Satterthwaite:
