@@ -22,7 +22,8 @@ Workloads, in three families:
   second run of other gpuperfpredict sizes, never used to choose a default; reported apart;
 - ``trace``: trace features with a full Accel-Sim run (``tests/fixtures/accelsim_workloads``:
   ``NAME-features.parquet`` + ``NAME-full.out.gz``; and the development data's ``hetero``
-  traces, whose features are made here), scored against the full run's cycles (``simsample
+  traces, whose features are made here; MacSim's ``layers`` workload, its traces written by
+  ``benchmarks/macsim_layers_workload.py``), scored against the full run's cycles (``simsample
   evaluate --truth``).
 
     python benchmarks/calibration.py --family dev,trace --repeat 20 --cache /tmp/cal.pkl
@@ -116,6 +117,9 @@ def load_family(family: str, min_launches: int, cache: Path | None) -> list[tupl
                     out.append(
                         ("hetero", wl, truth_by_launch(wl, collect_logs([hetero / "full.out.gz"]), metric="cycles"))
                     )
+        macsim = macsim_layers()
+        if macsim is not None:
+            out.append(macsim)
     else:
         from simsample.reading import load_workload
 
@@ -135,6 +139,39 @@ def load_family(family: str, min_launches: int, cache: Path | None) -> list[tupl
             pickle.dump(store, fh)
         tmp.replace(cache)
     return out
+
+
+def macsim_layers() -> tuple[str, object, np.ndarray] | None:
+    """MacSim's "layers" workload (``benchmarks/macsim_layers_workload.py``), its features made as
+    a user makes them (``profile features --sim macsim --params``), scored against the full MacSim
+    run of ``tests/fixtures/macsim_warmup``; None where the MacSim adapter or the run is absent."""
+    full = ROOT / "tests" / "fixtures" / "macsim_warmup" / "layers-full.out.gz"
+    params = PROFILES.parent / "simulators" / "macsim" / "bin" / "params.in"
+    if not (full.is_file() and params.is_file()):
+        return None
+    try:
+        from simsample_macsim.collect import collect
+    except ImportError:
+        return None
+    import importlib.util
+    import tempfile
+
+    from simsample.cli import run as cli_run
+    from simsample.sampling.evaluate import truth_by_launch
+    from simsample.workload import Workload
+
+    spec = importlib.util.spec_from_file_location(
+        "macsim_layers_workload", ROOT / "benchmarks" / "macsim_layers_workload.py"
+    )
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    with tempfile.TemporaryDirectory() as tmp:
+        traces, feats = Path(tmp) / "layers", Path(tmp) / "layers.parquet"
+        gen.write_workload(traces, gen.layers_kernels())
+        if cli_run(["profile", "features", "--sim", "macsim", str(traces), "--params", str(params), "-o", str(feats)]):
+            return None
+        wl = Workload.from_parquet(feats)
+    return ("macsim-layers", wl, truth_by_launch(wl, collect([full])[0], metric="cycles"))
 
 
 def run_one(sampler, params: dict, wl, truth: np.ndarray | None, repeat: int, first_seed: int = 0) -> dict | None:
