@@ -579,9 +579,10 @@ OWN_DRAWS = 5
 
 
 def _tail_half_width(d: _Design, y: np.ndarray, confidence: float) -> float:
-    """The least half-width that holds the single-draw clusters' own tails: √Σ_i (N_i·ȳ_i·q_i)²,
-    q_i how far from its mean a single draw lands at the plan's confidence (``stats.tail``,
-    recorded by the sampler; scaled by the ratio of normal quantiles at another confidence).
+    """The least half-width that holds the own tails of the clusters drawn once or a few times:
+    √Σ_i (N_i·ȳ_i·q_i)², q_i how far from its mean the mean of the cluster's draws lands at the
+    plan's confidence (``stats.tail``, recorded by the sampler for one to four draws; scaled by
+    the ratio of normal quantiles at another confidence).
 
     One draw's estimate of a cluster is as skewed as the cluster: 19 launches of which 3 are 2.7
     standard deviations slow gave a normal 99% interval that missed whenever the draw hit one of
