@@ -34,6 +34,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what the names are, for type checkers, the documentation and the import contract
+    from simsample.adapter_support.context import cache_window_start
     from simsample.adapter_support.folders import check_output_folder, link_or_copy, staged_folder
     from simsample.adapter_support.matching import PlanMatch, match_plan, note, plan_ids
     from simsample.adapter_support.results import STATUS_MISSING, USABLE_STATUSES, against_plan, check_launch_count
@@ -303,6 +304,7 @@ _PROVISIONAL_NAMES: dict[str, str] = {
     "against_plan": "simsample.adapter_support.results",
     "check_launch_count": "simsample.adapter_support.results",
     "warmup_choice": "simsample.adapter_support.warmup",
+    "cache_window_start": "simsample.adapter_support.context",
     "ROLE_WARMUP": "simsample.adapter_support.weights",
     "WHOLE_PROCESS_FORMATS": "simsample.sampling.filters",
     "launch_numbers": "simsample.sampling.filters",
@@ -416,6 +418,7 @@ __all__ = [
     "atomic_write_text",
     "atomic_writer",
     "base_name",
+    "cache_window_start",
     "can_spawn",
     "categorical",
     "check_input_file",

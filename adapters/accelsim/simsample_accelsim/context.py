@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from simsample.sdk import CONTEXT_COLUMN, UserError
+from simsample.sdk import CONTEXT_COLUMN, UserError, cache_window_start
 from simsample_accelsim.warmup import Footprint
 
 __all__ = ["CONTEXT_COLUMN", "DEFAULT_CONTEXT_REACH", "warm_read_shares"]
@@ -44,7 +44,7 @@ def warm_read_shares(
     touched within ``reach`` x ``l2_lines`` distinct lines; 1.0 for a launch without loads
     (nothing of it waits on memory).
 
-    One pass in launch order, linear in the lines touched (see :func:`_window_start`)."""
+    One pass in launch order, linear in the lines touched (see :func:`simsample.sdk.cache_window_start`)."""
     if l2_lines < 1:
         raise UserError(f"the L2 holds {l2_lines} lines by the config; fix -gpgpu_cache:dl2 or give --config")
     if reach <= 0:
@@ -66,7 +66,7 @@ def warm_read_shares(
             weights = np.asarray(f.read_counts if f.read_counts is not None else np.ones(r.size, np.int64))
             total = float(np.sum(weights))
             if total > 0:
-                start = _window_start(per_launch, j, reach * l2_lines)
+                start = cache_window_start(per_launch, j, reach * l2_lines)
                 out[j] = float(np.sum(weights[before_r >= start])) / total
         # launch j becomes the last toucher of its lines (a line both read and written counts once)
         last[r] = j
@@ -79,31 +79,6 @@ def warm_read_shares(
         per_launch[j] = r.size + int(np.count_nonzero(new_w))
         last[w] = j
     return out
-
-
-def _window_start(per_launch: np.ndarray, j: int, limit: float) -> int:
-    """The first launch of the window before launch ``j``: walking back from j-1, the launch at
-    which the distinct lines touched reach ``limit`` (0 if they never do).
-
-    A line was touched by launches i..j-1 exactly when its last toucher before j is one of them,
-    so the distinct lines of the window i..j-1 are the lines whose last toucher lies in it:
-    ``per_launch[i:j].sum()``. This is what walking back and merging the launches' line sets gives,
-    without building the sets."""
-    if j == 0:
-        return 0
-    total = 0
-    step = 64
-    hi = j
-    while hi > 0:
-        lo = max(0, hi - step)
-        block = per_launch[lo:hi][::-1].cumsum() + total
-        reached = np.flatnonzero(block >= limit)
-        if reached.size:
-            return hi - 1 - int(reached[0])
-        total = int(block[-1])
-        hi = lo
-        step *= 2
-    return 0
 
 
 def _dense_ids(arrays: Sequence[np.ndarray]) -> tuple[int, list[np.ndarray]]:

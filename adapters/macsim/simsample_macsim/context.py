@@ -38,7 +38,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from simsample.sdk import CONTEXT_COLUMN, UserError
+from simsample.sdk import CONTEXT_COLUMN, UserError, cache_window_start
 from simsample_macsim.warmup import Footprint
 
 __all__ = ["CONTEXT_COLUMN", "DEFAULT_CONTEXT_REACH", "warm_access_shares"]
@@ -57,7 +57,7 @@ def warm_access_shares(
 
     One pass in run order: per line the last launch that touched it, per launch how many lines
     it touched last, so the distinct lines of the launches i..j-1 are the sum of those counts
-    over them (:func:`_window_start`); linear in the accesses and the window lengths."""
+    over them (:func:`simsample.sdk.cache_window_start`); linear in the accesses and the window lengths."""
     if llc_lines < 1:
         raise UserError(
             f"the LLC holds {llc_lines} lines by params.in; check num_llc, llc_num_set, llc_assoc and llc_line_size"
@@ -84,7 +84,7 @@ def warm_access_shares(
         before = last[r]
         total = float(weights.sum())
         if total > 0:
-            start = max(_window_start(owned, j, limit), 0)
+            start = max(cache_window_start(owned, j, limit), 0)
             warm = before >= start
             mine = code[j]
             if mine.any() and not warm[mine].any():
@@ -115,22 +115,3 @@ def _distinct(f: Footprint) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         weights = np.bincount(inverse.ravel(), weights=weights, minlength=lines.size)
         flags = np.bincount(inverse.ravel(), weights=flags, minlength=lines.size)
     return lines, weights, flags > 0
-
-
-def _window_start(owned: np.ndarray, j: int, limit: float) -> int:
-    """The first launch of the window before launch ``j``: walking back from j-1, the launch at
-    which the distinct lines touched reach ``limit`` (0 if they never do). Blocks of doubling
-    length, so the walk costs the window's length, not j."""
-    total = 0
-    step = 64
-    hi = j
-    while hi > 0:
-        lo = max(0, hi - step)
-        block = owned[lo:hi][::-1].cumsum() + total
-        reached = np.flatnonzero(block >= limit)
-        if reached.size:
-            return hi - 1 - int(reached[0])
-        total = int(block[-1])
-        hi = lo
-        step *= 2
-    return 0
