@@ -22,7 +22,13 @@ from simsample.cli import run as cli_run  # noqa: E402
 from simsample.gcl.streams import WarpSelection  # noqa: E402
 from simsample.plugins.samplers._gcl.graphs import build_graph  # noqa: E402
 from simsample.plugins.samplers._gcl.model import Encoder, GraphTensors, ProjectionHead, collate  # noqa: E402
-from simsample.plugins.samplers._gcl.train import TrainConfig, augment, info_nce, train_and_embed, vocabulary  # noqa: E402
+from simsample.plugins.samplers._gcl.train import (  # noqa: E402
+    TrainConfig,
+    augment,
+    info_nce,
+    train_and_embed,
+    vocabulary,
+)
 from simsample_accelsim.warps import read_warps  # noqa: E402
 from tests.helpers import ROOT, shared_path  # noqa: E402
 
