@@ -15,6 +15,7 @@ gets. The text is byte-identical to ``json.dumps`` of each item (the plan's test
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
@@ -306,4 +307,178 @@ def process_text(cols: Sequence[tuple], *, indent: str) -> bytes:
             text[~known, :4] = np.frombuffer(b"null", dtype=np.uint8)
             cells.append(text)
     cells.append(b"]")
+    return indent.encode() + jc.rows_bytes(cells, n, separator=b",\n" + indent.encode())
+
+
+# --- clusters --------------------------------------------------------------------------------
+#: A cluster's keys, in the order written (:meth:`simsample.planfile.Cluster.to_json`).
+CLUSTER_FIELDS = ("id", "key", "size", "draws", "stats", "representatives")
+_INT_FIELDS = ("id", "size", "draws")
+#: The Python types of a statistic the column check takes (what the samplers put there); any
+#: other (an integer, a bool, a NumPy scalar of another kind) sends the clusters to the schema.
+_STAT_TYPES = {float, np.float64, type(None)}
+_NUMBER_OR_NULL = ["number", "null"]
+
+
+def _cluster_rules(schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The schema's rule for one cluster, when the column check can apply all of it: integers
+    with bounds (``id``, ``size``, ``draws``), a string (``key``), an object of numbers or nulls
+    with lower bounds (``stats``), an array of integers with bounds (``representatives``)."""
+    item = schema["properties"]["clusters"].get("items", {})
+    props = item.get("properties", {})
+    if (
+        not set(item) <= {"type", "required", "additionalProperties", "properties", "description"}
+        or item.get("additionalProperties") is not False
+        or list(props) != list(CLUSTER_FIELDS)
+        or any(not set(props[f]) <= _ENTRY_KEYWORDS or props[f].get("type") != "integer" for f in _INT_FIELDS)
+        or props["key"] != {"type": "string"}
+    ):
+        return None
+    stats, reps = props["stats"], props["representatives"]
+    stat_rules = [*stats.get("properties", {}).values(), stats.get("additionalProperties")]
+    if (
+        not set(stats) <= {"type", "description", "properties", "additionalProperties"}
+        or stats.get("type") != "object"
+        or any(
+            not isinstance(r, Mapping)
+            or not set(r) <= {"type", "minimum", "description"}
+            or r["type"] != _NUMBER_OR_NULL
+            for r in stat_rules
+        )
+        or not set(reps) <= {"type", "items", "description"}
+        or reps.get("type") != "array"
+        or not set(reps.get("items", {"x": 0})) <= _ENTRY_KEYWORDS
+        or reps["items"].get("type") != "integer"
+    ):
+        return None
+    return props
+
+
+def _int_column(values: list, rule: Mapping[str, Any]) -> np.ndarray | None:
+    """Integers (``int`` or NumPy integers, never ``bool``) within the rule's bounds and int64, as
+    an int64 array; ``None`` for anything else."""
+    if not values:
+        return np.zeros(0, dtype=np.int64)
+    if not set(map(type, values)) <= {int, np.int64, np.int32, np.uint32, np.int16, np.uint16, np.int8, np.uint8}:
+        return None
+    lo, hi = int(min(values)), int(max(values))
+    if lo < max(rule.get("minimum", -(2**63)), -(2**63)) or hi > min(rule.get("maximum", 2**63 - 1), 2**63 - 1):
+        return None
+    return np.array(values, dtype=np.int64)
+
+
+def _merged_order(shapes: set[tuple]) -> tuple | None:
+    """One order of the statistics' names in which every cluster's names appear in their own
+    order (``None`` when there is none, or a cluster has no statistic)."""
+    if not shapes or not all(shapes):
+        return None
+    keys = list(dict.fromkeys(k for t in sorted(shapes, key=len, reverse=True) for k in t))
+    before: dict[Any, set] = {k: set() for k in keys}
+    for t in shapes:
+        for a, b in zip(t, t[1:]):
+            before[b].add(a)
+    order: list = []
+    while keys:
+        ready = next((k for k in keys if before[k] <= set(order)), None)
+        if ready is None:
+            return None
+        order.append(ready)
+        keys.remove(ready)
+    return tuple(order)
+
+
+def cluster_columns(clusters: Sequence[Any], schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A plan's clusters (:class:`simsample.planfile.Cluster` objects) as columns, when each one
+    written as :meth:`~simsample.planfile.Cluster.to_json` writes it fits the schema's rule for a
+    cluster and the values have the types this check knows; ``None`` otherwise: the caller then
+    writes and validates them one object at a time, as before, and the schema names any problem.
+
+    The columns: ``id``, ``size``, ``draws`` (int64), ``key`` (strings), ``stat_keys`` (the
+    statistics' names in the order written: every cluster's names are that sequence with some
+    left out, never the first), ``stats`` (per name, float64 values with NaN for null, and where
+    the name is present), ``representatives`` (one list of Python integers per cluster)."""
+    props = _cluster_rules(schema)
+    if props is None:
+        return None
+    cols: dict[str, Any] = {}
+    for f in _INT_FIELDS:
+        col = _int_column([getattr(c, f) for c in clusters], props[f])
+        if col is None:
+            return None
+        cols[f] = col
+    keys = [c.key for c in clusters]
+    if keys and set(map(type, keys)) != {str}:
+        return None
+    cols["key"] = keys
+    stats = [c.stats for c in clusters]
+    if stats and set(map(type, stats)) != {dict}:
+        return None
+    shapes = {tuple(s) for s in stats}
+    order = _merged_order(shapes) if stats else ()
+    if order is None or any(t[0] != order[0] for t in shapes) or any(type(k) is not str for k in order):
+        return None
+    rules = props["stats"].get("properties", {})
+    table: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for k in order:
+        rule = rules.get(k, props["stats"]["additionalProperties"])
+        present = np.fromiter((k in s for s in stats), dtype=bool, count=len(stats))
+        raw = [s.get(k) for s in stats]
+        if not set(map(type, raw)) <= _STAT_TYPES:
+            return None
+        values = np.array([np.nan if v is None else v for v in raw], dtype=np.float64)
+        values[~np.isfinite(values)] = np.nan  # written as null, as Cluster.to_json writes them
+        with np.errstate(invalid="ignore"):
+            if "minimum" in rule and (values < rule["minimum"]).any():
+                return None
+        table[k] = (values, present)
+    cols["stat_keys"], cols["stats"] = order, table
+    reps_rule = props["representatives"]["items"]
+    reps = [c.representatives for c in clusters]
+    if reps and not set(map(type, reps)) <= {list}:
+        return None
+    flat = [r for rs in reps for r in rs]
+    if _int_column(flat, reps_rule) is None:
+        return None
+    cols["representatives"] = reps
+    return cols
+
+
+def _representatives_cells(reps: list[list]) -> list[jc.Cell]:
+    """``[1, 2]`` per cluster: by columns when every cluster lists as many, else one string each."""
+    sizes = set(map(len, reps))
+    if sizes == {0}:
+        return [b"[]"]
+    if len(sizes) == 1:
+        width = sizes.pop()
+        flat = jc.int_text(np.array([r for rs in reps for r in rs], dtype=np.int64))
+        cells: list[jc.Cell] = [b"["]
+        for j in range(width):
+            cells += [b", "] if j else []
+            cells.append(np.ascontiguousarray(flat[j::width]))
+        return [*cells, b"]"]
+    return [jc.bytes_matrix([("[" + ", ".join(map(str, map(int, rs))) + "]").encode() for rs in reps])]
+
+
+def clusters_text(cols: Mapping[str, Any], *, indent: str = "    ") -> bytes:
+    """Clusters (:func:`cluster_columns`) as ``json.dumps`` writes each
+    :meth:`~simsample.planfile.Cluster.to_json`, one per line after ``indent``, joined by commas."""
+    n = len(cols["id"])
+    if n == 0:
+        return b""
+    cells: list[jc.Cell] = [b'{"id": ', jc.int_text(cols["id"]), b', "key": ', jc.string_text(cols["key"])]
+    cells += [b', "size": ', jc.int_text(cols["size"]), b', "draws": ', jc.int_text(cols["draws"]), b', "stats": {']
+    for i, k in enumerate(cols["stat_keys"]):
+        values, present = cols["stats"][k]
+        text = jc.float_text(values)
+        null = np.isnan(values)
+        if null.any():
+            width = max(4, text.shape[1])
+            padded = np.zeros((n, width), dtype=np.uint8)
+            padded[:, width - text.shape[1] :] = text
+            padded[null] = 0
+            padded[null, :4] = np.frombuffer(b"null", dtype=np.uint8)
+            text = padded
+        prefix = (", " if i else "").encode() + json.dumps(k, ensure_ascii=False).encode() + b": "
+        cells += [prefix, text] if present.all() else [(prefix, text, present)]
+    cells += [b'}, "representatives": ', *_representatives_cells(cols["representatives"]), b"}"]
     return indent.encode() + jc.rows_bytes(cells, n, separator=b",\n" + indent.encode())

@@ -33,6 +33,8 @@ from simsample.plan_checks import check_plan
 from simsample.plan_columns import (
     SAMPLE_FIELDS,  # noqa: F401 - re-exported: a sample's keys, in the order written
     check_samples,
+    cluster_columns,
+    clusters_text,
     process_columns,
     process_text,
     sample_columns,
@@ -291,9 +293,10 @@ class Plan:
         )
 
     # --- serialisation -----------------------------------------------------------------------
-    def _head(self) -> tuple[dict[str, Any], Any]:
+    def _head(self, *, clusters: bool = True) -> tuple[dict[str, Any], Any]:
         """The document without its long lists (an empty sample list; the process section with an
-        empty entry list where it has one), and the process entries (``None`` without them)."""
+        empty entry list where it has one; ``clusters=False``: an empty cluster list too), and the
+        process entries (``None`` without them)."""
         doc: dict[str, Any] = {
             "simsample_plan": PLAN_FORMAT_VERSION,
             "simsample_plan_minor": PLAN_FORMAT_MINOR if self.process is None else PLAN_FORMAT_MINOR_PROCESS,
@@ -302,7 +305,7 @@ class Plan:
             "sampler": _jsonable(self.sampler),
             "estimator": _jsonable(self.estimator),
             "prediction": {k: _jsonable(v) for k, v in self.prediction.items()},
-            "clusters": [c.to_json() for c in self.clusters],
+            "clusters": [c.to_json() for c in self.clusters] if clusters else [],
             "samples": [],
         }
         entries = None
@@ -329,11 +332,15 @@ class Plan:
         """Canonical text: nested objects indented, one line per cluster and per sample."""
         return self._text().decode("utf-8")
 
-    def _prepare(self, check: str | None = None) -> tuple[dict[str, Any], Any, Any]:
-        """The document's head, the process entries and their columns (``None`` where the column
-        check cannot vouch for them); with ``check`` (the source named in messages), after
-        validating the plan against the schema (the long lists as columns)."""
-        doc, entries = self._head()
+    def _prepare(self, check: str | None = None) -> tuple[dict[str, Any], Any, Any, Any]:
+        """The document's head, the process entries, their columns and the clusters' columns
+        (``None`` where the column checks cannot vouch for them: the head then lists the clusters
+        as objects); with ``check`` (the source named in messages), after validating the plan
+        against the schema (the long lists as columns)."""
+        doc, entries = self._head(clusters=False)
+        clusters = cluster_columns(self.clusters, plan_schema())
+        if clusters is None:  # clusters the column check cannot vouch for: the schema reads them all
+            doc["clusters"] = [c.to_json() for c in self.clusters]
         cols = process_columns(entries, plan_schema()) if entries is not None else None
         if check is not None:
             if (
@@ -341,13 +348,16 @@ class Plan:
             ):  # entries the column check cannot vouch for: the schema reads them all
                 validate_document({**doc, "process": {**doc["process"], "samples": _jsonable(entries)}}, source=check)
             validate_document(doc, source=check)
-            _check_samples(self.samples, doc["clusters"], source=check)
-        return doc, entries, cols
+            ids = clusters["id"].tolist() if clusters is not None else _cluster_ids(doc["clusters"])
+            _check_samples(self.samples, ids, source=check)
+        return doc, entries, cols, clusters
 
-    def _text(self, prepared: tuple[dict[str, Any], Any, Any] | None = None) -> bytes:
+    def _text(self, prepared: tuple[dict[str, Any], Any, Any, Any] | None = None) -> bytes:
         """The canonical text as UTF-8 (of :meth:`_prepare`'s parts, when given)."""
-        doc, entries, cols = prepared or self._prepare()
+        doc, entries, cols, clusters = prepared or self._prepare()
         parts = {"samples": samples_text(self.samples, _REQUIRED_SAMPLE_FIELDS)}
+        if clusters is not None:
+            parts["clusters"] = clusters_text(clusters)
         if entries:
             parts["process"] = (
                 process_text(cols, indent=" " * 6)
@@ -394,7 +404,7 @@ class Plan:
         (the document without them) through the schema, the sample columns through its item rule."""
         validate_document(stub, source=source)
         samples = pd.DataFrame(cols)
-        _check_samples(samples, stub["clusters"], source=source)
+        _check_samples(samples, _cluster_ids(stub["clusters"]), source=source)
         return cls._assemble(doc, samples, source)
 
     @classmethod
@@ -556,16 +566,21 @@ def _decode_typed(data: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray]] |
     return doc, cols
 
 
-def _check_samples(samples: pd.DataFrame, clusters: Sequence[Mapping[str, Any]], *, source: str) -> None:
+def _cluster_ids(clusters: Sequence[Any]) -> list[Any]:
+    return [c["id"] for c in clusters if isinstance(c, Mapping) and "id" in c]
+
+
+def _check_samples(samples: pd.DataFrame, ids: Sequence[Any], *, source: str) -> None:
     """The schema's rule for one sample applied to the sample columns (sample by sample, through
-    the schema, when the rule is more than the column check applies)."""
+    the schema, when the rule is more than the column check applies); ``ids``: the plan's
+    cluster ids (checked already)."""
     item, simple = sample_rules(plan_schema())
-    ids = [c["id"] for c in clusters if isinstance(c, Mapping) and "id" in c]
     if simple:
         check_samples(samples, ids, item, source=source)
         return
     lines = sample_lines(samples, _REQUIRED_SAMPLE_FIELDS)
-    stub = {"simsample_plan": PLAN_FORMAT_VERSION, **_stub_head(), "clusters": list(clusters)}
+    clusters = [{"id": i, "key": "", "size": 1, "draws": 0, "stats": {}, "representatives": []} for i in ids]
+    stub = {"simsample_plan": PLAN_FORMAT_VERSION, **_stub_head(), "clusters": clusters}
     validate_document({**stub, "samples": [json.loads(t) for t in lines]}, source=source)
 
 
@@ -678,14 +693,46 @@ def plan_schema() -> dict[str, Any]:
     return json.loads(text)
 
 
+#: Where the validator generated ahead of time lives (:func:`validator_source`).
+VALIDATOR_MODULE = "simsample/io/_plan_validator.py"
+
+
 @lru_cache(maxsize=1)
 def _compiled_validator() -> Callable[[Any], Any]:
     """The plan schema compiled to Python code by fastjsonschema (about 20x faster than the
     reference validator on plans of 10^5 samples); the reference validator only runs when this
-    one refuses a document, to name the best-matching problem."""
+    one refuses a document, to name the best-matching problem.
+
+    The code is generated ahead of time (:data:`VALIDATOR_MODULE`, from :func:`validator_source`):
+    compiling the schema took 0.02 s of every process that writes or reads a plan. The module
+    records the schema it was made from; where that is not the shipped schema (an edited
+    schema, a module not regenerated), the schema is compiled here as before."""
+    try:
+        from simsample.io import _plan_validator as shipped
+    except ImportError:  # pragma: no cover - a build without the generated module
+        shipped = None
+    if shipped is not None and shipped.SCHEMA == plan_schema():
+        return shipped.validate
     import fastjsonschema
 
     return fastjsonschema.compile(plan_schema())
+
+
+def validator_source() -> str:
+    """The source of :data:`VALIDATOR_MODULE`: fastjsonschema's code for the plan schema, the name
+    ``validate`` for its entry point, and the schema it was made from (``SCHEMA``).
+    ``python scripts/make_plan_validator.py`` writes it; a test checks that it is up to date."""
+    import fastjsonschema
+
+    schema = plan_schema()
+    code = fastjsonschema.compile_to_code(schema)
+    name = fastjsonschema.compile(schema).__name__
+    head = (
+        "# The plan schema's validator, generated by fastjsonschema from simsample/schemas/plan.schema.json\n"
+        "# by `python scripts/make_plan_validator.py` (do not edit; regenerate after changing the schema).\n"
+        "# ruff: noqa\n"
+    )
+    return f"{head}{code}\n\nvalidate = {name}\nSCHEMA = {schema!r}\n"
 
 
 def validate_document(doc: Any, *, source: str = "plan") -> None:
@@ -728,7 +775,7 @@ def check_sample_columns(
     rules go beyond numbers with bounds (which this check applies to whole columns) is applied
     sample by sample instead, so the schema stays the contract either way.
     """
-    _check_samples(samples, clusters, source=source)
+    _check_samples(samples, _cluster_ids(clusters), source=source)
     return sample_lines(samples, _REQUIRED_SAMPLE_FIELDS)
 
 

@@ -33,7 +33,7 @@ CHUNK_ROWS = 1 << 16
 _INTEGRAL_LIMIT = 1e16
 
 
-def _bytes_matrix(texts: Sequence[bytes], width: int | None = None) -> np.ndarray:
+def bytes_matrix(texts: Sequence[bytes], width: int | None = None) -> np.ndarray:
     """Byte strings as a NUL-padded ``(n, width)`` matrix."""
     width = width or max((len(t) for t in texts), default=1) or 1
     arr = np.array(texts, dtype=f"S{width}")
@@ -103,7 +103,7 @@ def float_text(values: np.ndarray) -> np.ndarray:
         others = v[rest]
         zero = others == 0  # only -0.0 is left here; np.unique would merge it with 0.0
         uniq, inverse = np.unique(np.where(zero, 1.0, others), return_inverse=True)
-        table = _bytes_matrix([repr(x).encode() for x in uniq.tolist()] + [b"-0.0"])
+        table = bytes_matrix([*(x.encode() for x in map(repr, uniq.tolist())), b"-0.0"])
         inverse = np.where(zero, len(uniq), inverse.ravel())
         parts.append((rest, table[inverse]))
     width = max(p.shape[1] for _, p in parts)
@@ -123,7 +123,9 @@ def string_text(values: Sequence[str] | np.ndarray) -> np.ndarray:
         return np.zeros((0, 2), dtype=np.uint8)
     index: dict[str, int] = {}
     inverse = np.fromiter((index.setdefault(str(s), len(index)) for s in items), dtype=np.int64, count=len(items))
-    return _bytes_matrix([json.dumps(s, ensure_ascii=False).encode() for s in index])[inverse]
+    # json.dumps(s, ensure_ascii=False) of a string is this function's result (the encoder calls it)
+    quote = json.encoder.encode_basestring
+    return bytes_matrix([quote(s).encode() for s in index])[inverse]
 
 
 def literal(text: bytes, n: int) -> np.ndarray:
