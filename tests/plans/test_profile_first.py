@@ -314,7 +314,8 @@ def hetero_profile(tmp_path: Path) -> Path:
     rows = ["Name,Duration,GridX,GridY,GridZ,BlockX,BlockY,BlockZ"]
     for h in scan_folder(d).headers:
         rows.append(
-            f"{base_name(h.name)}(float*),{cycles[h.kernel_id]},{h.grid[0]},{h.grid[1]},{h.grid[2]},{h.block[0]},{h.block[1]},{h.block[2]}"
+            f"{base_name(h.name)}(float*),{cycles[h.kernel_id]},"
+            f"{h.grid[0]},{h.grid[1]},{h.grid[2]},{h.block[0]},{h.block[1]},{h.block[2]}"
         )
     p = tmp_path / "profile.csv"
     p.write_text("\n".join(rows) + "\n")
