@@ -194,6 +194,7 @@ def prepare(workload: Workload, params: Mapping[str, Any], *, grouping: str, by_
     values = workload.values(metric)
     if values.size and values.min() < 0:
         raise UserError(f"{workload.source or 'workload'}: column {metric!r} has negative values; pick a cost metric")
+    workload.hash_ahead()  # the plan records the fingerprints: hashed on another core while this samples
     return metric, build_strata(values, group_launches(workload, grouping), by_value=by_value)
 
 
