@@ -22,10 +22,11 @@ from tests.helpers import ROOT
 from tests.plans.test_plan import _plan, _reference_dumps, _workload
 
 
-def _margin_plan() -> Plan:
-    """The default sampler's plan of 2,000 launches: 118 clusters, one draw each."""
+def _margin_plan(**params: str) -> Plan:
+    """The default sampler's plan of 2,000 launches: 118 clusters, one draw each (247 at
+    ``eps="0.02"``)."""
     s = get_host().sampler("margin")
-    return s.plan(_workload(2000), s.resolve_params({}), 0)
+    return s.plan(_workload(2000), s.resolve_params(params), 0)
 
 
 def _reference_rows(clusters: list[Cluster]) -> bytes:
@@ -100,9 +101,10 @@ def test_cluster_columns_write_the_bytes_of_one_json_dumps_per_cluster(clusters)
         {"representatives": [1.5]},
     ],
 )
-def test_what_the_columns_cannot_vouch_for_goes_through_the_schema(tmp_path, change):
+def test_what_the_columns_cannot_vouch_for_goes_through_the_schema(tmp_path, change, monkeypatch):
     """Anything the column check does not accept is written and checked one cluster at a time as
     before: a refusal is the schema's own message, and an accepted plan's bytes are unchanged."""
+    monkeypatch.setattr(planfile, "CLUSTER_COLUMNS_MIN", 0)
     plan = _margin_plan()
     c0 = plan.clusters[0]
     for k, v in change.items():
@@ -131,20 +133,25 @@ def _write_as_before(plan: Plan, source: str) -> str:
     return _reference_dumps(plan)
 
 
-def test_refusals_name_the_same_cluster_as_the_schema(tmp_path):
+@pytest.mark.parametrize("columns_from", [0, 10**9])
+def test_refusals_name_the_same_cluster_as_the_schema(tmp_path, monkeypatch, columns_from):
     """A negative spread in the 3rd cluster: the message names clusters/2/stats/std, as the
-    schema check of every cluster did."""
+    schema check of every cluster did (and does, for plans of few clusters)."""
+    monkeypatch.setattr(planfile, "CLUSTER_COLUMNS_MIN", columns_from)
     plan = _margin_plan()
     plan.clusters[2].stats["std"] = -1.0
     with pytest.raises(UserError, match=r"invalid plan at clusters/2/stats/std"):
         plan.write(tmp_path / "p.json")
 
 
-def test_the_plans_of_many_clusters_are_the_reference_bytes(tmp_path):
-    """A plan of a hundred clusters (margin's plans at scale look like this), with missing and NaN
-    statistics in some, written and read back."""
-    plan = _margin_plan()
-    assert len(plan.clusters) > 100
+@pytest.mark.parametrize("columns_from", [0, 128, 10**9])
+def test_the_plans_of_many_clusters_are_the_reference_bytes(tmp_path, monkeypatch, columns_from):
+    """A plan of a few hundred clusters (margin's plans at scale look like this), with missing
+    and NaN statistics in some, written and read back, whether the clusters go as columns or as
+    objects."""
+    monkeypatch.setattr(planfile, "CLUSTER_COLUMNS_MIN", columns_from)
+    plan = _margin_plan(eps="0.02")
+    assert len(plan.clusters) >= 128
     for i, c in enumerate(plan.clusters):
         if i % 7 == 0:
             c.stats["tail"] = math.nan
