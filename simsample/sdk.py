@@ -142,7 +142,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
     from simsample.runner import Job, failure_report, run_jobs
     from simsample.runner.jobs import run_in_group
     from simsample.runner.options import executor_options, make_executor
-    from simsample.sampling.allocation import allocate, sampled_time, z_value
+    from simsample.sampling.allocation import allocate, pair_draws, sampled_time, z_value
     from simsample.sampling.draws import cluster_stats, draw, make_cluster, rng
     from simsample.sampling.filters import WHOLE_PROCESS_FORMATS, launch_numbers, sample_launches, subset_launches
     from simsample.sampling.grouping import CONTEXT_COLUMN, GROUPINGS, Grouping, resolve_grouping
@@ -259,6 +259,7 @@ _PROVISIONAL_NAMES: dict[str, str] = {
     "build_strata": "simsample.sampling.strata",
     "range_key": "simsample.sampling.strata",
     "allocate": "simsample.sampling.allocation",
+    "pair_draws": "simsample.sampling.allocation",
     "sampled_time": "simsample.sampling.allocation",
     "GROUPINGS": "simsample.sampling.grouping",
     "resolve_grouping": "simsample.sampling.grouping",
@@ -489,6 +490,7 @@ __all__ = [
     "rng",
     "run_in_group",
     "run_jobs",
+    "pair_draws",
     "sample_launches",
     "sampled_time",
     "single_cluster_draws",

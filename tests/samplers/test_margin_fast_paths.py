@@ -90,6 +90,11 @@ def test_two_cluster_allocation_is_the_general_small_one(pair, eps, z, replace, 
     assert allocation.small_draws(means, stds, sizes, eps=eps, z=z, replace=replace, lower=lower) == (
         general.draws.tolist()
     )
+    pair = allocation.pair_draws(*means, *stds, *sizes, eps=eps, z=z, replace=replace, lower=lower)
+    assert pair is None or list(pair) == general.draws.tolist()
+    assert (pair is None) == (
+        allocation._allocate_pair(means, stds, sizes, eps=eps, z=z, replace=replace, lower=lower) is None
+    )
 
 
 def test_two_cluster_allocation_covers_every_branch():
@@ -187,6 +192,7 @@ def old_paths(monkeypatch):
 
     monkeypatch.setattr(twomeans, "_split_one_block", lambda x, n: twomeans._split_blocked(x, n))
     monkeypatch.setattr(allocation, "_allocate_pair", lambda *a, **k: None)
+    monkeypatch.setattr(root_module, "pair_draws", lambda *a, **k: None)
     monkeypatch.setattr(root_module, "sampled_time", reference_sampled_time)
     monkeypatch.setattr(margin_module, "sampled_time", reference_sampled_time)
     monkeypatch.setattr(strata, "_range_stats", old_range_stats)

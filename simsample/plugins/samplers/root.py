@@ -39,6 +39,7 @@ from simsample.sdk import (
     group_ranges,
     hookimpl,
     iid_sizing,
+    pair_draws,
     prepare,
     sampled_time,
     single_cluster_draws,
@@ -101,21 +102,18 @@ def root_tree(strata: Strata, top: Range, params: Mapping[str, Any], seed: int) 
             continue
         left, right = kids
         means = [left.mean, right.mean]
-        alloc = allocate(
-            means,
-            [left.std, right.std],
-            [left.hi - left.lo, right.hi - right.lo],
-            eps=eps,
-            z=z,
-            replace=replace,
-            lower=min_draws,
-        )
+        sizes = [left.hi - left.lo, right.hi - right.lo]
+        # the draws alone, as Python ints, where the pair allows (the same numbers as allocate's)
+        pair = pair_draws(*means, left.std, right.std, *sizes, eps=eps, z=z, replace=replace, lower=min_draws)
+        if pair is None:
+            alloc = allocate(means, [left.std, right.std], sizes, eps=eps, z=z, replace=replace, lower=min_draws)
+            pair = int(alloc.draws[0]), int(alloc.draws[1])
         tau_old = m_old * c.mean
-        tau_new = sampled_time(alloc.draws, means)
+        tau_new = sampled_time(pair, means)
         if tau_new < tau_old:
             # right child pushed first so that the left one is explored (and emitted) first
-            stack.append((kids[1], int(alloc.draws[1])))
-            stack.append((kids[0], int(alloc.draws[0])))
+            stack.append((kids[1], pair[1]))
+            stack.append((kids[0], pair[0]))
         else:
             leaves.append(c)
     leaves.sort(key=lambda r: r.lo)
