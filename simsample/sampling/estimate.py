@@ -58,8 +58,8 @@ Degrees of freedom: the known parts count as known, each own estimate with m_i �
 beyond :data:`NORMAL_DOF`. A confidence asked of ``simsample estimate`` whose t quantile is
 more than :data:`MAX_T_RATIO` times the normal one is refused in one line naming the
 confidence that would work (one degree of freedom makes a 99% interval ±63.7 standard errors);
-at the plan's own confidence such a metric is given without an interval. Plans that pick one representative per cluster (PKA, Sieve, Photon) carry no
-statistical bound, and their estimates have none.
+at the plan's own confidence such a metric is given without an interval. Plans that pick one representative per cluster
+(PKA, Sieve, Photon) carry no statistical bound, and their estimates have none.
 
 Ratio metrics (IPC, hit rates) are ratios of estimated totals, R̂ = T̂_a / T̂_b; their variance is
 the delta method's, Var(T̂_z)/T̂_b² with z = a − R̂·b per launch: clusters of enough draws give
@@ -133,14 +133,15 @@ def _sample_values(plan: Plan, values: Mapping[int, float] | pd.Series, metric: 
     if bad.size:
         shown = ", ".join(str(int(m)) for m in bad[:10]) + (" ..." if bad.size > 10 else "")
         raise UserError(
-            f"{metric}: the value of {bad.size} sampled kernel id(s) is not a finite number ({shown}); fix or rerun them"
+            f"{metric}: the value of {bad.size} sampled kernel id(s) is not a finite number ({shown}); fix or rerun "
+            "them"
         )
     huge = np.unique(ids[np.abs(y) > MAX_VALUE])
     if huge.size:  # weighted sums and the squares of the interval would overflow to inf
         shown = ", ".join(str(int(m)) for m in huge[:10]) + (" ..." if huge.size > 10 else "")
         raise UserError(
-            f"{metric}: the value of {huge.size} sampled kernel id(s) is beyond {MAX_VALUE:.0e} ({shown}), too large to sum "
-            "without overflow; check them, or give the metric in larger units"
+            f"{metric}: the value of {huge.size} sampled kernel id(s) is beyond {MAX_VALUE:.0e} ({shown}), too large "
+            "to sum without overflow; check them, or give the metric in larger units"
         )
     return y
 
@@ -804,8 +805,8 @@ def _finish(
     strict: bool | str = False,
     least: float = 0.0,
 ) -> MetricEstimate:
-    """The interval at ``confidence``, at least ``least`` on either side, kept within ``bounds``: what the metric can be whatever the
-    launches not simulated did (a count's total is at least what the simulated launches counted;
+    """The interval at ``confidence``, at least ``least`` on either side, kept within ``bounds``: what the metric can be
+    whatever the launches not simulated did (a count's total is at least what the simulated launches counted;
     a hit rate lies in [0, 1]). A symmetric interval of a skewed count otherwise reaches below
     zero. ``strict``: refuse (:class:`UnsupportedConfidence`, one line) an interval whose Student t
     quantile the plan's degrees of freedom make degenerate (:data:`MAX_T_RATIO`); ``"blank"``:
@@ -813,7 +814,8 @@ def _finish(
     q = _z(confidence)
     if np.isinf(est) or (var_dof is not None and np.isinf(var_dof[0])):
         raise UserError(
-            f"{metric}: the estimate overflows (beyond {np.finfo(np.float64).max:.3g}); check the values, or give them in larger units"
+            f"{metric}: the estimate overflows (beyond {np.finfo(np.float64).max:.3g}); check the values, or give "
+            "them in larger units"
         )
     if var_dof is None:
         return MetricEstimate(metric, est, None, None, None, confidence, n, kind)
