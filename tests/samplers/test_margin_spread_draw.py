@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simsample.manager import get_host
-from simsample.plugins.samplers.margin import SPREAD_DRAW_COST, spread_draw
+from simsample.plugins.samplers.margin import SPREAD_DRAW_COST, SPREAD_DRAW_SHARE, spread_draw
 from simsample.reading import load_workload
 from simsample.workload import from_records
 from tests.helpers import ROOT, SHARED_DATA
@@ -82,6 +82,19 @@ def test_the_extra_draw_is_bought_only_below_its_cost_bound():
     assert just_above.prediction["spread_draws"] == 1
 
 
+def test_no_extra_draw_where_the_variance_is_spread_over_several_clusters():
+    """Two flat clusters of equal weight: neither holds two thirds of the variance, the pool of
+    their pairs is the right measure, and a third draw in one would only narrow it (MacSim layers,
+    training: real sampled runs missed with it)."""
+    sizes = np.array([20, 20, 40], dtype=np.float64)
+    draws = np.array([2, 2, 10])
+    means = np.array([1000.0, 1000.0, 500.0])
+    stds = np.array([0.0, 0.0, 80.0])
+    assert np.array_equal(spread_draw(draws, sizes, means, stds, 1.0), draws)
+    heavier = np.array([3000.0, 1000.0, 500.0])  # the first now holds (3·20000)² / ((3·20000)² + 20000²) = 0.9
+    assert spread_draw(draws, sizes, heavier, stds, 1.0).tolist() == [3, 2, 10]
+
+
 def test_no_extra_draw_where_second_draws_do_not_apply():
     """``pool_dof=0`` (no second draws) means no extra draw either: the rule rests on them."""
     s = _margin()
@@ -114,6 +127,8 @@ def test_spread_draw_adds_at_most_one_draw_within_its_bound(rows, cost):
         eligible = (stds == 0) & (draws >= 1) & (draws < sizes)
         per_draw = sizes * means / np.maximum(draws, 1)
         assert per_draw[i] >= per_draw[eligible].max() * (1 - 1e-12)
+        terms = np.where(eligible, (sizes * means) ** 2 * (1 / np.maximum(draws, 1) - 1 / sizes), 0.0)
+        assert terms[i] >= SPREAD_DRAW_SHARE * terms.sum() * (1 - 1e-9)
     assert np.array_equal(spread_draw(draws, sizes, means, stds, 0.0), draws)
 
 

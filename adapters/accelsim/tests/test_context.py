@@ -147,14 +147,12 @@ def _plans(wl: Workload, truth: np.ndarray, group: str, seeds: range) -> list[tu
 
 def test_context_classes_keep_training_plans_within_their_intervals():
     """Grouped by occupancy only, 2 of the first 20 plans drew first-step launches where the
-    second draws saw none (±0.3-0.5% around +1.6% and -0.7%). With context classes every error
-    is under 0.5% and at least 19 of 20 intervals cover (margin 6's sharper intervals miss seed
-    15 by a hair, +0.15% against ±0.08%; the 99% target is 0.95)."""
+    second draws saw none (±0.3-0.5% around +1.6% and -0.7%)."""
     wl, truth = _training()
     occ = _plans(wl, truth, "name+occupancy", range(20))
     ctx = _plans(wl, truth, "auto", range(20))
     assert sum(c for _, c in occ) <= 18
-    assert sum(c for _, c in ctx) >= 19
+    assert all(c for _, c in ctx)
     assert max(abs(e) for e, _ in ctx) < 0.005 < max(abs(e) for e, _ in occ)
 
 
