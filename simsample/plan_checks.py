@@ -35,6 +35,14 @@ _ENTRY_FIELDS = (
     "block_y",
     "block_z",
 )
+#: What this module checks of each position of an entry, in the schema's words: entries that
+#: satisfy rules at least this strict (:func:`entry_rules_suffice`) need no second check here.
+ENTRY_RULES: tuple[dict[str, Any], ...] = (
+    {"type": ["integer"], "minimum": INT64_MIN, "maximum": INT64_MAX},
+    {"type": ["integer", "null"], "minimum": 1, "maximum": INT64_MAX},
+    {"type": ["string"]},
+    *({"type": ["integer"], "minimum": 0, "maximum": INT64_MAX},) * 6,
+)
 #: Formats whose kernel ids are the tracer's launch numbers (as :mod:`simsample.sampling.filters` says).
 _TRACE_ID_FORMATS = ("accelsim",)
 
@@ -49,12 +57,14 @@ def _entry_error(source: str, i: int, what: str) -> UserError:
     )
 
 
-def check_process_entries(entries: Any, source: str) -> list[tuple[int, int | None]]:
+def check_process_entries(entries: Any, source: str, *, columns: Any = None) -> list[tuple[int, int | None]]:
     """The (kernel id, launch number) of each ``process.samples`` entry, after checking each entry's
     positions: 9 values, integers within ``int64`` (the launch number at least 1, or null; shapes at
-    least 0), a name."""
+    least 0), a name. ``columns``: see :func:`check_plan`."""
     if not isinstance(entries, list):
         raise UserError(f"{source}: invalid plan at process/samples: not a list")
+    if columns is not None and len(columns) == len(ENTRY_RULES) and all(len(c) == len(entries) for c in columns):
+        return list(zip(columns[0], columns[1]))
     fast = _entries_as_columns(entries)
     if fast is not None:
         return fast
@@ -99,8 +109,30 @@ def _entries_as_columns(entries: list) -> list[tuple[int, int | None]] | None:
     return list(zip(kids, nums))
 
 
-def check_plan(plan: Any, source: str = "plan") -> None:
-    """Refuse (one :class:`UserError` line) a plan whose parts disagree (see the module docstring)."""
+def entry_rules_suffice(rules: Any) -> bool:
+    """Whether entries that satisfy ``rules`` (the schema's rule for each position of a
+    ``process.samples`` entry, as a list) satisfy :data:`ENTRY_RULES`: the same positions, no
+    other types, bounds at least as tight."""
+    if not isinstance(rules, list) or len(rules) != len(ENTRY_RULES):
+        return False
+    for rule, need in zip(rules, ENTRY_RULES):
+        kinds = rule.get("type")
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        if not isinstance(kinds, list) or not kinds or not set(kinds) <= set(need["type"]):
+            return False
+        if "integer" in kinds and (
+            rule.get("minimum", INT64_MIN - 1) < need["minimum"] or rule.get("maximum", INT64_MAX + 1) > need["maximum"]
+        ):
+            return False
+    return True
+
+
+def check_plan(plan: Any, source: str = "plan", *, entry_columns: Any = None) -> None:
+    """Refuse (one :class:`UserError` line) a plan whose parts disagree (see the module docstring).
+
+    ``entry_columns``: the process entries' positions as columns (one sequence each), already
+    checked against rules that :func:`entry_rules_suffice` accepts (the plan writer's column
+    check), so that tens of thousands of entries are not checked twice."""
     wl = plan.workload or {}
     samples = plan.samples
     launches_total = wl.get("launches")
@@ -141,7 +173,7 @@ def check_plan(plan: Any, source: str = "plan") -> None:
         )
     if "samples" not in proc:
         return
-    entries = check_process_entries(proc["samples"], source)
+    entries = check_process_entries(proc["samples"], source, columns=entry_columns)
     uniq, at = np.unique(ids, return_index=True)
     kids = [kid for kid, _ in entries]
     if len(set(kids)) != len(kids) or len(kids) != len(uniq) or not set(kids) <= set(uniq.tolist()):

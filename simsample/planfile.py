@@ -29,7 +29,7 @@ from simsample._version import __version__
 from simsample.errors import FormatError, PlanMismatchError, UserError
 from simsample.io.files import atomic_write_bytes, check_input_file
 from simsample.io.limits import read_bytes_limited
-from simsample.plan_checks import check_plan
+from simsample.plan_checks import check_plan, entry_rules_suffice
 from simsample.plan_columns import (
     SAMPLE_FIELDS,  # noqa: F401 - re-exported: a sample's keys, in the order written
     check_samples,
@@ -380,7 +380,8 @@ class Plan:
         rules applied to whole columns. The text is the same as :meth:`dumps` writes.
         """
         prepared = self._prepare(check=str(path))
-        check_plan(self, source=str(path))
+        entry_columns = prepared[2] if _entry_columns_suffice() else None  # checked once, not twice
+        check_plan(self, source=str(path), entry_columns=entry_columns)
         atomic_write_bytes(path, self._text(prepared))
 
     @classmethod
@@ -689,6 +690,17 @@ def dumps_document(doc: Mapping[str, Any], *, sample_lines: Sequence[str] | None
     if sample_lines is not None:
         parts["samples"] = ",\n".join("    " + t for t in sample_lines).encode("utf-8")
     return _render(doc, parts).decode("utf-8")
+
+
+@lru_cache(maxsize=1)
+def _entry_columns_suffice() -> bool:
+    """Whether the process entries' column check (the schema's rule for an entry) covers
+    :func:`simsample.plan_checks.check_process_entries`' checks."""
+    try:
+        rules = plan_schema()["properties"]["process"]["properties"]["samples"]["items"]["prefixItems"]
+    except (KeyError, TypeError):
+        return False
+    return entry_rules_suffice(rules)
 
 
 @lru_cache(maxsize=1)
