@@ -114,3 +114,26 @@ def test_sphinx_roles_render_as_code():
         == "see <code>to_parquet</code> and <code>UserError</code>, not :<code>x</code>"
     )
     assert "hooks:\n  - scripts/mkdocs_hooks.py" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+
+
+def test_code_fences_close_on_a_line_of_their_own():
+    """A closing fence with text after it (```` ``` The plans... ````) is no fence in Markdown: the
+    rest of the page renders as code and its headings and anchors vanish (a results page lost its
+    last three sections that way, seen only as an INFO line about a missing anchor)."""
+    bad = []
+    for page in [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]:
+        fence = None
+        for n, line in enumerate(page.read_text().splitlines(), 1):
+            m = re.match(r"^ {0,3}(`{3,}|~{3,})(.*)$", line)
+            if not m:
+                continue
+            if fence is None:
+                fence = m.group(1)
+            elif m.group(1).startswith(fence[0]) and len(m.group(1)) >= len(fence):
+                if m.group(2).strip():
+                    bad.append(f"{page.relative_to(ROOT)}:{n}: {line[:60]}")
+                else:
+                    fence = None
+        if fence is not None:
+            bad.append(f"{page.relative_to(ROOT)}: a code fence is never closed")
+    assert not bad, bad
