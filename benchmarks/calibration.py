@@ -263,7 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     t0, c0 = time.perf_counter(), time.process_time()
     rows: list[dict] = []
     print(
-        f"{'family':8} {'workload':44} {'sampler':8} {'cover':>6} {'mean|e|':>8} {'med±':>8} {'sharp':>6} {'±@eps2':>8} {'speedup':>8} {'refused':>7}  misses"
+        f"{'family':8} {'workload':44} {'sampler':8} {'cover':>6} {'mean|e|':>8} {'med±':>8} {'sharp':>6} "
+        f"{'±@eps2':>8} {'speedup':>8} {'refused':>7}  misses"
     )
     for family in args.family.split(","):
         suite = load_family(family, args.min_launches, args.cache)
@@ -298,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
                 h2 = row.get("median_half_smaller_eps")
                 print(
                     f"{family:8} {wname[-44:]:44} {sname:8} {cov:>6} {100 * row['mean_err']:7.3f}% {med:>8} {sh:>6} "
-                    f"{'-' if h2 is None else f'{100 * h2:.2f}%':>8} {row['speedup'] or 0:7.2f}x {row['refused']:7d}  {' '.join(row['misses'])}",
+                    f"{'-' if h2 is None else f'{100 * h2:.2f}%':>8} {row['speedup'] or 0:7.2f}x {row['refused']:7d} "
+                    f" {' '.join(row['misses'])}",
                     flush=True,
                 )
     table = summary(rows)
@@ -318,8 +320,8 @@ def summary(rows: list[dict]) -> str:
     from simsample.sampling.evaluate import harmonic_mean
 
     lines = [
-        "| family | sampler | workloads | with an interval | coverage ≥ nominal − 0.04 | worst coverage | sharp (≤ 5× or ≤ 0.5%) "
-        "| median sharpness | monotone in ε | intervals refused | mean \\|error\\| | h-mean speedup |",
+        "| family | sampler | workloads | with an interval | coverage ≥ nominal − 0.04 | worst coverage | sharp (≤ "
+        "5× or ≤ 0.5%) | median sharpness | monotone in ε | intervals refused | mean \\|error\\| | h-mean speedup |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     keys = sorted(
@@ -336,11 +338,12 @@ def summary(rows: list[dict]) -> str:
         worst = min((r["coverage"] for r in iv), default=None)
         sharp = [r["sharpness"] for r in iv if r["sharpness"] is not None]
         lines.append(
-            f"| {fam} | {s} | {len(rs)} | {len(iv)} | {cov_ok if iv else '-'} | {'-' if worst is None else f'{worst:.2f}'} "
-            f"| {sharp_ok if iv else '-'} | {f'{statistics.median(sharp):.1f}' if sharp else '-'} "
-            f"| {f'{mono_ok}/{len(mono)}' if mono else '-'} | {sum(r['refused'] for r in rs)}/{sum(r['plans'] for r in rs)} "
-            f"| {100 * statistics.mean(r['mean_err'] for r in rs):.3f}% "
-            f"| {(harmonic_mean([r['speedup'] for r in rs]) or 0):.2f}× |"
+            f"| {fam} | {s} | {len(rs)} | {len(iv)} | {cov_ok if iv else '-'} | "
+            f"{'-' if worst is None else f'{worst:.2f}'} | {sharp_ok if iv else '-'} | "
+            f"{f'{statistics.median(sharp):.1f}' if sharp else '-'} | {f'{mono_ok}/{len(mono)}' if mono else '-'} | "
+            f"{sum(r['refused'] for r in rs)}/{sum(r['plans'] for r in rs)} | "
+            f"{100 * statistics.mean(r['mean_err'] for r in rs):.3f}% | "
+            f"{(harmonic_mean([r['speedup'] for r in rs]) or 0):.2f}× |"
         )
     return "\n".join(lines)
 

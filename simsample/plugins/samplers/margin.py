@@ -132,7 +132,8 @@ class MarginSampler(Sampler):
             "sizing_confidence",
             float,
             0.998,
-            "confidence the draws are sized for (at least 'confidence'): the margin that keeps nearly every plan within ε",
+            "confidence the draws are sized for (at least 'confidence'): the margin that keeps nearly every plan "
+            "within ε",
             minimum=0.5,
             maximum=0.999999,
         ),
@@ -140,9 +141,9 @@ class MarginSampler(Sampler):
             "group",
             str,
             "auto",
-            "group launches by kernel name (argument list stripped), by name, grid and block, by name and occupancy class "
-            "(SMs used, waves: trace features), or also by cache context (warm_reads); auto: name+occupancy+context on trace "
-            "features, name elsewhere",
+            "group launches by kernel name (argument list stripped), by name, grid and block, by name and occupancy "
+            "class (SMs used, waves: trace features), or also by cache context (warm_reads); auto: "
+            "name+occupancy+context on trace features, name elsewhere",
             choices=GROUPINGS,
         ),
         Param(
@@ -165,9 +166,10 @@ class MarginSampler(Sampler):
             "pool_dof",
             int,
             None,
-            "second draws from the heaviest single-draw clusters of equal design values until the sample measures this many "
-            "degrees of freedom of the spread the design metric does not show, which clusters drawn once borrow (0: none; "
-            f"none: {PROXY_POOL_DOF} on a proxy design metric such as warp instructions, 0 on measured times)",
+            "second draws from the heaviest single-draw clusters of equal design values until the sample measures "
+            "this many degrees of freedom of the spread the design metric does not show, which clusters drawn once "
+            f"borrow (0: none; none: {PROXY_POOL_DOF} on a proxy design metric such as warp instructions, 0 on "
+            "measured times)",
             minimum=0,
             maximum=1000,
             nullable=True,
