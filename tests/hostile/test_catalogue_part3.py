@@ -248,6 +248,27 @@ def test_partial_log_removal_never_removes_a_device(
             assert stat.S_ISCHR(os.lstat(dev).st_mode), f"{dev} removed by {argv[:3]}"
 
 
+def test_run_to_a_device_is_refused_before_the_simulator_starts(
+    work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``run --sim accelsim -o /dev/null`` ran the whole simulation, then refused to judge a log it
+    could not read back: refused up front now, the simulator never started."""
+    devs = _char_devices(tmp_path)
+    started = tmp_path / "started"
+    exe = tmp_path / "accel-sim.out"
+    exe.write_text(f"#!/bin/sh\ntouch '{started}'\necho 'GPGPU-Sim: *** exit detected ***'\n")
+    exe.chmod(0o755)
+    sampled = tmp_path / "sampled"
+    argv = ["apply", "--sim", "accelsim", "--plan", work / "p3.json", "--traces", work / "t3", "--out", sampled]
+    assert _in_process(argv, capsys)[0] == 0
+    for dev in devs:
+        argv = ["run", "--sim", "accelsim", "--sampled", sampled, "--accelsim", exe]
+        code, _, err = _in_process([*argv, "--config", work / "gpgpusim.config", "-o", dev], capsys)
+        _one_error(code, err, "give a file name")
+        assert not started.exists(), "the simulator ran before the refusal"
+        assert stat.S_ISCHR(os.lstat(dev).st_mode)
+
+
 def test_the_writer_refuses_a_socket(tmp_path: Path) -> None:
     import socket
 

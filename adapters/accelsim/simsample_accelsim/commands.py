@@ -230,6 +230,14 @@ def run_cmd(
     if dry_run:
         click.echo(f"cd {shlex.quote(str(cwd))} && {shlex.join(cmd)} > {shlex.quote(str(output))} 2>&1")
         return
+    from simsample.sdk import writes_through
+
+    if writes_through(output):
+        # refused before the simulator starts: the log is read back to judge whether the run finished
+        raise UserError(
+            f"-o {output}: run reads the simulator's log back to judge whether it finished (and collect and "
+            "estimate read it later); give a file name"
+        )
     summary = run_simulator(cmd, cwd, output)
     click.echo(summary, err=True)
 
