@@ -18,7 +18,6 @@ only its immediate predecessor, reads them from DRAM.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from simsample_macsim.synth import ElementwiseKernel, write_workload
@@ -43,11 +42,16 @@ def layers_kernels(steps: int = 3, layers: int = 4) -> list[ElementwiseKernel]:
 
 
 def main() -> int:
-    if len(sys.argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    write_workload(Path(sys.argv[1]), layers_kernels())
-    print(f"{sys.argv[1]}: {len(layers_kernels())} launches")
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out", type=Path, help="trace folder to write (a new folder)")
+    args = ap.parse_args()
+    if args.out.exists():
+        ap.error(f"{args.out}: exists; give a new folder")
+    kernels = layers_kernels()
+    write_workload(args.out, kernels)
+    print(f"{args.out}: {len(kernels)} launches")
     return 0
 
 
