@@ -2,6 +2,7 @@
 
     python benchmarks/bench_plan_scale.py [--launches 1e6] [--formats nsys_csv,nsys_sqlite,kineto]
         [--baseline DIR] [--startup] [--memory 5e7] [--profile] [--repeat N] [--workdir DIR]
+        [--kineto-threads 1,2]
 
 For each format it writes the synthetic profile of ``bench_end_to_end.py`` (about 300 kernels,
 as Nsight Systems and the PyTorch profiler write them) and runs, each in a fresh process as a
@@ -20,7 +21,10 @@ shared machine's load disturbs least. ``--startup`` times
 profile (best of 5). ``--profile`` prints where the time of each current plan goes (cProfile, top
 entries). ``--memory N`` plans ``N`` launches built in memory (the same generator, no file: a
 5·10^7-launch CSV is 7 GB) with the default sampler and writes the plan, in a fresh process, and
-prints its peak RSS and the RSS of the workload alone.
+prints its peak RSS and the RSS of the workload alone. ``--kineto-threads 1,2`` runs the Kineto
+commands again with the compiled extractor held to each number of threads
+(``SIMSAMPLE_KINETO_THREADS``; by default it scans one large trace on every usable core), and times
+the extractor alone with each, in one process (best of ``--repeat`` by wall time), side by side.
 """
 
 from __future__ import annotations
@@ -87,6 +91,23 @@ mark("process section")
 p.write(sys.argv[3])
 mark(f"check and write ({len(p.samples):,} samples)")
 print(" | ".join(f"{label}: {c:.2f} s CPU" for label, c, w in marks))
+"""
+
+EXTRACT_RUN = """
+import mmap, sys, time
+from simsample.plugins.readers._kineto import native as kn
+path, repeat, threads = sys.argv[1], int(sys.argv[2]), [int(t) for t in sys.argv[3].split(",")]
+with open(path, "rb") as fh:
+    pages = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+kn.extract(pages)  # the file's pages in the page cache, the module loaded
+best = {}
+for _ in range(repeat):
+    for t in threads:
+        cpu, wall = time.process_time(), time.perf_counter()
+        got = kn.extract(pages, threads=t)
+        took = (time.perf_counter() - wall, time.process_time() - cpu)
+        best[t] = min(best.get(t, took), took)
+print(" | ".join(f"{t} thread(s): {w:.3f} s wall, {c:.3f} s CPU" for t, (w, c) in best.items()))
 """
 
 MEMORY_RUN = """
@@ -171,8 +192,8 @@ def fmt(r: dict | None) -> str:
     return f"{r['wall_s']:.2f} s ({r['cpu_s']:.2f} s CPU), {r['rss_gib']:.2f} GiB"
 
 
-def best(cmd: list[str], times: int) -> dict:
-    return min((timed(cmd) for _ in range(times)), key=lambda r: r["cpu_s"])
+def best(cmd: list[str], times: int, env: dict[str, str] | None = None) -> dict:
+    return min((timed(cmd, env=env) for _ in range(times)), key=lambda r: r["cpu_s"])
 
 
 TREES: list[Path] = [ROOT]
@@ -233,6 +254,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--profile", action="store_true", help="print where each current plan's time goes (cProfile)")
     ap.add_argument("--workdir", type=Path, help="keep the generated profiles here for the next run")
+    ap.add_argument(
+        "--kineto-threads",
+        help="Kineto: also run its commands with the extractor held to each of these thread counts "
+        "(comma-separated, e.g. 1,2), and time the extractor alone with each",
+    )
     args = ap.parse_args(argv)
 
     n = int(float(args.launches))
@@ -263,24 +289,30 @@ def main(argv: list[str] | None = None) -> int:
                 f"# wrote {path.name} ({path.stat().st_size / 2**20:.0f} MiB) in {time.perf_counter() - t:.0f} s",
                 flush=True,
             )
-        runs = [
-            ("profile info", ["profile", "info", str(path), "--json"]),
-            ("plan default", ["plan", str(path), "--seed", "1"]),
-            ("plan stem", ["plan", str(path), "--sampler", "stem", "--seed", "1"]),
+        runs: list[tuple[str, list[str], int | None]] = [
+            ("profile info", ["profile", "info", str(path), "--json"], None),
+            ("plan default", ["plan", str(path), "--seed", "1"], None),
+            ("plan stem", ["plan", str(path), "--sampler", "stem", "--seed", "1"], None),
         ]
-        read: dict[str, dict] = {}
-        for label, cmd in runs:
+        held = [int(t) for t in args.kineto_threads.split(",")] if args.kineto_threads and fmt_name == "kineto" else []
+        runs += [(label, cmd, t) for t in held for label, cmd, _ in runs]
+        read: dict[int | None, dict[str, dict]] = {}
+        for label, cmd, threads in runs:
             results = {}
+            env = None if threads is None else {**os.environ, "SIMSAMPLE_KINETO_THREADS": str(threads)}
+            tag = "" if threads is None else f"_{threads}threads"
             for version, cli in versions.items():
-                out = work / f"{fmt_name}_{label.replace(' ', '_')}_{version}.json"
+                out = work / f"{fmt_name}_{label.replace(' ', '_')}{tag}_{version}.json"
                 fresh_bytecode(TREES)
-                results[version] = best(cli + cmd + (["-o", str(out)] if label != "profile info" else []), args.repeat)
+                results[version] = best(
+                    cli + cmd + (["-o", str(out)] if label != "profile info" else []), args.repeat, env
+                )
             if label == "profile info":
-                read = results
+                read[threads] = results
             now = results["now"]
             ratio = (
-                f"{now['cpu_s'] / read['now']['cpu_s']:.2f}"
-                if label != "profile info" and now["ok"] and read["now"]["ok"]
+                f"{now['cpu_s'] / read[threads]['now']['cpu_s']:.2f}"
+                if label != "profile info" and now["ok"] and read[threads]["now"]["ok"]
                 else ""
             )
             goal = (
@@ -289,14 +321,29 @@ def main(argv: list[str] | None = None) -> int:
                 else (f"≤ {GOALS[label]} s" if label in GOALS else "")
             )
             same = ""
-            if label != "profile info" and len(versions) > 1:
-                files = [(work / f"{fmt_name}_{label.replace(' ', '_')}_{v}.json") for v in versions]
+            if label != "profile info" and (len(versions) > 1 or threads is not None):
+                files = [(work / f"{fmt_name}_{label.replace(' ', '_')}{tag}_{v}.json") for v in versions]
+                if threads is not None:  # the plan of the default thread count: the same bytes
+                    files.append(work / f"{fmt_name}_{label.replace(' ', '_')}_now.json")
                 if all(f.exists() for f in files):
                     same = " (same bytes)" if len({f.read_bytes() for f in files}) == 1 else " (plans differ)"
+            held_label = "" if threads is None else f", extractor on {threads} thread{'s' if threads > 1 else ''}"
             print(
-                f"| {n:,} | {fmt_name} | {label}{same} | "
+                f"| {n:,} | {fmt_name} | {label}{held_label}{same} | "
                 + " | ".join(fmt(results[v]) for v in versions)
                 + f" | {ratio} | {goal} |",
+                flush=True,
+            )
+        if held:
+            proc = subprocess.run(
+                [sys.executable, "-c", EXTRACT_RUN, str(path), str(args.repeat), ",".join(map(str, held))],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            print(
+                "# the extractor alone (native.extract of the mapped file), best of "
+                f"{args.repeat} by wall: " + (proc.stdout.strip() or proc.stderr.strip()[-300:]),
                 flush=True,
             )
         for sampler in ("margin", "stem"):

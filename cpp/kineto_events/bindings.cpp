@@ -4,11 +4,13 @@
 // kernels' columns as numpy arrays, their distinct names as bytes with an int32 code per kernel,
 // the number of memory-copy events and the raw JSON text of a few top-level values, or None when
 // the extractor does not take the file (the Python paths then read it, or name what is wrong).
-// The GIL is released while the text is scanned; the arrays take over the scanner's buffers.
+// The GIL is released while the text is scanned (by several threads for a large text); the arrays
+// take over the scanner's buffers.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -53,6 +55,7 @@ py::dict to_dict(Kernels&& k) {
   for (const std::string& name : k.names) names.append(py::bytes(name));
   out["names"] = names;
   out["memcpy"] = k.memcpy;
+  out["parts"] = k.parts;
   py::list meta;
   for (const std::string_view text : k.meta) {  // views into the input, still held by the caller
     if (text.empty()) {
@@ -74,7 +77,7 @@ PYBIND11_MODULE(_kineto_events, mod) {
   mod.def(
       "extract",
       [](const py::buffer& data, const std::vector<std::pair<std::string, std::int64_t>>& fields,
-         const std::vector<std::string>& meta_keys) -> py::object {
+         const std::vector<std::string>& meta_keys, unsigned threads, std::size_t min_part) -> py::object {
         Request request;
         for (const auto& f : fields) request.fields.push_back(OptionalField{f.first, f.second});
         request.meta_keys = meta_keys;
@@ -83,13 +86,17 @@ PYBIND11_MODULE(_kineto_events, mod) {
         std::optional<Kernels> got;
         {
           py::gil_scoped_release nogil;
-          got = simsample::kineto_events::extract(text, request);
+          got = simsample::kineto_events::extract(text, request, threads, min_part);
         }
         if (!got) return py::none();
         return to_dict(std::move(*got));
       },
-      py::arg("data"), py::arg("fields"), py::arg("meta_keys"),
+      py::arg("data"), py::arg("fields"), py::arg("meta_keys"), py::arg("threads") = 1,
+      py::arg("min_part") = simsample::kineto_events::kMinPartBytes,
       "Kernels of a whole trace text as a dict of columns, or None when the text is not taken.\n\n"
       "fields: (args key, value when absent) of the optional integer args fields, in column order;\n"
-      "meta_keys: top-level keys whose values' JSON text is returned (None where absent).");
+      "meta_keys: top-level keys whose values' JSON text is returned (None where absent);\n"
+      "threads: how many threads may scan parts of the text at the same time (the result is that of\n"
+      "one scan), given at least min_part bytes per part; the dict's \"parts\" says how many parts\n"
+      "were scanned and merged.");
 }

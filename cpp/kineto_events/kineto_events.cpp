@@ -12,8 +12,15 @@
 // costs one probe of a small table, and a kernel one hash-table probe for its name.
 #include "kineto_events.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <exception>
+#include <functional>
 #include <limits>
+#include <mutex>
+#include <system_error>
+#include <thread>
 #if defined(__SSE2__) && defined(__GNUC__)
 #include <emmintrin.h>  // part of every x86-64 CPU: no -march flag needed
 #define SIMSAMPLE_KINETO_SSE2 1
@@ -39,6 +46,11 @@ namespace {
 struct Reject {};
 
 [[noreturn]] void reject() { throw Reject{}; }
+
+// Thrown when a part of a split scan reaches an element start where a later part begins.
+struct Stopped {
+  std::size_t at;  // which of the stop points (see Parser::stop_at())
+};
 
 // Deeper nesting than this is refused (Python's json module would hit its recursion limit near
 // 1000 levels; no trace comes close to either).
@@ -386,7 +398,12 @@ class Parser {
         out_(out),
         top_keys_(with_first("traceEvents", request.meta_keys)),
         event_keys_({"cat", "ph", "name", "ts", "dur", "args"}),
-        args_keys_(args_key_list(request)) {
+        args_keys_(args_key_list(request)),
+        meta_seen_(request.meta_keys.size(), 0),
+        stop_(end_),
+        stops_begin_(nullptr),
+        stops_(nullptr),
+        stops_end_(nullptr) {
     args_.values.assign(request.fields.size(), 0);
     args_.has.assign(request.fields.size(), 0);
     out_.fields.assign(request.fields.size(), {});
@@ -394,40 +411,67 @@ class Parser {
     out_.meta.assign(request.meta_keys.size(), {});
   }
 
-  // The whole text: one object holding "traceEvents", and nothing but whitespace after it.
+  // The whole text: one object holding "traceEvents", and nothing but whitespace after it. With a
+  // stop points (see stop_at()), the scan ends at the first that is an element start (Stopped).
   void document() {
     ws();
     if (peek() != '{') reject();
     ++p_;
-    bool events_seen = false;
-    std::vector<char> meta_seen(request_.meta_keys.size(), 0);
     ws();
     if (peek() == '}') reject();  // no traceEvents
-    for (;;) {
-      const std::string_view key = key_text(string());
-      ws();
-      expect(':');
-      ws();
-      const int found = top_keys_.find(key);
-      if (found == 0) {
-        if (events_seen || peek() != '[') reject();
-        events_seen = true;
-        events();
-      } else {
-        const char* begin = p_;
-        skip_value(1);
-        if (found > 0) {
-          const std::size_t i = static_cast<std::size_t>(found - 1);
-          if (meta_seen[i]) reject();
-          meta_seen[i] = 1;
-          out_.meta[i] = std::string_view(begin, static_cast<std::size_t>(p_ - begin));
-        }
-      }
-      if (another('}')) continue;
-      break;
-    }
+    member();
+    rest_of_document();
+  }
+
+  // The rest of the text from ``at``, which is taken for the start of an element of the
+  // traceEvents array: what a scan of the whole text does from there if it is one (the caller
+  // uses the result only once the previous part has confirmed it, by stopping exactly there).
+  void resume(const char* at) {
+    p_ = at;
+    events_seen_ = true;
+    element_loop();
+    rest_of_document();
+  }
+
+  // Ends the scan at the first of the points [first, last) (increasing, after where the scan
+  // begins) where an element of the traceEvents array starts (Stopped, with its index). A point
+  // passed by (not an element start: a '{' inside a string or a nested value, or after the array)
+  // is skipped; past them all, the scan goes on to the end of the text.
+  void stop_at(const char* const* first, const char* const* last) {
+    stops_begin_ = stops_ = first;
+    stops_end_ = last;
+    stop_ = first != last ? *first : end_;
+  }
+
+ private:
+  // One member (key: value) of the top-level object at p_.
+  void member() {
+    const std::string_view key = key_text(string());
     ws();
-    if (p_ != end_ || !events_seen) reject();
+    expect(':');
+    ws();
+    const int found = top_keys_.find(key);
+    if (found == 0) {
+      if (events_seen_ || peek() != '[') reject();
+      events_seen_ = true;
+      events();
+    } else {
+      const char* begin = p_;
+      skip_value(1);
+      if (found > 0) {
+        const std::size_t i = static_cast<std::size_t>(found - 1);
+        if (meta_seen_[i]) reject();
+        meta_seen_[i] = 1;
+        out_.meta[i] = std::string_view(begin, static_cast<std::size_t>(p_ - begin));
+      }
+    }
+  }
+
+  // After a member of the top-level object: the other members, then only whitespace.
+  void rest_of_document() {
+    while (another('}')) member();
+    ws();
+    if (p_ != end_ || !events_seen_) reject();
   }
 
  private:
@@ -443,6 +487,12 @@ class Parser {
   std::string name_text_;
   std::unordered_map<std::string_view, std::int32_t, NameHash> code_of_raw_;  // name as written → code
   std::unordered_map<std::string, std::int32_t> code_of_text_;       // name unescaped → code
+  bool events_seen_ = false;
+  std::vector<char> meta_seen_;  // per Request::meta_keys
+  const char* stop_;             // the next stop point (see stop_at()); end_ for none
+  const char* const* stops_begin_;
+  const char* const* stops_;  // the stop point in stop_
+  const char* const* stops_end_;
 
   // Whitespace at p_. (The hot loops work on a local copy of p_: a member written through every
   // step would not stay in a register.)
@@ -647,12 +697,26 @@ class Parser {
       ++p_;
       return;
     }
+    element_loop();
+  }
+
+  // The elements of the traceEvents array from the one at p_, and its closing bracket.
+  void element_loop() {
     for (;;) {
+      if (p_ >= stop_) at_stop();
       if (peek() != '{') reject();
       event();
       if (another(']')) continue;
       return;
     }
+  }
+
+  // At an element start at or past stop_: stopped there, or the next stop point not passed yet.
+  KINETO_OUTLINED void at_stop() {
+    if (stop_ == end_) return;  // no stop: p_ is at the end of a truncated text, which peek() refuses
+    while (stops_ != stops_end_ && *stops_ < p_) ++stops_;
+    if (stops_ != stops_end_ && *stops_ == p_) throw Stopped{static_cast<std::size_t>(stops_ - stops_begin_)};
+    stop_ = stops_ != stops_end_ ? *stops_ : end_;
   }
 
   Category category(const Str& s) {
@@ -861,16 +925,243 @@ class Parser {
   }
 };
 
+// Where the parts of a split scan start: for each k in 1..parts-1, the first '{' at or after
+// k/parts of the text that follows '}' ',' and is followed by '"' (whitespace allowed between),
+// as the elements of the traceEvents array do: a '}' and a '{' before and after a comma, and a
+// key. Inside a string, that '"' would be escaped, unless the string ends there; a nested value
+// (a list of objects in args, or a top-level value after the array) can look the same. Each is
+// only a guess; the scan of an earlier part confirms it by stopping exactly there. Strictly
+// increasing; fewer when the text runs out.
+std::vector<const char*> split_points(std::string_view data, std::size_t parts) {
+  std::vector<const char*> points;
+  const char* const begin = data.data();
+  const char* const end = begin + data.size();
+  const char* from = begin;
+  for (std::size_t k = 1; k < parts; ++k) {
+    const char* p = std::max(from, begin + data.size() / parts * k);
+    const char* found = nullptr;
+    while (found == nullptr) {
+      p = static_cast<const char*>(std::memchr(p, '{', static_cast<std::size_t>(end - p)));
+      if (p == nullptr) break;
+      const char* q = p;
+      while (q > begin && is_ws(q[-1])) --q;
+      const char* r = p + 1;
+      while (r < end && is_ws(*r)) ++r;
+      if (q > begin && q[-1] == ',' && r < end && *r == '"') {
+        --q;
+        while (q > begin && is_ws(q[-1])) --q;
+        if (q > begin && q[-1] == '}') found = p;
+      }
+      ++p;
+    }
+    if (found == nullptr) break;
+    points.push_back(found);
+    from = found + 1;
+  }
+  return points;
+}
+
+// How a part's scan ended.
+enum class Outcome { kEnd, kStopped, kRejected, kFailed };
+
+struct Part {
+  Kernels kernels;
+  Outcome outcome = Outcome::kRejected;
+  std::size_t next = 0;      // kStopped: the part that begins where this one stopped
+  std::exception_ptr error;  // kFailed: out of memory, most likely (none: its thread did not start)
+};
+
+// Part k of a split scan: from starts[k] (the whole document for the first part, else an element
+// start as guessed) up to the first later start that is an element start, or to the end of the
+// text. Never throws: a thread must not let an exception escape.
+void scan_part(std::string_view data, const Request& request, const std::vector<const char*>& starts, std::size_t k,
+               Part& part) noexcept {
+  try {
+    Parser parser(data, request, part.kernels);
+    parser.stop_at(starts.data() + k + 1, starts.data() + starts.size());
+    try {
+      if (k == 0) {
+        parser.document();
+      } else {
+        parser.resume(starts[k]);
+      }
+      part.outcome = Outcome::kEnd;
+    } catch (const Stopped& stopped) {
+      part.outcome = Outcome::kStopped;
+      part.next = k + 1 + stopped.at;
+    }
+  } catch (const Reject&) {
+    part.outcome = Outcome::kRejected;
+  } catch (...) {
+    part.outcome = Outcome::kFailed;
+    part.error = std::current_exception();
+  }
+}
+
+// One column of the used parts, concatenated into ``to`` in part order, each part's column freed
+// once copied (the merge then needs little more memory than the result).
+template <class T, class Column>
+void concatenate(std::vector<Part>& parts, std::size_t used, std::size_t total, Column column, std::vector<T>& to) {
+  std::vector<T> all;
+  all.reserve(total);
+  for (std::size_t k = 0; k < used; ++k) {
+    std::vector<T>& from = column(parts[k].kernels);
+    all.insert(all.end(), from.begin(), from.end());
+    std::vector<T>().swap(from);
+  }
+  to = std::move(all);
+}
+
+// The name codes of the used parts in part order, each part's codes turned into the merged ones.
+void concatenate_codes(std::vector<Part>& parts, std::size_t used, std::size_t total,
+                       const std::vector<std::vector<std::int32_t>>& recode, std::vector<std::int32_t>& to) {
+  std::vector<std::int32_t> all = std::move(parts[0].kernels.name_codes);  // part 0's codes stay
+  all.reserve(total);
+  for (std::size_t k = 1; k < used; ++k) {
+    std::vector<std::int32_t>& from = parts[k].kernels.name_codes;
+    const std::vector<std::int32_t>& code = recode[k];
+    for (const std::int32_t c : from) all.push_back(code[static_cast<std::size_t>(c)]);
+    std::vector<std::int32_t>().swap(from);
+  }
+  to = std::move(all);
+}
+
+// Runs the jobs on up to ``threads`` threads (the calling one included), each job on one thread;
+// the first exception of a job (out of memory) is rethrown once all have ended.
+void run_jobs(std::vector<std::function<void()>>& jobs, std::size_t threads) {
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_lock;
+  auto work = [&]() noexcept {
+    for (std::size_t j; (j = next.fetch_add(1)) < jobs.size();) {
+      try {
+        jobs[j]();
+      } catch (...) {
+        const std::lock_guard<std::mutex> hold(error_lock);
+        if (!error) error = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (std::size_t t = 1; t < std::min(threads, jobs.size()); ++t) {
+    try {
+      helpers.emplace_back(work);
+    } catch (const std::system_error&) {  // no more threads to be had: fewer do the jobs
+      break;
+    }
+  }
+  work();
+  for (std::thread& h : helpers) h.join();
+  if (error) std::rethrow_exception(error);
+}
+
+// The parts' kernels as one scan of the whole text would have found them: columns in part order;
+// names coded in order of first appearance across the parts; a meta key found in two parts
+// refused, as a scan of the whole text refuses a duplicated key. The columns are copied on up to
+// ``threads`` threads (the copy is mostly the kernel's work of handing out fresh pages).
+std::optional<Kernels> merge(std::vector<Part>& parts, std::size_t used, std::size_t threads) {
+  if (used == 1) return std::move(parts[0].kernels);
+  Kernels out;
+  out.parts = used;
+  Kernels& first = parts[0].kernels;
+  out.names = std::move(first.names);
+  out.memcpy = first.memcpy;
+  out.meta = first.meta;
+  out.fields_present = first.fields_present;
+  out.fields.resize(first.fields.size());
+  std::size_t total = 0;
+  std::size_t names = 0;
+  for (std::size_t k = 0; k < used; ++k) {
+    total += parts[k].kernels.start_ns.size();
+    names += parts[k].kernels.names.size();
+  }
+  out.names.reserve(names);  // no reallocation below: the views of code_of_text stay valid
+  std::unordered_map<std::string_view, std::int32_t, NameHash> code_of_text;
+  for (std::size_t c = 0; c < out.names.size(); ++c) code_of_text.emplace(out.names[c], static_cast<std::int32_t>(c));
+  std::vector<std::vector<std::int32_t>> recode(used);
+  for (std::size_t k = 1; k < used; ++k) {
+    Kernels& part = parts[k].kernels;
+    for (std::string& name : part.names) {
+      const auto found = code_of_text.find(name);
+      if (found != code_of_text.end()) {
+        recode[k].push_back(found->second);
+        continue;
+      }
+      if (out.names.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) return std::nullopt;
+      const auto code = static_cast<std::int32_t>(out.names.size());
+      out.names.push_back(std::move(name));
+      code_of_text.emplace(out.names.back(), code);
+      recode[k].push_back(code);
+    }
+    for (std::size_t i = 0; i < out.fields.size(); ++i) out.fields_present[i] += part.fields_present[i];
+    out.memcpy += part.memcpy;
+    for (std::size_t i = 0; i < out.meta.size(); ++i) {
+      if (part.meta[i].empty()) continue;
+      if (!out.meta[i].empty()) return std::nullopt;  // the same top-level key twice
+      out.meta[i] = part.meta[i];
+    }
+  }
+  using Column = std::vector<std::int64_t>;
+  std::vector<std::function<void()>> jobs;
+  const auto add = [&](auto column, Column& to) {
+    jobs.emplace_back([&parts, used, total, column, &to] { concatenate(parts, used, total, column, to); });
+  };
+  jobs.emplace_back([&] { concatenate_codes(parts, used, total, recode, out.name_codes); });
+  add([](Kernels& k) -> Column& { return k.start_ns; }, out.start_ns);
+  add([](Kernels& k) -> Column& { return k.duration_ns; }, out.duration_ns);
+  for (std::size_t i = 0; i < 3; ++i) {
+    add([i](Kernels& k) -> Column& { return k.grid[i]; }, out.grid[i]);
+    add([i](Kernels& k) -> Column& { return k.block[i]; }, out.block[i]);
+  }
+  for (std::size_t i = 0; i < out.fields.size(); ++i)
+    add([i](Kernels& k) -> Column& { return k.fields[i]; }, out.fields[i]);
+  run_jobs(jobs, threads);
+  return out;
+}
+
 }  // namespace
 
-std::optional<Kernels> extract(std::string_view data, const Request& request) {
-  Kernels out;
-  try {
-    Parser(data, request, out).document();
-  } catch (const Reject&) {
-    return std::nullopt;
+std::optional<Kernels> extract(std::string_view data, const Request& request, unsigned threads, std::size_t min_part) {
+  const std::size_t most = std::max<std::size_t>(1, data.size() / std::max<std::size_t>(min_part, 1));
+  const std::size_t wanted = std::min<std::size_t>(std::max(threads, 1U), most);
+  const std::vector<const char*> points = wanted > 1 ? split_points(data, wanted) : std::vector<const char*>{};
+  if (points.empty()) {
+    Kernels out;
+    try {
+      Parser(data, request, out).document();
+    } catch (const Reject&) {
+      return std::nullopt;
+    }
+    return out;
   }
-  return out;
+  // part k scans from starts[k] to the first later start that it finds to be an element start
+  std::vector<const char*> starts{data.data()};
+  starts.insert(starts.end(), points.begin(), points.end());
+  std::vector<Part> parts(starts.size());
+  std::vector<std::thread> workers;
+  workers.reserve(starts.size() - 1);
+  for (std::size_t k = 1; k < starts.size(); ++k) {
+    try {
+      workers.emplace_back(scan_part, data, std::cref(request), std::cref(starts), k, std::ref(parts[k]));
+    } catch (const std::system_error&) {  // no thread to be had: scanned here if it is needed
+      parts[k].outcome = Outcome::kFailed;
+    }
+  }
+  scan_part(data, request, starts, 0, parts[0]);
+  for (std::thread& w : workers) w.join();
+  // the parts used: from the first, each the one where the previous stopped, up to one that
+  // reached the end (its start confirmed as an element start by the previous one's stop)
+  std::vector<Part> used;
+  for (std::size_t k = 0;;) {
+    Part& part = parts[k];
+    if (part.outcome == Outcome::kFailed && !part.error) scan_part(data, request, starts, k, part);
+    if (part.outcome == Outcome::kRejected) return std::nullopt;
+    if (part.outcome == Outcome::kFailed) std::rethrow_exception(part.error);
+    used.push_back(std::move(part));
+    if (used.back().outcome == Outcome::kEnd) break;
+    k = used.back().next;
+  }
+  return merge(used, used.size(), starts.size());
 }
 
 }  // namespace kineto_events

@@ -11,11 +11,18 @@ an unexpected type, a number with an exponent, a kernel without a usable grid, n
 makes :func:`extract` return ``None``, and the caller goes on with the typed decoder and the other
 Python paths, which read the file or name what is wrong with it. The module is optional: a source
 install without a C++ compiler has none, and ``SIMSAMPLE_PURE_PYTHON=1`` disables it.
+
+A large trace (at least ``MIN_PART_BYTES`` per thread) is scanned by several threads at once, each
+from what looks like the start of a ``traceEvents`` element; the parts are merged into exactly the
+result of one scan (a part counts only once the part before has stopped exactly where it began).
+:func:`threads` says how many: the usable cores shared among the files read at the same time, or
+``SIMSAMPLE_KINETO_THREADS`` where it is set (``1``: one scan, as a benchmark compares).
 """
 
 from __future__ import annotations
 
 import mmap
+import os
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +30,7 @@ import lazy_loader as lazy
 
 from simsample.plugins.readers._kineto import decode as kd
 from simsample.plugins.readers._kineto import scan as ks
-from simsample.sdk import import_optional
+from simsample.sdk import import_optional, parse_int, usable_cpus
 
 pd = lazy.load("pandas")
 
@@ -38,14 +45,36 @@ _KEY_OF_COLUMN = {col: key for key, col in ks.ARG_FIELDS.items()}
 #: (args key, value when absent) per optional column, in the order of ``kd.ARG_DEFAULTS``
 _FIELDS = [(_KEY_OF_COLUMN[col], default) for col, default in kd.ARG_DEFAULTS.items()]
 _SHAPES = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
+#: the environment variable that fixes the threads of one scan (unset or empty: :func:`threads` decides)
+THREADS_VARIABLE = "SIMSAMPLE_KINETO_THREADS"
+#: bytes of text per thread below which a trace is scanned by fewer threads (a thread's start and
+#: the merge of its columns cost more than its share of a smaller scan saves)
+MIN_PART_BYTES = 16 << 20
 
 
-def extract(raw: bytes | bytearray | memoryview | mmap.mmap) -> tuple[dict[str, Any], dict[str, Any], int] | None:
+def threads(files_at_once: int = 1) -> int:
+    """Threads for the scan of one trace while ``files_at_once`` traces are read at the same time:
+    the usable cores shared among them (more threads than cores only take turns), at most 8; or
+    the value of ``SIMSAMPLE_KINETO_THREADS``, a positive integer, where it is set."""
+    fixed = os.environ.get(THREADS_VARIABLE, "").strip()
+    if fixed:
+        return parse_int(fixed, THREADS_VARIABLE, lo=1, hi=256)
+    return max(1, min(8, usable_cpus() // max(files_at_once, 1)))
+
+
+def extract(
+    raw: bytes | bytearray | memoryview | mmap.mmap, *, threads: int = 1, min_part: int | None = None
+) -> tuple[dict[str, Any], dict[str, Any], int] | None:
     """``(arrays, meta, memcpy)`` of one trace (the whole decompressed file, any contiguous
-    bytes-like object), or ``None`` when the compiled extractor is absent or does not take it."""
+    bytes-like object), or ``None`` when the compiled extractor is absent or does not take it.
+
+    ``threads``: how many threads may scan parts of the text, given at least ``min_part`` bytes
+    each (default :data:`MIN_PART_BYTES`, which tests lower to split small texts); the result
+    does not depend on either."""
     if _native is None:
         return None
-    got = _native.extract(raw, _FIELDS, list(kd.META_KEYS))
+    part = MIN_PART_BYTES if min_part is None else min_part
+    got = _native.extract(raw, _FIELDS, list(kd.META_KEYS), threads, part)
     if got is None or len(got["start_ns"]) == 0:
         return None  # as the typed decoder: with no kernel found, the json module confirms it
     try:
@@ -65,7 +94,7 @@ def extract(raw: bytes | bytearray | memoryview | mmap.mmap) -> tuple[dict[str, 
     return arrays, meta, int(got["memcpy"])
 
 
-def extract_mapped(path: Path) -> tuple[dict[str, Any], dict[str, Any], int] | None:
+def extract_mapped(path: Path, *, threads: int = 1) -> tuple[dict[str, Any], dict[str, Any], int] | None:
     """:func:`extract` over the pages of a plain (uncompressed) regular file, mapped into memory
     instead of read into a copy (which costs a third of the time of the scan itself). As with any
     mapped file, another process truncating it during the scan would end this one (SIGBUS); a
@@ -78,7 +107,7 @@ def extract_mapped(path: Path) -> tuple[dict[str, Any], dict[str, Any], int] | N
         except (OSError, ValueError):  # an empty file, or one that cannot be mapped: read it as usual
             return None
     with pages:
-        return extract(pages)
+        return extract(pages, threads=threads)
 
 
-__all__ = ["AVAILABLE", "REASON", "extract", "extract_mapped"]
+__all__ = ["AVAILABLE", "MIN_PART_BYTES", "REASON", "THREADS_VARIABLE", "extract", "extract_mapped", "threads"]
