@@ -1,0 +1,73 @@
+"""The defaults against real sampled Accel-Sim runs: margin's plan on trace features, ``apply``'s
+reuse warm-up (functional), the sampled list simulated, and the estimate scored against the full
+run of the same traces (fixtures in tests/fixtures/accelsim_sampled_runs, README there).
+
+The full-run tests (test_held_out_workloads.py) score plans on the full run's cycles of the sampled
+launches; these score what a user gets: cycles simulated after a functional warm-up, which differ
+from the full run's. Each plan is made again here, so a change that makes margin draw other
+launches fails first (the recorded runs would no longer be the plan's), and a change to the
+estimator that loses coverage on real runs fails second.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import simsample
+from tests.helpers import ROOT
+
+WORKLOADS = ROOT / "tests" / "fixtures" / "accelsim_workloads"
+RUNS = ROOT / "tests" / "fixtures" / "accelsim_sampled_runs"
+SEEDS = range(20)
+
+
+def _truth(name: str) -> float:
+    full = simsample.collect(WORKLOADS / f"{name}-full.out.gz", sim="accelsim")
+    return float(full["cycles"].sum())
+
+
+def _scores(name: str) -> list[tuple[float, bool, float]]:
+    """(error, covered, relative half-width) of the estimate of each recorded run."""
+    wl = simsample.read(WORKLOADS / f"{name}-features.parquet")
+    truth = _truth(name)
+    out = []
+    for seed in SEEDS:
+        plan = simsample.plan(wl, seed=seed)
+        log = RUNS / name / f"seed-{seed:02d}.out.gz"
+        simulated = simsample.collect(log, sim="accelsim")
+        # the run is this plan's: its launches simulated in detail are exactly the sampled ones
+        assert sorted(simulated["kernel_id"].tolist()) == sorted(set(plan.sampled_ids)), (name, seed)
+        est = simsample.estimate(plan, simsample.collect(log, sim="accelsim", plan=plan))
+        cycles = next(e for e in est.estimates if e.metric == "cycles")
+        assert cycles.ci_low is not None and cycles.ci_high is not None, (name, seed)
+        out.append(
+            (
+                cycles.estimate / truth - 1.0,
+                bool(cycles.ci_low <= truth <= cycles.ci_high),
+                (cycles.ci_high - cycles.ci_low) / 2 / cycles.estimate,
+            )
+        )
+    return out
+
+
+@pytest.mark.parametrize("name", ["hetero", "chains", "training", "decoder"])
+def test_real_sampled_runs_of_the_defaults_are_covered(name: str) -> None:
+    scores = _scores(name)
+    errors = np.abs([e for e, _, _ in scores])
+    covered = sum(c for _, c, _ in scores)
+    # measured: 20 of 20 on each workload, mean |error| 0.07-0.18%, largest 0.43%
+    assert covered >= 18, f"{name}: {covered} of 20 intervals cover the full run"
+    assert errors.mean() < 0.005 and errors.max() < 0.01
+    # intervals that mean something: no wider than the plan's 5% bound, never zero-width
+    half = np.array([h for _, _, h in scores])
+    assert np.median(half) < 0.05 and half.min() > 0
+
+
+def test_the_recorded_runs_are_cut_outputs_of_functional_warmup() -> None:
+    """What the fixtures hold: the sampled launches in detail, the rest replayed functionally."""
+    import gzip
+
+    text = gzip.decompress((RUNS / "chains" / "seed-00.out.gz").read_bytes()).decode()
+    assert "GPGPU-Sim functional warm-up: ./kernel-" in text
+    assert "/" + "kernel-" not in text.replace("./kernel-", "")  # trace paths rewritten
