@@ -12,6 +12,9 @@ at least ``--launches`` of them:
 - kineto: one file per rank, each the kernel events of one real trace in the Kineto writer's
   layout (plain ``.json``; ``--kineto-gzip`` writes ``.json.gz``); plus a row for the real traces
   as recorded, where CPU-side events outnumber kernels about ten to one;
+- kineto_one: all the launches in one such file, read with the compiled extractor on every
+  usable core (one large trace is cut into parts scanned at the same time), then on one thread
+  (``SIMSAMPLE_KINETO_THREADS=1``);
 - ncu: the microgpusim raw page (400 columns), replicated to 50,000 launches for reference.
 
 Every reader runs in a fresh subprocess, which reports the wall time to read and build the
@@ -195,13 +198,13 @@ def _kineto_event(ev: dict, ts_shift: int, corr_shift: int) -> str:
     )
 
 
-def build_kineto(work: Path, n: int, gz: bool) -> list[Path]:
-    per = -(-n // len(KINETO_SOURCES))
+def build_kineto(work: Path, n: int, gz: bool, sources: list[str] = KINETO_SOURCES) -> list[Path]:
+    per = -(-n // len(sources))
     suffix = ".json.gz" if gz else ".json"
-    outs = [work / f"kineto_rank{r}_x{per}{suffix}" for r in range(len(KINETO_SOURCES))]
+    outs = [work / f"kineto_rank{r}_x{per}{suffix}" for r in range(len(sources))]
     if all(p.exists() for p in outs):
         return outs
-    for rank, (src, out) in enumerate(zip(KINETO_SOURCES, outs)):
+    for rank, (src, out) in enumerate(zip(sources, outs)):
         doc = json.loads(gzip.decompress((DATA / "kineto" / src).read_bytes()))
         kernels = [e for e in doc["traceEvents"] if str(e.get("cat", "")).lower() == "kernel"]
         ts = [float(e["ts"]) for e in kernels]
@@ -281,10 +284,13 @@ def measure(fmt: str | None, files: list[str]) -> dict:
     }
 
 
-def run_measure(label: str, files: list[Path], fmt: str | None = None, *, fallback: bool = False) -> dict:
-    """One reader run in a fresh process; ``fallback`` disables the compiled modules there."""
+def run_measure(
+    label: str, files: list[Path], fmt: str | None = None, *, fallback: bool = False, env_extra: dict | None = None
+) -> dict:
+    """One reader run in a fresh process; ``fallback`` disables the compiled modules there,
+    ``env_extra`` sets environment variables there."""
     cmd = [sys.executable, __file__, "--measure", fmt or "-", *map(str, files)]
-    env = dict(os.environ)
+    env = {**os.environ, **(env_extra or {})}
     env.pop("SIMSAMPLE_PURE_PYTHON", None)
     if fallback:
         env["SIMSAMPLE_PURE_PYTHON"] = "1"
@@ -386,6 +392,16 @@ def main() -> None:
             fs = build_kineto(work, n, args.kineto_gzip)
             print(f"built {len(fs)} Kineto rank files in {time.perf_counter() - t:.0f} s", file=sys.stderr)
             measure_both(f"Kineto kernels of 8 traces, {len(fs)} ranks{' (gz)' if args.kineto_gzip else ''}", fs)
+        if "kineto_one" in wanted:
+            t = time.perf_counter()
+            fs = build_kineto(work, n, args.kineto_gzip, KINETO_SOURCES[:1])
+            print(f"built one Kineto file in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+            measure_both("Kineto kernels of 1 trace, 1 file", fs)
+            rows.append(
+                run_measure(
+                    "Kineto kernels of 1 trace, 1 file, 1 thread", fs, env_extra={"SIMSAMPLE_KINETO_THREADS": "1"}
+                )
+            )
         if "kineto_real" in wanted:
             for src in KINETO_SOURCES[:1] + KINETO_SOURCES[5:6]:
                 measure_both(f"real trace {Path(src).name[:28]}", [DATA / "kineto" / src])
