@@ -122,7 +122,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
         whole,
     )
     from simsample.io.workers import can_spawn, usable_cpus
-    from simsample.lazy_modules import lazy_module
+    from simsample.lazy_modules import import_beside, lazy_module
     from simsample.manager import workload_adapter
     from simsample.native import import_optional, pure_python_requested
     from simsample.pkp import pkp_implementation
@@ -340,6 +340,8 @@ _PROVISIONAL_NAMES: dict[str, str] = {
     "sqlite_table_columns": "simsample.io.sqlite_export",
     # a module imported on first use, parents included (plugins are loaded by commands that never use them)
     "lazy_module": "simsample.lazy_modules",
+    # readers whose compiled scan releases the GIL: the libraries needed after it imported beside it
+    "import_beside": "simsample.lazy_modules",
     # readers that unpack archives or inflate compressed input: the same limits and refusals as the built-in ones
     "size_limit": "simsample.io.limits",
     "limit_refusal": "simsample.io.limits",
@@ -517,6 +519,7 @@ __all__ = [
     "sqlite_tables",
     "sqlite_table_columns",
     "lazy_module",
+    "import_beside",
     "size_limit",
     "limit_refusal",
     "human_size",

@@ -21,11 +21,8 @@ result of one scan (a part counts only once the part before has stopped exactly 
 
 from __future__ import annotations
 
-import importlib
 import mmap
 import os
-import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +30,7 @@ import lazy_loader as lazy
 
 from simsample.plugins.readers._kineto import decode as kd
 from simsample.plugins.readers._kineto import scan as ks
-from simsample.sdk import import_optional, parse_int, usable_cpus
+from simsample.sdk import import_beside, import_optional, parse_int, usable_cpus
 
 pd = lazy.load("pandas")
 
@@ -65,34 +62,6 @@ def threads(files_at_once: int = 1) -> int:
     return max(1, min(8, usable_cpus() // max(files_at_once, 1)))
 
 
-_pandas_lock = threading.Lock()
-_pandas_thread: threading.Thread | None = None
-
-
-def _load_pandas() -> None:
-    try:
-        importlib.import_module("pandas").DataFrame  # noqa: B018 (a lazy module's first attribute imports it)
-    except Exception:
-        pass  # the caller's own use of pandas raises the error, in its thread
-
-
-def _pandas_beside() -> threading.Thread | None:
-    """Start importing pandas on another thread, once, where it is not imported yet and a second
-    core is there: the compiled scan releases the GIL, so the import (pandas with pyarrow, about
-    0.15 s of Python) runs beside the scan instead of after it, which needs pandas only for its
-    results. The caller joins the thread before it touches pandas: pandas is loaded lazily, and a
-    lazily loaded module must not be used from two threads while its import runs. None where
-    there is nothing to wait for."""
-    global _pandas_thread
-    with _pandas_lock:
-        if _pandas_thread is None:
-            if "pandas.core.api" in sys.modules or usable_cpus() < 2:
-                return None
-            _pandas_thread = threading.Thread(target=_load_pandas, name="simsample-import-pandas", daemon=True)
-            _pandas_thread.start()
-        return _pandas_thread
-
-
 def extract(
     raw: bytes | bytearray | memoryview | mmap.mmap, *, threads: int = 1, min_part: int | None = None
 ) -> tuple[dict[str, Any], dict[str, Any], int] | None:
@@ -105,12 +74,11 @@ def extract(
     if _native is None:
         return None
     part = MIN_PART_BYTES if min_part is None else min_part
-    loading = _pandas_beside()
+    wait = import_beside("pandas")  # used once the scan is done: imported beside it
     try:
         got = _native.extract(raw, _FIELDS, list(kd.META_KEYS), threads, part)
     finally:
-        if loading is not None:
-            loading.join()  # pandas is used from here on, in this thread only once fully imported
+        wait()
     if got is None or len(got["start_ns"]) == 0:
         return None  # as the typed decoder: with no kernel found, the json module confirms it
     try:

@@ -27,7 +27,7 @@ from types import ModuleType
 
 import numpy as np
 
-from simsample.sdk import can_spawn, import_optional, usable_cpus
+from simsample.sdk import can_spawn, import_beside, import_optional, usable_cpus
 
 #: below this many rows, worker processes cost more than they save
 PARALLEL_MIN_ROWS = 1_000_000
@@ -102,10 +102,13 @@ def fetch_native(uri: str, table: str, exprs: Sequence[str], n: int) -> list[np.
     if native is None:
         return None
     threads = max(1, min(usable_cpus(), 8, n // NATIVE_ROWS_PER_THREAD))
+    wait = import_beside("pandas")  # the reader builds its table once the columns are read
     try:
         return native.read_int_columns(uri, table, list(exprs), n, threads)
     except RuntimeError:  # SqliteError: the other paths report what is wrong with the file
         return None
+    finally:
+        wait()
 
 
 def fetch_many(uri: str, table: str, exprs: Sequence[str], n: int) -> list[np.ndarray | None]:
