@@ -4,18 +4,22 @@
 (it has to, to find the submodule), so a plugin that names ``scipy.sparse`` at module level pays
 for ``scipy`` whenever the plugins are listed. :func:`load` finds nothing until an attribute is
 read: the listing commands (``simsample samplers``, ``plugins``, ``--help``) never do.
+
+:func:`import_beside` does the opposite for a reader about to run a compiled scan: it starts the
+import of a library the scan's results need on another thread, so that the two overlap.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 import threading
 import types
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
+
+from simsample.io.workers import usable_cpus
 
 
 class LazyModule:
@@ -49,12 +53,6 @@ _beside_lock = threading.Lock()
 _beside: dict[str, threading.Thread] = {}
 
 
-def _usable_cores() -> int:
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return os.cpu_count() or 1
-
-
 def _imported(name: str) -> bool:
     """Whether ``name`` is a module whose import has finished (a lazily loaded stand-in in
     ``sys.modules`` is not; ``type()`` does not trigger its import, an attribute would)."""
@@ -84,7 +82,7 @@ def import_beside(name: str) -> Callable[[], None]:
     with _beside_lock:
         thread = _beside.get(name)
         if thread is None:
-            if _imported(name) or _usable_cores() < 2:
+            if _imported(name) or usable_cpus() < 2:
                 return _nothing
             thread = threading.Thread(target=_load, args=(name,), name=f"simsample-import-{name}", daemon=True)
             _beside[name] = thread
