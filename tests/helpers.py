@@ -16,3 +16,10 @@ def shared_path(*parts: str) -> Path:
     if not p.exists():
         pytest.skip(f"development data not available: {'/'.join(parts)}")
     return p
+
+
+def kineto_traces() -> list[Path]:
+    """Every Kineto trace of the development data (plain or compressed), sorted; empty when the
+    data is absent (tests parametrized over it then skip through :func:`shared_path`)."""
+    root = SHARED_DATA / "profiles" / "kineto"
+    return sorted(root.rglob("*.json*")) if root.is_dir() else []

@@ -29,7 +29,7 @@ from simsample.plugins.readers._kineto import native as kn
 from simsample.plugins.readers._kineto import scan as ks
 from simsample.plugins.readers.kineto import read_file
 from simsample.reading import load_workload
-from tests.helpers import SHARED_DATA, shared_path
+from tests.helpers import SHARED_DATA, kineto_traces, shared_path
 
 native = pytest.mark.skipif(not kn.AVAILABLE, reason=f"compiled extractor unavailable: {kn.REASON}")
 _SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -95,13 +95,8 @@ def _identical(a: tuple[dict[str, Any], dict[str, Any], int], b: tuple[dict[str,
 
 
 # --- real traces ---------------------------------------------------------------------------------
-def _real_traces() -> list[Path]:
-    root = SHARED_DATA / "profiles" / "kineto"
-    return sorted(root.rglob("*.json*")) if root.is_dir() else []
-
-
 @native
-@pytest.mark.parametrize("path", _real_traces() or [None], ids=lambda p: p.name if p else "none")
+@pytest.mark.parametrize("path", kineto_traces() or [None], ids=lambda p: p.name if p else "none")
 def test_real_traces_equal_the_python_paths(path):
     if path is None:
         shared_path("profiles", "kineto")  # skips: no development data

@@ -24,7 +24,7 @@ from simsample.io.files import read_all
 from simsample.plugins.readers import kineto
 from simsample.plugins.readers._kineto import decode as kd
 from simsample.plugins.readers._kineto import native as kn
-from tests.helpers import SHARED_DATA, shared_path
+from tests.helpers import SHARED_DATA, kineto_traces, shared_path
 from tests.readers.test_kineto_native import _MUTATIONS, traces
 
 native = pytest.mark.skipif(not kn.AVAILABLE, reason=f"compiled extractor unavailable: {kn.REASON}")
@@ -63,13 +63,8 @@ def _same_as_one_scan(raw: bytes, threads: int, min_part: int = 1) -> int:
 
 
 # --- real traces ---------------------------------------------------------------------------------
-def _real_traces() -> list:
-    root = SHARED_DATA / "profiles" / "kineto"
-    return sorted(root.rglob("*.json*")) if root.is_dir() else []
-
-
 @native
-@pytest.mark.parametrize("path", _real_traces() or [None], ids=lambda p: p.name if p else "none")
+@pytest.mark.parametrize("path", kineto_traces() or [None], ids=lambda p: p.name if p else "none")
 def test_real_traces_split_alike(path):
     if path is None:
         shared_path("profiles", "kineto")  # skips: no development data
