@@ -18,6 +18,7 @@ only its immediate predecessor, reads them from DRAM.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from simsample_macsim.synth import ElementwiseKernel, write_workload
@@ -41,18 +42,24 @@ def layers_kernels(steps: int = 3, layers: int = 4) -> list[ElementwiseKernel]:
     return out
 
 
-def main() -> int:
+def write_cli(description: str, kernels: Callable[[], list[ElementwiseKernel]], argv: list[str] | None = None) -> int:
+    """The command line of a MacSim workload generator: one argument, a new folder to write
+    ``kernels()`` into (an existing one is refused in one line: never written over)."""
     import argparse
 
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out", type=Path, help="trace folder to write (a new folder)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.out.exists():
         ap.error(f"{args.out}: exists; give a new folder")
-    kernels = layers_kernels()
-    write_workload(args.out, kernels)
-    print(f"{args.out}: {len(kernels)} launches")
+    written = kernels()
+    write_workload(args.out, written)
+    print(f"{args.out}: {len(written)} launches")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return write_cli(__doc__, layers_kernels, argv)
 
 
 if __name__ == "__main__":

@@ -21,9 +21,7 @@ every step. It was written after the context column was built on the layers work
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from simsample_macsim.synth import ElementwiseKernel, write_workload
+from simsample_macsim.synth import ElementwiseKernel
 
 ELEMENTS = 16384
 
@@ -46,18 +44,10 @@ def mlp_kernels(steps: int = 3, layers: int = 4) -> list[ElementwiseKernel]:
     return out
 
 
-def main() -> int:
-    import argparse
+def main(argv: list[str] | None = None) -> int:
+    from macsim_layers_workload import write_cli  # beside this script (its folder is on sys.path)
 
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("out", type=Path, help="trace folder to write (a new folder)")
-    args = ap.parse_args()
-    if args.out.exists():
-        ap.error(f"{args.out}: exists; give a new folder")
-    kernels = mlp_kernels()
-    write_workload(args.out, kernels)
-    print(f"{args.out}: {len(kernels)} launches")
-    return 0
+    return write_cli(__doc__, mlp_kernels, argv)
 
 
 if __name__ == "__main__":
