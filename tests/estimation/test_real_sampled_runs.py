@@ -62,12 +62,3 @@ def test_real_sampled_runs_of_the_defaults_are_covered(name: str) -> None:
     # intervals that mean something: no wider than the plan's 5% bound, never zero-width
     half = np.array([h for _, _, h in scores])
     assert np.median(half) < 0.05 and half.min() > 0
-
-
-def test_the_recorded_runs_are_cut_outputs_of_functional_warmup() -> None:
-    """What the fixtures hold: the sampled launches in detail, the rest replayed functionally."""
-    import gzip
-
-    text = gzip.decompress((RUNS / "chains" / "seed-00.out.gz").read_bytes()).decode()
-    assert "GPGPU-Sim functional warm-up: ./kernel-" in text
-    assert "/" + "kernel-" not in text.replace("./kernel-", "")  # trace paths rewritten
