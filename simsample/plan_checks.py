@@ -5,7 +5,8 @@ things no plan made by ``simsample plan`` says, and each of them used to travel 
 failed far from the cause: a sample at launch 99 of a 30-launch workload was applied and recorded;
 a ``process`` section without the sampled kernel id ended in ``KeyError``; an empty one wrote a
 tracer script that traced nothing; a launch number of 10^12 asked the tracer for a launch the
-process never makes, and a ``first_launch`` of 10^30 overflowed ``int64``. :func:`check_plan`
+process never makes, and a ``first_launch`` of 10^30 overflowed ``int64``; a sample of weight 0
+outside an audit, or an audit whose parts disagree, would give a wrong interval. :func:`check_plan`
 refuses them when the plan is read (and before it is written), in one line that names the part.
 
 The positional rules of a ``process.samples`` entry are checked here too: the schema states them
@@ -127,6 +128,50 @@ def entry_rules_suffice(rules: Any) -> bool:
     return True
 
 
+def _check_audit(plan: Any, source: str) -> None:
+    """Samples of weight 0 are an audit's, and an audit's parts agree with the samples: its rows
+    are exactly the draws of its cluster, of launches it lists, each predicted by a cluster that
+    has one representative (:mod:`simsample.sampling.audit`). A hand-edited audit would otherwise
+    give an interval computed from the wrong launches, or fail far from the cause."""
+    samples = plan.samples
+    estimator = plan.estimator if isinstance(plan.estimator, Mapping) else {}
+    audit = estimator.get("audit")
+    weights = samples["weight"].to_numpy(np.float64) if len(samples) else np.empty(0)
+    clusters = samples["cluster"].to_numpy(np.int64) if len(samples) else np.empty(0, np.int64)
+
+    def bad(what: str) -> UserError:
+        return UserError(f"{source}: the plan's audit is inconsistent ({what}); make the plan again")
+
+    if audit is None:
+        if np.any(weights == 0):
+            i = int(np.argmax(weights == 0))
+            raise UserError(
+                f"{source}: sample {i} has weight 0, which only an audit's samples have, and the plan has no audit; "
+                "make the plan again"
+            )
+        return
+    if estimator.get("kind") != "representative":
+        raise bad("only a representative plan has one")
+    aid = int(audit["cluster"])
+    launches, of = list(audit["launches"]), list(audit["of"])
+    if not (len(launches) == len(of) == len(audit["share"]) == len(audit["p"])):
+        raise bad("its lists differ in length")
+    if launches != sorted(set(launches)):
+        raise bad("its launches are not distinct and ascending")
+    rows = clusters == aid
+    if int(rows.sum()) != int(audit["draws"]):
+        raise bad(f"cluster {aid} lists {int(rows.sum())} sample(s), the audit {audit['draws']} draw(s)")
+    if np.any(weights[rows] != 0) or np.any(weights[~rows] == 0):
+        raise bad("weight 0 is for its samples, and only for them")
+    drawn = set(samples["launch"].to_numpy(np.int64)[rows].tolist())
+    if drawn != set(launches):
+        raise bad("its launches are not those of its samples")
+    ids, counts = np.unique(clusters[~rows], return_counts=True)
+    one = set(ids[counts == 1].tolist())
+    if not set(of) <= one:
+        raise bad("a launch is predicted by a cluster without exactly one representative")
+
+
 def check_plan(plan: Any, source: str = "plan", *, entry_columns: Any = None) -> None:
     """Refuse (one :class:`UserError` line) a plan whose parts disagree (see the module docstring).
 
@@ -150,6 +195,7 @@ def check_plan(plan: Any, source: str = "plan", *, entry_columns: Any = None) ->
                 f"has {launches_total:,} launches (0-based positions); the plan file is inconsistent (edited by "
                 "hand?): make the plan again"
             )
+    _check_audit(plan, source)
     proc = plan.process
     if proc is None or not n:
         return  # a plan without samples is refused by its reader, with its own message

@@ -68,6 +68,10 @@ PLAN_FORMAT_MINOR = 1
 #: workload went through; :mod:`simsample.sampling.filters`). Written only by plans that have it,
 #: so plans without it keep their bytes.
 PLAN_FORMAT_MINOR_PROCESS = 2
+#: 3: the optional ``estimator.audit`` of a representative plan (launches drawn at random beside
+#: the representatives, listed as samples of weight 0; :mod:`simsample.sampling.audit`). Written
+#: only by plans that have one.
+PLAN_FORMAT_MINOR_AUDIT = 3
 _KEY_ORDER = (
     "simsample_plan",
     "simsample_plan_minor",
@@ -303,7 +307,7 @@ class Plan:
         process entries (``None`` without them)."""
         doc: dict[str, Any] = {
             "simsample_plan": PLAN_FORMAT_VERSION,
-            "simsample_plan_minor": PLAN_FORMAT_MINOR if self.process is None else PLAN_FORMAT_MINOR_PROCESS,
+            "simsample_plan_minor": self._minor(),
             "created_by": self.created_by,
             "workload": {k: _jsonable(v) for k, v in self.workload.items()},
             "sampler": _jsonable(self.sampler),
@@ -321,6 +325,13 @@ class Plan:
             else:
                 doc["process"] = _jsonable(proc)
         return doc, entries
+
+    def _minor(self) -> int:
+        """The oldest minor format that holds what this plan has: plans keep their bytes until
+        they use an addition."""
+        if isinstance(self.estimator, Mapping) and self.estimator.get("audit") is not None:
+            return PLAN_FORMAT_MINOR_AUDIT
+        return PLAN_FORMAT_MINOR if self.process is None else PLAN_FORMAT_MINOR_PROCESS
 
     def to_json(self, *, samples: bool = True) -> dict[str, Any]:
         """The plan as a JSON-ready dict in canonical key order (``samples=False``: with an empty

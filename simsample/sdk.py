@@ -147,7 +147,13 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
     from simsample.sampling.filters import WHOLE_PROCESS_FORMATS, launch_numbers, sample_launches, subset_launches
     from simsample.sampling.grouping import CONTEXT_COLUMN, GROUPINGS, Grouping, resolve_grouping
     from simsample.sampling.metrics import Metric, count, not_estimable, ratio
-    from simsample.sampling.representatives import first_of_each, relabel_by_first, representative_plan, resolve_metric
+    from simsample.sampling.representatives import (
+        AUDIT_PARAM,
+        first_of_each,
+        relabel_by_first,
+        representative_plan,
+        resolve_metric,
+    )
     from simsample.sampling.strata import (
         COMMON_PARAMS,
         Range,
@@ -202,6 +208,7 @@ _STABLE: dict[str, str] = {
     "make_cluster": "simsample.sampling.draws",
     "cluster_stats": "simsample.sampling.draws",
     "representative_plan": "simsample.sampling.representatives",
+    "AUDIT_PARAM": "simsample.sampling.representatives",
     "first_of_each": "simsample.sampling.representatives",
     "relabel_by_first": "simsample.sampling.representatives",
     "resolve_metric": "simsample.sampling.representatives",
@@ -369,6 +376,7 @@ PROVISIONAL: frozenset[str] = frozenset(_PROVISIONAL_NAMES)
 
 #: Written out (not computed) so that linters and readers see what the module exports.
 __all__ = [
+    "AUDIT_PARAM",
     "Adapter",
     "BINARY_BYTE_SCALE",
     "COMMON_PARAMS",

@@ -346,7 +346,11 @@ def plan_cmd(
         plan_.prediction["default_sampler"] = True  # the plan says it was not asked for by name
     plan_.write(output)
     pred = plan_.prediction
-    summary = f"{output}: {pred['sampled_launches']:,} of {len(wl):,} launches in {len(plan_.clusters):,} clusters"
+    audit = plan_.estimator.get("audit")
+    clusters = len(plan_.clusters) - (audit is not None)
+    summary = f"{output}: {pred['sampled_launches']:,} of {len(wl):,} launches in {clusters:,} clusters"
+    if audit is not None:
+        summary += f" and an audit of {audit['draws']:,} draw(s)"
     if chosen:
         summary += f" (sampler {sampler.name}, the default; --sampler to choose another)"
     if pred.get("speedup"):

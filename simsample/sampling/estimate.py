@@ -59,7 +59,8 @@ beyond :data:`NORMAL_DOF`. A confidence asked of ``simsample estimate`` whose t 
 more than :data:`MAX_T_RATIO` times the normal one is refused in one line naming the
 confidence that would work (one degree of freedom makes a 99% interval ±63.7 standard errors);
 at the plan's own confidence such a metric is given without an interval. Plans that pick one representative per cluster
-(PKA, Sieve, Photon) carry no statistical bound, and their estimates have none.
+(PKA, Sieve, Photon) carry no statistical bound, and their estimates have none, unless an audit
+drawn beside them measured the representatives' error (:mod:`simsample.sampling.audit`).
 
 Ratio metrics (IPC, hit rates) are ratios of estimated totals, R̂ = T̂_a / T̂_b; their variance is
 the delta method's, Var(T̂_z)/T̂_b² with z = a − R̂·b per launch: clusters of enough draws give
@@ -82,6 +83,7 @@ import numpy as np
 
 from simsample.errors import UserError
 from simsample.planfile import Plan
+from simsample.sampling.audit import audit_bound, has_audit
 
 pd = lazy.load("pandas")
 special = lazy.load(
@@ -626,7 +628,7 @@ def estimate_total(
     y = _sample_values(plan, values, metric)
     total = _cluster_means_total(plan, y)
     if plan.estimator.get("kind") != "stratified":
-        return _finish(metric, total, None, confidence, len(y), "total")
+        return _audited(plan, metric, total, y, confidence, len(y), "total", _total_bounds(plan, y), strict=strict)
     d = _design(plan)
     var = _variance(
         plan,
@@ -717,7 +719,9 @@ def estimate_ratio(
         return MetricEstimate(metric, float("nan"), None, None, None, confidence, len(a), "ratio")
     r = ta / tb
     if plan.estimator.get("kind") != "stratified":
-        return _finish(metric, r, None, confidence, len(a), "ratio")
+        return _audited(
+            plan, metric, r, a - r * b, confidence, len(a), "ratio", _ratio_bounds(a, b), strict=strict, scale=tb
+        )
     z = a - r * b
     d = _design(plan)
     var_d = _variance(plan, d, z, _ratio_borrow(d, a, b, r), design_cov=False, own_draws=OWN_DRAWS)
@@ -804,8 +808,10 @@ def _finish(
     *,
     strict: bool | str = False,
     least: float = 0.0,
+    offset: float = 0.0,
 ) -> MetricEstimate:
-    """The interval at ``confidence``, at least ``least`` on either side, kept within ``bounds``: what the metric can be
+    """The interval at ``confidence``, at least ``least`` on either side and widened by ``offset``
+    (an audited projection's estimated bias), kept within ``bounds``: what the metric can be
     whatever the launches not simulated did (a count's total is at least what the simulated launches counted;
     a hit rate lies in [0, 1]). A symmetric interval of a skewed count otherwise reaches below
     zero. ``strict``: refuse (:class:`UnsupportedConfidence`, one line) an interval whose Student t
@@ -833,7 +839,7 @@ def _finish(
             _check_supported(metric, dof, confidence)
         q = float(special.stdtrit(dof, 0.5 + confidence / 2))
     lo, hi = bounds
-    half = max(q * se, least) if se > 0 else q * se
+    half = max(q * se + offset, least) if se > 0 else q * se + offset
     return MetricEstimate(
         metric,
         est,
@@ -847,6 +853,41 @@ def _finish(
     )
 
 
+def _audited(
+    plan: Plan,
+    metric: str,
+    est: float,
+    own: np.ndarray,
+    confidence: float,
+    n: int,
+    kind: str,
+    bounds: tuple[float, float],
+    *,
+    strict: bool | str,
+    scale: float = 1.0,
+) -> MetricEstimate:
+    """A representative plan's estimate: without an audit, none of an interval; with one, the
+    projection ± (|B̂| + t·se(B̂)) of :mod:`simsample.sampling.audit`, from the values ``own`` of
+    each sample row (y of a total, z = a − R̂·b of a ratio, whose bound is then divided by
+    ``scale``, T̂_b)."""
+    s = plan.samples
+    bound = audit_bound(plan.estimator, s["launch"].to_numpy(np.int64), s["cluster"].to_numpy(np.int64), own)
+    if bound is None:
+        return _finish(metric, est, None, confidence, n, kind)
+    se = bound.std_error / abs(scale)
+    return _finish(
+        metric,
+        est,
+        (se * se, bound.dof),
+        confidence,
+        n,
+        kind,
+        bounds,
+        strict=strict,
+        offset=abs(bound.bias) / abs(scale),
+    )
+
+
 def no_interval_reason(plan: Plan) -> str:
     """Why an estimate of ``plan`` has no interval, in a few words for the estimate table (the
     case of too few degrees of freedom is said with its dof where it is printed).
@@ -857,7 +898,9 @@ def no_interval_reason(plan: Plan) -> str:
     the spread nowhere (no cluster drawn twice): a plan drawing a few clusters twice (margin does
     on trace features) gives one."""
     if plan.estimator.get("kind") != "stratified":
-        return "no bound (representative plan)"
+        if has_audit(plan.estimator):
+            return "none: the audit needs two draws or more"
+        return "no bound (representative plan; plan it with audit=M for one)"
     return "none: no cluster drawn twice measured the spread"
 
 

@@ -41,6 +41,7 @@ from simsample.errors import UserError, UserFileNotFoundError
 from simsample.io.files import missing_message
 from simsample.planfile import Plan
 from simsample.plugin_base import Sampler
+from simsample.sampling.audit import has_audit
 from simsample.sampling.estimate import UnsupportedConfidence, estimate_total
 from simsample.workload import Workload
 
@@ -172,7 +173,7 @@ def score_plan(plan: Plan, values: np.ndarray, kernel_ids: np.ndarray, *, truth:
     covered: bool | None = None
     half_width: float | None = None
     refused = False
-    if plan.estimator.get("kind") == "stratified":
+    if plan.estimator.get("kind") == "stratified" or has_audit(plan.estimator):
         series = pd.Series(values[distinct], index=kernel_ids[distinct])
         conf = plan.prediction.get("confidence") or 0.95
         try:

@@ -1,7 +1,8 @@
 """Plans of samplers that stand one chosen launch for each cluster (PKA, Sieve, Photon).
 
 Such a plan has no statistical bound: one launch per cluster gives no sample variance, and the
-choice is not random in the methods' own rules. Its estimator kind is ``"representative"``, its
+choice is not random in the methods' own rules. An audit drawn beside it (``audit=M``) gives it
+one (:mod:`simsample.sampling.audit`). Its estimator kind is ``"representative"``, its
 error bound ``None``; the clusters still carry their profile statistics, so a reader can see how
 much each cluster varies around the launch that stands for it.
 """
@@ -14,10 +15,25 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from simsample.planfile import Cluster, Plan
+from simsample.plugin_base import Param
+from simsample.sampling.audit import audit_probabilities, audit_record, audit_rng, draw_audit, member_shares
 
 if TYPE_CHECKING:
     from simsample.plugin_base import Sampler
     from simsample.workload import Workload
+
+
+#: The ``audit`` parameter of the representative samplers: launches drawn at random beside the
+#: representatives to bound their error (:mod:`simsample.sampling.audit`); 0 keeps the method's
+#: own plan, without an interval.
+AUDIT_PARAM = Param(
+    "audit",
+    int,
+    0,
+    "launches drawn at random beside the representatives (in proportion to the cost column) that give the plan "
+    "an interval; 0: the method's own plan, without one",
+    minimum=0,
+)
 
 
 def grouped_stats(labels: np.ndarray, values: np.ndarray, n_clusters: int) -> dict[str, np.ndarray]:
@@ -63,10 +79,16 @@ def representative_plan(
     weights: np.ndarray,
     keys: Sequence[str],
     extra_prediction: Mapping[str, Any] | None = None,
+    audit: int = 0,
+    apportion: np.ndarray | None = None,
 ) -> Plan:
     """A plan with one representative (row ``reps[c]``, weight ``weights[c]``) per cluster ``c``.
 
     ``labels`` gives every launch row its cluster ``0..C-1``; every cluster must have members.
+    ``audit``: launches drawn at random beside the representatives, in proportion to ``values``,
+    that give the plan an interval (:mod:`simsample.sampling.audit`); they are listed with weight
+    0 in one more cluster, and ``apportion`` (e.g. instructions, for plans weighted by instruction
+    share) says how a cluster's projection divides among its members.
     """
     labels = np.asarray(labels, dtype=np.int64)
     reps = np.asarray(reps, dtype=np.int64)
@@ -94,15 +116,36 @@ def representative_plan(
         )
         for c in range(n_clusters)
     ]
-    return Plan.build(
+    rows, row_weights, row_clusters = reps, weights, np.arange(n_clusters, dtype=np.int64)
+    estimator_audit = None
+    if audit > 0:
+        p = audit_probabilities(values)
+        drawn = draw_audit(p, audit, audit_rng(seed))
+        shares = member_shares(labels, weights, apportion)
+        estimator_audit = audit_record(drawn, labels, shares, p, cluster=n_clusters)
+        distinct = np.unique(drawn)
+        clusters.append(
+            Cluster(
+                id=n_clusters,
+                key=f"audit: {audit} draws in proportion to {metric}",
+                size=len(labels),
+                draws=int(audit),
+                stats={"total": float(np.sum(values, where=np.isfinite(values)))},
+                representatives=[int(ids[r]) for r in distinct],
+            )
+        )
+        rows = np.concatenate([reps, drawn])
+        row_weights = np.concatenate([weights, np.zeros(len(drawn))])
+        row_clusters = np.concatenate([row_clusters, np.full(len(drawn), n_clusters, dtype=np.int64)])
+    plan = Plan.build(
         workload,
         sampler,
         params,
         seed,
         metric=metric,
-        rows=reps,
-        weights=weights,
-        cluster_of_row=np.arange(n_clusters, dtype=np.int64),
+        rows=rows,
+        weights=row_weights,
+        cluster_of_row=row_clusters,
         clusters=clusters,
         kind="representative",
         replace=False,
@@ -110,6 +153,9 @@ def representative_plan(
         confidence=None,
         extra_prediction=extra_prediction,
     )
+    if estimator_audit is not None:
+        plan.estimator["audit"] = estimator_audit
+    return plan
 
 
 def resolve_metric(workload: Workload, metric: str) -> str:

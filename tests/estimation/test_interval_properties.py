@@ -151,7 +151,7 @@ def test_a_representative_plan_says_it_has_no_bound():
     plan = make_plan(x, {0: np.arange(4), 1: np.arange(4, 8)}, {0: [0], 1: [4]}, kind="representative")
     e = estimate_total(plan, by_id(x), confidence=0.95)
     assert e.ci_low is None
-    assert no_interval_reason(plan) == "no bound (representative plan)"
+    assert no_interval_reason(plan) == "no bound (representative plan; plan it with audit=M for one)"
 
 
 def test_cli_says_why_a_stratified_plan_has_no_interval(tmp_path):

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from simsample.sdk import (
+    AUDIT_PARAM,
     Param,
     Plan,
     Sampler,
@@ -105,6 +106,7 @@ class GclSampler(Sampler):
         ),
         Param("cache", str, "auto", "graph cache folder: auto = the user's cache folder, none = no cache"),
         Param("jobs", int, None, "processes reading traces (default: the usable cores)", minimum=1, nullable=True),
+        AUDIT_PARAM,
     )
     bounded = False
 
@@ -231,6 +233,7 @@ class GclSampler(Sampler):
             weights=weights,
             keys=keys,
             extra_prediction=extra,
+            audit=params["audit"],
         )
 
 

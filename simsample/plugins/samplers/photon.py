@@ -40,7 +40,17 @@ import numpy as np
 
 from simsample.plugins.samplers._photon import gpus
 from simsample.plugins.samplers._photon.bbv import FEATURES_HINT, GpuBBVs, WarpFeatures, gpu_bbvs
-from simsample.sdk import Param, Plan, Sampler, UserError, Workload, hookimpl, representative_plan, resolve_metric
+from simsample.sdk import (
+    AUDIT_PARAM,
+    Param,
+    Plan,
+    Sampler,
+    UserError,
+    Workload,
+    hookimpl,
+    representative_plan,
+    resolve_metric,
+)
 
 INSTRUCTION_COLUMNS = ("warp_insts", "smsp__inst_executed.sum", "instructions")
 
@@ -67,6 +77,7 @@ class PhotonSampler(Sampler):
             "instruction column: auto = first of " + ", ".join(INSTRUCTION_COLUMNS) + ", else from the BBVs",
         ),
         Param("metric", str, "auto", "per-launch cost column: auto = cycles, else duration_ns"),
+        AUDIT_PARAM,
     )
     requires = ()
     requires_hint = FEATURES_HINT
@@ -126,6 +137,8 @@ class PhotonSampler(Sampler):
             weights=weights,
             keys=keys,
             extra_prediction=extra,
+            audit=params["audit"],
+            apportion=inst if params["predict"] == "cpi" else None,
         )
 
 

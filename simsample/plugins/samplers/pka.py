@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from simsample.sdk import (
+    AUDIT_PARAM,
     SHAPE_COLUMNS,
     Param,
     Plan,
@@ -128,6 +129,7 @@ class PKASampler(Sampler):
             choices=("sgd", "gnb", "mlp"),
         ),
         Param("metric", str, "auto", "per-launch cost column: auto = cycles, else duration_ns"),
+        AUDIT_PARAM,
     )
     requires = PKA_METRICS
     requires_hint = PKA_HINT
@@ -191,6 +193,7 @@ class PKASampler(Sampler):
             weights=sizes,
             keys=keys,
             extra_prediction=extra,
+            audit=params["audit"],
         )
 
 

@@ -48,7 +48,18 @@ from typing import Any
 
 import numpy as np
 
-from simsample.sdk import Param, Plan, Sampler, UserError, Workload, hookimpl, representative_plan, resolve_metric, rng
+from simsample.sdk import (
+    AUDIT_PARAM,
+    Param,
+    Plan,
+    Sampler,
+    UserError,
+    Workload,
+    hookimpl,
+    representative_plan,
+    resolve_metric,
+    rng,
+)
 
 #: Instruction columns accepted, in order of preference.
 INSTRUCTION_COLUMNS = ("smsp__inst_executed.sum", "warp_insts", "instructions")
@@ -85,6 +96,7 @@ class SieveSampler(Sampler):
         Param("kde", bool, True, "split tier-3 kernels by kernel density (false: one stratum per tier-3 kernel)"),
         Param("instructions", str, "auto", "instruction column: auto = first of " + ", ".join(INSTRUCTION_COLUMNS)),
         Param("metric", str, "auto", "per-launch cost column: auto = cycles, else duration_ns"),
+        AUDIT_PARAM,
     )
     requires = ("smsp__inst_executed.sum",)
     requires_hint = SIEVE_HINT
@@ -165,6 +177,8 @@ class SieveSampler(Sampler):
             weights=weights,
             keys=keys,
             extra_prediction=extra,
+            audit=params["audit"],
+            apportion=inst if params["weighting"] == "instructions" else None,
         )
 
 

@@ -1,0 +1,153 @@
+"""An audit beside a representative plan: a few launches drawn at random to bound its error.
+
+PKA, Sieve and Photon stand one chosen launch for each cluster. Nothing in such a plan is drawn
+at random, so no sampling distribution says how far its projection T̂ = Σ w·y can be from the
+whole run: its error is the representatives' bias, which the plan alone cannot measure. An audit
+measures it the way two-phase (double) sampling does (Cochran, *Sampling Techniques*, §12; Särndal,
+Swensson and Wretman, *Model Assisted Survey Sampling*, §6.3, the difference estimator):
+
+- the plan predicts every launch j: ŷ_j = share_j · y(representative of j's cluster), where the
+  shares of a cluster's members sum to its weight w_c, so that Σ_j ŷ_j is exactly the projection;
+- ``m`` launches are drawn with replacement with probability p_j proportional to the design
+  metric (a profile's duration, a trace's warp instructions: the heavy launches are where the
+  cycles and the error are), mixed with a uniform share :data:`DEFENSIVE` so that every launch
+  can be drawn (Hesterberg 1995, defensive mixtures): a launch the design metric calls free is
+  not thereby outside the audit;
+- the Hansen–Hurwitz estimate of the projection's error B = Σ_j (ŷ_j − y_j) = T̂ − T is
+  B̂ = (1/m)·Σ_r d_r, d_r = (ŷ_r − y_r)/p_r, unbiased whatever the representatives are, with
+  the variance estimate s_d²/m on m − 1 degrees of freedom.
+
+The point estimate stays the method's own projection (the papers' numbers, and Σ w·y as every
+plan's weights mean it: the audit's samples carry weight 0). Its interval is
+T̂ ± (|B̂| + t·se(B̂)): it holds the truth whenever B̂ lies within t·se(B̂) of B, at least as often
+as the confidence says, and it is wide where the representatives are far off and narrow where
+the audit finds them close. A ratio (IPC) takes the same bound on the linearised z = a − R̂·b.
+
+The audit is opt-in (``audit=M`` on the representative samplers): it costs M simulated launches
+drawn where the time is, and without it the plans are exactly the published methods'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: Share of the audit's draw probability spread evenly over all launches (the rest in proportion
+#: to the design metric): every launch can be drawn, and a launch whose design value understates
+#: its cost by a large factor cannot make one draw's d_r unbounded.
+DEFENSIVE = 0.05
+
+#: The fields of ``plan.estimator["audit"]``.
+AUDIT_FIELDS = ("cluster", "draws", "defensive", "launches", "of", "share", "p")
+
+
+def audit_probabilities(x: np.ndarray, *, defensive: float = DEFENSIVE) -> np.ndarray:
+    """Each launch's probability of one audit draw: (1 − defensive)·x_j/Σx + defensive/N.
+
+    Negative or non-finite design values count as 0; a workload whose design values are all 0
+    is drawn uniformly."""
+    x = np.asarray(x, dtype=np.float64)
+    n = len(x)
+    if n == 0:
+        return np.empty(0)
+    x = np.where(np.isfinite(x) & (x > 0), x, 0.0)
+    total = float(x.sum())
+    if total <= 0:
+        return np.full(n, 1.0 / n)
+    p = (1.0 - defensive) * (x / total) + defensive / n
+    return p / p.sum()
+
+
+def audit_rng(seed: int) -> np.random.Generator:
+    """The audit's own stream of the plan's seed: drawing it leaves the sampler's choices, made
+    with :func:`simsample.sampling.draws.rng` of the same seed, as they were without it."""
+    return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(1,)))
+
+
+def draw_audit(p: np.ndarray, draws: int, gen: np.random.Generator) -> np.ndarray:
+    """``draws`` row positions drawn with replacement with probabilities ``p`` (in draw order)."""
+    if draws <= 0:
+        return np.empty(0, dtype=np.int64)
+    return gen.choice(len(p), size=int(draws), replace=True, p=p).astype(np.int64)
+
+
+def member_shares(labels: np.ndarray, weights: np.ndarray, apportion: np.ndarray | None = None) -> np.ndarray:
+    """Each launch's share of its cluster's projection, in units of its representative's value.
+
+    The shares of cluster c sum to its weight w_c, so Σ_j share_j·y(rep of j) is the plan's
+    projection. ``apportion`` (e.g. instructions, for plans weighted by instruction share: a
+    member's predicted cycles scale with its instructions) divides w_c in proportion; without it,
+    or where a cluster's apportioning values sum to 0, equally."""
+    labels = np.asarray(labels, dtype=np.int64)
+    weights = np.asarray(weights, dtype=np.float64)
+    k = len(weights)
+    counts = np.bincount(labels, minlength=k).astype(np.float64)
+    equal = weights[labels] / counts[labels]
+    if apportion is None:
+        return equal
+    a = np.where(np.isfinite(apportion) & (apportion > 0), np.asarray(apportion, dtype=np.float64), 0.0)
+    sums = np.bincount(labels, weights=a, minlength=k)
+    ok = sums[labels] > 0
+    # the fraction first: w·a underflows to 0 for a tiny apportioning value that is all of its cluster's
+    return np.where(ok, weights[labels] * (a / np.where(ok, sums[labels], 1.0)), equal)
+
+
+def audit_record(
+    rows: np.ndarray, labels: np.ndarray, shares: np.ndarray, p: np.ndarray, *, cluster: int
+) -> dict[str, Any]:
+    """The plan's ``estimator.audit``: per distinct audited launch (ascending), the cluster whose
+    representative predicts it, its share and its draw probability; ``cluster`` is the id of the
+    cluster that lists the audit's samples."""
+    distinct = np.unique(rows)
+    return {
+        "cluster": int(cluster),
+        "draws": int(len(rows)),
+        "defensive": DEFENSIVE,
+        "launches": [int(r) for r in distinct],
+        "of": [int(labels[r]) for r in distinct],
+        "share": [float(shares[r]) for r in distinct],
+        "p": [float(p[r]) for r in distinct],
+    }
+
+
+@dataclass(frozen=True)
+class AuditBound:
+    """What the audit says of a projection's error B = T̂ − T."""
+
+    bias: float  # B̂, the Hansen–Hurwitz estimate of T̂ − T
+    std_error: float  # se(B̂)
+    dof: float  # m − 1
+
+
+def has_audit(estimator: Mapping[str, Any]) -> bool:
+    """Whether a plan's estimator section carries an audit of at least one draw."""
+    audit = estimator.get("audit") if isinstance(estimator, Mapping) else None
+    return isinstance(audit, Mapping) and int(audit.get("draws") or 0) > 0
+
+
+def audit_bound(
+    estimator: Mapping[str, Any], launch: np.ndarray, cluster: np.ndarray, y: np.ndarray
+) -> AuditBound | None:
+    """The audit's estimate of the projection's error from the sample rows' values ``y`` (rows as
+    the plan lists them: ``launch`` positions and ``cluster`` ids); None without an audit or with
+    fewer than two draws (no spread to estimate)."""
+    if not has_audit(estimator):
+        return None
+    audit = estimator["audit"]
+    aid = int(audit["cluster"])
+    rows = cluster == aid
+    m = int(rows.sum())
+    if m < 2:
+        return None
+    at = {int(x): i for i, x in enumerate(audit["launches"])}
+    of = np.asarray(audit["of"], dtype=np.int64)
+    share = np.asarray(audit["share"], dtype=np.float64)
+    p = np.asarray(audit["p"], dtype=np.float64)
+    rep_value = {int(c): float(v) for c, v in zip(cluster[~rows], y[~rows])}
+    idx = np.array([at[int(x)] for x in launch[rows]], dtype=np.int64)
+    predicted = share[idx] * np.array([rep_value[int(c)] for c in of[idx]])
+    d = (predicted - y[rows]) / p[idx]
+    return AuditBound(float(d.mean()), float(d.std(ddof=1) / np.sqrt(m)), float(m - 1))
