@@ -447,6 +447,15 @@ def print_estimates(estimates, plan, as_json: bool, *, header: str = "", as_csv:
             "-" if pd.isna(hw) else f"{hw:.2f}%",
         )
     con.print(table)
+    audited = next((e for e in estimates if e.bias is not None and e.estimate != e.bias), None)
+    if audited is not None:  # the direction matters as much as the width: say which way the projection is off
+        draws = plan.estimator["audit"]["draws"]
+        off = 100 * audited.bias / (audited.estimate - audited.bias)
+        con.print(
+            f"audit of {draws} draw(s): the representatives' projection of {audited.metric} is an estimated "
+            f"{off:+.2f}% off the whole run; the interval reaches that far and t standard errors beyond",
+            highlight=False,
+        )
     if plan.prediction.get("error_bound") is not None:
         con.print(
             f"plan's bound: ±{100 * plan.prediction['error_bound']:.2f}% at "

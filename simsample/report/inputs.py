@@ -103,6 +103,7 @@ def read_estimate(path: Path) -> dict[str, Any]:
         _number(path, f"{at}: confidence", e.get("confidence"), lo=0, hi=1, above=True, below=True)
         _number(path, f"{at}: samples", e.get("samples"), lo=0, whole=True)
         _number(path, f"{at}: dof", e.get("dof"), lo=0, above=True)
+        _number(path, f"{at}: bias", e.get("bias"))
         _number(path, f"{at}: half_width_pct", e.get("half_width_pct"), lo=0)
         if e.get("kind") is not None and e.get("kind") not in ("total", "ratio"):
             raise FormatError(path, f"{at}: kind {str(e.get('kind'))[:40]!r}; expected 'total' or 'ratio'")

@@ -106,6 +106,9 @@ class MetricEstimate:
     #: effective (Welch–Satterthwaite) degrees of freedom of the interval's Student t quantile;
     #: None where the interval is normal (the variance is known or has many degrees of freedom)
     dof: float | None = None
+    #: an audited representative plan's estimate of its own error, estimate − truth
+    #: (:mod:`simsample.sampling.audit`); None for every other plan
+    bias: float | None = None
 
     def to_json(self) -> dict:
         return {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in asdict(self).items()}
@@ -875,7 +878,7 @@ def _audited(
     if bound is None:
         return _finish(metric, est, None, confidence, n, kind)
     se = bound.std_error / abs(scale)
-    return _finish(
+    e = _finish(
         metric,
         est,
         (se * se, bound.dof),
@@ -886,6 +889,9 @@ def _audited(
         strict=strict,
         offset=abs(bound.bias) / abs(scale),
     )
+    # a ratio's z = a − R̂·b sums to 0 over the predictions, so B_z = (R̂ − R)·T_b
+    e.bias = bound.bias / scale
+    return e
 
 
 def no_interval_reason(plan: Plan) -> str:

@@ -109,7 +109,7 @@ def test_the_interval_is_the_projection_plus_minus_the_audits_bound():
     half = abs(b.bias) + stats.t.ppf(0.975, 11) * b.std_error
     assert e.ci_high - e.estimate == pytest.approx(half, rel=1e-9)
     assert e.estimate - e.ci_low == pytest.approx(half, rel=1e-9)
-    assert e.dof == pytest.approx(11)
+    assert e.dof == pytest.approx(11) and e.bias == pytest.approx(b.bias)
     # the audit's bias estimate points the right way on this plan (PKA's first launches are cold)
     assert np.sign(b.bias) == np.sign(e.estimate - truth.sum())
 
@@ -204,6 +204,12 @@ def test_the_commands_plan_estimate_and_report_an_audit(tmp_path, capsys):
     assert run(["estimate", "--sim", "accelsim", "--plan", str(plan), "--json", str(full)]) == 0
     cycles = next(e for e in json.loads(capsys.readouterr().out)["estimates"] if e["metric"] == "cycles")
     assert cycles["ci_low"] < cycles["estimate"] < cycles["ci_high"] and cycles["dof"] == pytest.approx(7)
+    assert abs(cycles["bias"]) <= cycles["ci_high"] - cycles["estimate"]
+    assert run(["estimate", "--sim", "accelsim", "--plan", str(plan), str(full)]) == 0
+    off = 100 * cycles["bias"] / (cycles["estimate"] - cycles["bias"])
+    assert f"audit of 8 draw(s): the representatives' projection of cycles is an estimated {off:+.2f}% off" in (
+        capsys.readouterr().out.replace("\n", " ")
+    )
     report = tmp_path / "report.html"
     assert run(["report", str(plan), "-o", str(report)]) == 0
     assert f"report of {clusters} clusters" in capsys.readouterr().out
