@@ -8,14 +8,23 @@ Swensson and Wretman, *Model Assisted Survey Sampling*, §6.3, the difference es
 
 - the plan predicts every launch j: ŷ_j = share_j · y(representative of j's cluster), where the
   shares of a cluster's members sum to its weight w_c, so that Σ_j ŷ_j is exactly the projection;
-- ``m`` launches are drawn with replacement with probability p_j proportional to the design
-  metric (a profile's duration, a trace's warp instructions: the heavy launches are where the
-  cycles and the error are), mixed with a uniform share :data:`DEFENSIVE` so that every launch
-  can be drawn (Hesterberg 1995, defensive mixtures): a launch the design metric calls free is
-  not thereby outside the audit;
+- ``m`` draws land on launch j m·p_j times on average, p_j proportional to the design metric (a
+  profile's duration, a trace's warp instructions: the heavy launches are where the cycles and
+  the error are), mixed with a uniform share :data:`DEFENSIVE` so that every launch can be drawn
+  (Hesterberg 1995, defensive mixtures): a launch the design metric calls free is not thereby
+  outside the audit;
+- the draws are systematic (Madow 1949; Cochran, chapters 8 and 9A): one random start, then
+  steps of 1/m through the cumulated p_j of the launches ordered by cluster, then by design
+  value, then by position. Every cluster, and every run of similar launches within one, that holds at least
+  1/m of the probability is drawn for certain. Independent draws (with replacement) missed the
+  few launches that carry a projection's error in a third to a half of plans (three short
+  launches of thirty whose prediction is 25% off: each draw finds one with probability 0.08);
+  ordered by design value, those launches sit together and a step lands among them;
 - the Hansen–Hurwitz estimate of the projection's error B = Σ_j (ŷ_j − y_j) = T̂ − T is
-  B̂ = (1/m)·Σ_r d_r, d_r = (ŷ_r − y_r)/p_r, unbiased whatever the representatives are, with
-  the variance estimate s_d²/m on m − 1 degrees of freedom.
+  B̂ = (1/m)·Σ_r d_r, d_r = (ŷ_r − y_r)/p_r over the draws, unbiased whatever the
+  representatives are (E[draws of j] = m·p_j), with the variance estimate of independent draws,
+  s_d²/m on m − 1 degrees of freedom: for an ordering that groups like with like it
+  overstates the systematic sample's variance, the safe side.
 
 The point estimate stays the method's own projection (the papers' numbers, and Σ w·y as every
 plan's weights mean it: the audit's samples carry weight 0). Its interval is
@@ -67,11 +76,26 @@ def audit_rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(1,)))
 
 
-def draw_audit(p: np.ndarray, draws: int, gen: np.random.Generator) -> np.ndarray:
-    """``draws`` row positions drawn with replacement with probabilities ``p`` (in draw order)."""
+def audit_order(labels: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The launches in the order the systematic draws walk: by cluster, then design value, then
+    position (like launches together, so that a run of them holding 1/m of the probability is
+    drawn for certain)."""
+    x = np.nan_to_num(np.asarray(x, dtype=np.float64))
+    return np.lexsort((np.arange(len(x)), x, np.asarray(labels, dtype=np.int64)))
+
+
+def draw_audit(p: np.ndarray, draws: int, gen: np.random.Generator, order: np.ndarray | None = None) -> np.ndarray:
+    """``draws`` row positions, launch j drawn m·p_j times on average: systematically along
+    ``order`` (one random start, then steps of 1/m through the cumulated probabilities) where it
+    is given, else independently with replacement."""
     if draws <= 0:
         return np.empty(0, dtype=np.int64)
-    return gen.choice(len(p), size=int(draws), replace=True, p=p).astype(np.int64)
+    if order is None:
+        return gen.choice(len(p), size=int(draws), replace=True, p=p).astype(np.int64)
+    order = np.asarray(order, dtype=np.int64)
+    edges = np.cumsum(p[order])
+    points = (gen.random() + np.arange(draws)) / draws * edges[-1]
+    return order[np.minimum(np.searchsorted(edges, points, side="right"), len(order) - 1)]
 
 
 def member_shares(labels: np.ndarray, weights: np.ndarray, apportion: np.ndarray | None = None) -> np.ndarray:

@@ -16,7 +16,14 @@ import numpy as np
 
 from simsample.planfile import Cluster, Plan
 from simsample.plugin_base import Param
-from simsample.sampling.audit import audit_probabilities, audit_record, audit_rng, draw_audit, member_shares
+from simsample.sampling.audit import (
+    audit_order,
+    audit_probabilities,
+    audit_record,
+    audit_rng,
+    draw_audit,
+    member_shares,
+)
 
 if TYPE_CHECKING:
     from simsample.plugin_base import Sampler
@@ -120,7 +127,7 @@ def representative_plan(
     estimator_audit = None
     if audit > 0:
         p = audit_probabilities(values)
-        drawn = draw_audit(p, audit, audit_rng(seed))
+        drawn = draw_audit(p, audit, audit_rng(seed), order=audit_order(labels, values))
         shares = member_shares(labels, weights, apportion)
         estimator_audit = audit_record(drawn, labels, shares, p, cluster=n_clusters)
         distinct = np.unique(drawn)

@@ -64,6 +64,43 @@ def test_one_draw_is_unbiased_for_the_projections_error(pop, by_instructions):
     assert np.dot(p, d) == pytest.approx(projection - y.sum(), rel=1e-9, abs=1e-6 * y.sum())
 
 
+class _Start:
+    """A generator whose one random number is given: the systematic draws' start."""
+
+    def __init__(self, u: float) -> None:
+        self.u = u
+
+    def random(self) -> float:
+        return self.u
+
+
+@given(
+    st.lists(st.floats(0.0, 1e6), min_size=1, max_size=25),
+    st.integers(1, 40),
+    st.randoms(use_true_random=False),
+)
+@settings(max_examples=100, deadline=None)
+def test_systematic_draws_land_on_each_launch_m_times_its_probability(x, m, rnd):
+    """Over the random start, launch j is drawn m·p_j times on average, whatever the order: what
+    makes the Hansen–Hurwitz estimate unbiased. The start is integrated exactly: the draws change
+    only where a step crosses a cumulated probability."""
+    from simsample.sampling.audit import draw_audit
+
+    p = audit_probabilities(np.array(x))
+    order = np.array(rnd.sample(range(len(x)), len(x)))
+    edges = np.cumsum(p[order])
+    # the starts u in [0, 1) at which some step k crosses an edge: (edge·m − k), cut into pieces
+    cuts = np.unique(np.concatenate([[0.0, 1.0], (edges[:, None] * m - np.arange(m)[None, :]).ravel()]))
+    cuts = cuts[(cuts >= 0) & (cuts <= 1)]
+    mean = np.zeros(len(x))
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        if hi - lo <= 0:
+            continue
+        drawn = draw_audit(p, m, _Start((lo + hi) / 2), order=order)  # the start in the middle of the piece
+        mean += (hi - lo) * np.bincount(drawn, minlength=len(x))
+    np.testing.assert_allclose(mean, m * p, rtol=1e-6, atol=1e-9)
+
+
 @given(st.lists(st.floats(-10.0, 1e9) | st.just(float("nan")) | st.just(float("inf")), min_size=1, max_size=50))
 def test_every_launch_can_be_drawn(x):
     p = audit_probabilities(np.array(x))
