@@ -72,7 +72,8 @@ def staged_folder(out: Path, *, force: bool, inputs: Sequence[Path] = ()) -> Ite
         _move_into_place(tmp, out)
     except BaseException:
         if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+            with signals_deferred():  # a second signal during the removal would leave half of it
+                shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
-from simsample.errors import FormatError, UserError, UserFileNotFoundError
+from simsample.errors import FormatError, UserError, UserFileNotFoundError, signals_deferred
 from simsample.io.kinds import special_file  # also re-exported: the SDK names it here
 
 try:
@@ -294,7 +294,8 @@ def temporary_cache(folder: Path | None) -> Iterator[None]:
         yield
     except BaseException:
         if not existed and folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
+            with signals_deferred():  # a second signal during the removal would leave half of it
+                shutil.rmtree(folder, ignore_errors=True)
         raise
 
 

@@ -270,7 +270,8 @@ def expanded_rank_files(paths: Sequence[Path]) -> Iterator[tuple[list[Path], dic
         yield files, labels
     finally:
         if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+            with signals_deferred():  # a signal during the removal (the command's last moments) would leave half of it
+                shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _read_one(path: Path, threads: int | None = None) -> dict[str, Any]:

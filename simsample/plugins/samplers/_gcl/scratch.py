@@ -46,4 +46,5 @@ def torch_scratch() -> Iterator[Path]:
             else:
                 os.environ[k] = v
         if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
+            with signals_deferred():  # a signal during the removal would leave half of it
+                shutil.rmtree(folder, ignore_errors=True)
