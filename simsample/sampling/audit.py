@@ -49,9 +49,6 @@ import numpy as np
 #: its cost by a large factor cannot make one draw's d_r unbounded.
 DEFENSIVE = 0.05
 
-#: The fields of ``plan.estimator["audit"]``.
-AUDIT_FIELDS = ("cluster", "draws", "defensive", "launches", "of", "share", "p")
-
 
 def audit_probabilities(x: np.ndarray, *, defensive: float = DEFENSIVE) -> np.ndarray:
     """Each launch's probability of one audit draw: (1 − defensive)·x_j/Σx + defensive/N.
