@@ -254,3 +254,40 @@ def test_the_commands_plan_estimate_and_report_an_audit(tmp_path, capsys):
     assert run(["report", str(plan), "-o", str(report)]) == 0
     assert f"report of {clusters} clusters" in capsys.readouterr().out
     assert "draws in proportion to" not in report.read_text()  # the audit's cluster is not in the table
+
+
+# --- real sampled runs -------------------------------------------------------------------------
+
+RUNS = ROOT / "tests" / "fixtures" / "accelsim_sampled_runs" / "audit"
+
+
+def _real_runs() -> list[tuple[str, str, int]]:
+    return sorted(
+        (log.parent.name, log.name.split("-seed-")[0], int(log.name.split("-seed-")[1].split(".")[0]))
+        for log in RUNS.glob("*/*-seed-*.out.gz")
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "sampler"), [("chains", "pka"), ("chains", "sieve"), ("decoder", "pka"), ("decoder", "sieve")]
+)
+def test_audited_real_sampled_runs_cover_the_full_run(name, sampler):
+    """Real sampled Accel-Sim runs of audited plans (``apply``'s reuse warm-up, functional; README
+    in the fixtures' folder): each run simulated exactly the plan made again here, and the
+    audit's 95% interval holds the full run's cycles (measured: every one)."""
+    import simsample
+
+    runs = [seed for wl, s, seed in _real_runs() if (wl, s) == (name, sampler)]
+    assert len(runs) >= 5, f"no recorded runs of {sampler} on {name}"
+    wl = simsample.read(FIXTURES / f"{name}-features.parquet")
+    truth = float(simsample.collect(FIXTURES / f"{name}-full.out.gz", sim="accelsim")["cycles"].sum())
+    covered = 0
+    for seed in runs:
+        plan = simsample.plan(wl, sampler, seed=seed, audit=16)
+        log = RUNS / name / f"{sampler}-seed-{seed:02d}.out.gz"
+        simulated = simsample.collect(log, sim="accelsim")
+        assert sorted(simulated["kernel_id"].tolist()) == sorted(set(plan.sampled_ids)), (name, sampler, seed)
+        est = simsample.estimate(plan, simsample.collect(log, sim="accelsim", plan=plan))
+        cycles = next(e for e in est.estimates if e.metric == "cycles")
+        covered += bool(cycles.ci_low <= truth <= cycles.ci_high)
+    assert covered >= len(runs) - 1, f"{covered} of {len(runs)} cover"
