@@ -40,6 +40,27 @@ class SlurmOptions:
     extra: tuple[str, ...] = ()  # more #SBATCH directives, such as "--qos=long"
 
 
+def _slurm_cluster_class() -> Any:
+    """dask-jobqueue's ``SLURMCluster``, imported without its side effect on Ctrl-C.
+
+    Importing dask_jobqueue (its ``runner`` module) replaces the SIGINT handler with
+    ``sys.exit()``: a Ctrl-C during a run on the cluster then ended the command with status 0 and
+    no word, as if it had finished. The handler in place before the import is put back."""
+    import signal
+    import threading
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if main else None
+    try:
+        from dask_jobqueue import SLURMCluster
+    except ImportError:
+        raise UserError(f"--executor slurm needs dask-jobqueue; {INSTALL_HINT}") from None
+    finally:
+        if main and previous is not None and signal.getsignal(signal.SIGINT) is not previous:
+            signal.signal(signal.SIGINT, previous)
+    return SLURMCluster
+
+
 def make_cluster(opts: SlurmOptions, folder: Path) -> Any:
     """A dask-jobqueue SLURMCluster for ``opts``, its job script written into ``folder/slurm``."""
     # each value lands on a '#SBATCH' line of the job script: a newline in one would start a command
@@ -53,10 +74,7 @@ def make_cluster(opts: SlurmOptions, folder: Path) -> Any:
     ):
         if value is not None:
             refuse_control(str(value), what)
-    try:
-        from dask_jobqueue import SLURMCluster
-    except ImportError:
-        raise UserError(f"--executor slurm needs dask-jobqueue; {INSTALL_HINT}") from None
+    SLURMCluster = _slurm_cluster_class()  # noqa: N806 - a class
     logs = folder / SLURM_DIR
     logs.mkdir(parents=True, exist_ok=True)
     try:

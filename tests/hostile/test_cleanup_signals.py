@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 import tarfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,11 +23,14 @@ EXAMPLE = ROOT / "examples" / "profile" / "train_step.pt.trace.json.gz"
 
 
 @pytest.fixture
-def interrupting_rmtree(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+def interrupting_rmtree(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Path]]:
     """``shutil.rmtree`` that sends this process Ctrl-C first: without the deferral the handler's
     ``KeyboardInterrupt`` comes before anything is removed."""
     real = shutil.rmtree
     removed: list[Path] = []
+    # Ctrl-C's own handler, whatever an imported module installed (dask_jobqueue's runner makes it
+    # sys.exit() at import)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def rmtree(path, *args, **kwargs):
         os.kill(os.getpid(), signal.SIGINT)
@@ -34,7 +38,8 @@ def interrupting_rmtree(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
         removed.append(Path(path))
 
     monkeypatch.setattr(shutil, "rmtree", rmtree)
-    return removed
+    yield removed
+    signal.signal(signal.SIGINT, previous)
 
 
 def test_unpacked_ranks_are_removed_whole(tmp_path: Path, monkeypatch, interrupting_rmtree) -> None:

@@ -104,3 +104,25 @@ def test_a_partition_slurm_does_not_have_is_one_line(setup, slurm, capsys):  # n
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "Invalid partition" in err[0] and "worker-job.sh" in err[0]
     assert not list(run.rglob("accelsim.log*"))
+
+
+def test_making_the_cluster_leaves_ctrl_c_as_it_was(tmp_path):
+    """Importing dask_jobqueue makes Ctrl-C ``sys.exit()`` (status 0, no word) for the whole
+    process; a run on the cluster that the user interrupted looked finished. In a fresh
+    interpreter (where the import still has its effect), the handler is the same after
+    ``make_cluster`` as before."""
+    import subprocess
+    import sys
+
+    code = (
+        "import signal, sys\n"
+        "from pathlib import Path\n"
+        "from simsample.runner.slurm import SlurmOptions, make_cluster\n"
+        "before = signal.getsignal(signal.SIGINT)\n"
+        f"cluster = make_cluster(SlurmOptions(partition='p', time='00:10:00', memory='1GB', account=None, cores=1, "
+        f"workers=1), Path({str(tmp_path)!r}))\n"
+        "cluster.close()\n"
+        "import dask_jobqueue.runner\n"
+        "sys.exit(0 if signal.getsignal(signal.SIGINT) is before else 1)\n"
+    )
+    assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 0
