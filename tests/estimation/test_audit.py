@@ -268,8 +268,20 @@ def _real_runs() -> list[tuple[str, str, int]]:
     )
 
 
+#: features and full run of each workload with recorded audited runs (short_kernels: held out, the
+#: Photon page's workload)
+_WORKLOAD_FILES = {
+    "chains": (FIXTURES / "chains-features.parquet", FIXTURES / "chains-full.out.gz"),
+    "decoder": (FIXTURES / "decoder-features.parquet", FIXTURES / "decoder-full.out.gz"),
+    "short_kernels": (
+        ROOT / "tests" / "fixtures" / "accelsim_photon" / "short_kernels-features.parquet",
+        ROOT / "tests" / "fixtures" / "accelsim_photon" / "short_kernels_full.out.gz",
+    ),
+}
+
+
 @pytest.mark.parametrize(
-    ("name", "sampler"), [("chains", "pka"), ("chains", "sieve"), ("decoder", "pka"), ("decoder", "sieve")]
+    ("name", "sampler"), [(w, s) for w in ("chains", "decoder", "short_kernels") for s in ("pka", "sieve")]
 )
 def test_audited_real_sampled_runs_cover_the_full_run(name, sampler):
     """Real sampled Accel-Sim runs of audited plans (``apply``'s reuse warm-up, functional; README
@@ -279,8 +291,9 @@ def test_audited_real_sampled_runs_cover_the_full_run(name, sampler):
 
     runs = [seed for wl, s, seed in _real_runs() if (wl, s) == (name, sampler)]
     assert len(runs) >= 5, f"no recorded runs of {sampler} on {name}"
-    wl = simsample.read(FIXTURES / f"{name}-features.parquet")
-    truth = float(simsample.collect(FIXTURES / f"{name}-full.out.gz", sim="accelsim")["cycles"].sum())
+    features, full = _WORKLOAD_FILES[name]
+    wl = simsample.read(features)
+    truth = float(simsample.collect(full, sim="accelsim")["cycles"].sum())
     covered = 0
     for seed in runs:
         plan = simsample.plan(wl, sampler, seed=seed, audit=16)
