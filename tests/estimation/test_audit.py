@@ -268,8 +268,8 @@ def _real_runs() -> list[tuple[str, str, int]]:
     )
 
 
-#: features and full run of each workload with recorded audited runs (short_kernels: held out, the
-#: Photon page's workload)
+#: features and full run of each workload with recorded audited runs (short_kernels: the Photon
+#: page's workload, outside the calibration family)
 _WORKLOAD_FILES = {
     "chains": (FIXTURES / "chains-features.parquet", FIXTURES / "chains-full.out.gz"),
     "decoder": (FIXTURES / "decoder-features.parquet", FIXTURES / "decoder-full.out.gz"),
