@@ -240,6 +240,16 @@ class Plan:
 
     # --- facts -------------------------------------------------------------------------------
     @property
+    def workload_clusters(self) -> list[Cluster]:
+        """The clusters the workload was divided into: all of them but an audit's (whose one
+        cluster spans every launch, drawn at random beside a representative plan; counting it
+        with the others doubles the launches and the time)."""
+        audit = self.estimator.get("audit") if isinstance(self.estimator, Mapping) else None
+        if not isinstance(audit, Mapping):
+            return list(self.clusters)
+        return [c for c in self.clusters if c.id != int(audit["cluster"])]
+
+    @property
     def sampled_ids(self) -> list[int]:
         """Distinct sampled kernel ids in launch order (what the simulator must run)."""
         s = self.samples.drop_duplicates("kernel_id").sort_values("launch")

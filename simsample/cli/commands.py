@@ -347,8 +347,9 @@ def plan_cmd(
     plan_.write(output)
     pred = plan_.prediction
     audit = plan_.estimator.get("audit")
-    clusters = len(plan_.clusters) - (audit is not None)
-    summary = f"{output}: {pred['sampled_launches']:,} of {len(wl):,} launches in {clusters:,} clusters"
+    summary = (
+        f"{output}: {pred['sampled_launches']:,} of {len(wl):,} launches in {len(plan_.workload_clusters):,} clusters"
+    )
     if audit is not None:
         summary += f" and an audit of {audit['draws']:,} draw(s)"
     if chosen:

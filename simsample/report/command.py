@@ -6,7 +6,6 @@ so registering the command (every start of the CLI) imports nothing heavy.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 import click
@@ -96,9 +95,7 @@ def report_cmd(
     )
     text = render(report)
     atomic_write_text(output, text)
-    audited = isinstance(plan.estimator, Mapping) and plan.estimator.get("audit") is not None
-    clusters = len(plan.clusters) - audited  # an audit's cluster is not one of the workload's
-    click.echo(f"{output}: report of {clusters:,} clusters, {len(text) / 1e6:.2f} MB")
+    click.echo(f"{output}: report of {len(plan.workload_clusters):,} clusters, {len(text) / 1e6:.2f} MB")
 
 
 #: what this module adds to the top-level group (:func:`simsample.cli.build_cli`)

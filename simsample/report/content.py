@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -188,12 +187,9 @@ def plan_section(plan: Plan) -> list[tuple[str, str]]:
 
 
 def _cluster_frame(plan: Plan) -> pd.DataFrame:
-    """One row per cluster: size, draws, metric total and CoV, sorted by metric total. An audit's
-    cluster (every launch, drawn at random beside a representative plan) is not one of the
-    workload's clusters: its launches and time are the others', and counting it doubled both."""
-    audit = plan.estimator.get("audit") if isinstance(plan.estimator, Mapping) else None
-    audit_id = int(audit["cluster"]) if isinstance(audit, Mapping) else None
-    cl = [c for c in plan.clusters if c.id != audit_id]
+    """One row per cluster of the workload (:attr:`Plan.workload_clusters`: not an audit's): size,
+    draws, metric total and CoV, sorted by metric total."""
+    cl = plan.workload_clusters
     df = pd.DataFrame(
         {
             "id": np.array([c.id for c in cl], dtype=np.int64),
