@@ -81,14 +81,12 @@ def audit_order(labels: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.lexsort((np.arange(len(x)), x, np.asarray(labels, dtype=np.int64)))
 
 
-def draw_audit(p: np.ndarray, draws: int, gen: np.random.Generator, order: np.ndarray | None = None) -> np.ndarray:
-    """``draws`` row positions, launch j drawn m·p_j times on average: systematically along
-    ``order`` (one random start, then steps of 1/m through the cumulated probabilities) where it
-    is given, else independently with replacement."""
+def draw_audit(p: np.ndarray, draws: int, gen: np.random.Generator, order: np.ndarray) -> np.ndarray:
+    """``draws`` row positions, launch j drawn m·p_j times on average, systematically along
+    ``order`` (:func:`audit_order`): one random start, then steps of 1/m through the cumulated
+    probabilities."""
     if draws <= 0:
         return np.empty(0, dtype=np.int64)
-    if order is None:
-        return gen.choice(len(p), size=int(draws), replace=True, p=p).astype(np.int64)
     order = np.asarray(order, dtype=np.int64)
     edges = np.cumsum(p[order])
     points = (gen.random() + np.arange(draws)) / draws * edges[-1]
