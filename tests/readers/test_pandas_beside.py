@@ -17,6 +17,15 @@ from simsample.plugins.readers._kineto import native as kn
 from simsample.plugins.readers._nsys_sqlite import columns as sc
 from tests.helpers import ROOT, shared_path
 
+#: the subprocess scripts' first lines after their imports: every thread started is named in ``started``
+COUNT_THREADS = """started = []
+real_start = threading.Thread.start
+def start(self):
+    started.append(self.name)
+    real_start(self)
+threading.Thread.start = start
+"""
+
 SCRIPT = """
 import json, os, sys, threading
 if sys.argv[2] == "pandas-first":
@@ -24,13 +33,7 @@ if sys.argv[2] == "pandas-first":
     pandas.DataFrame
 if sys.argv[3] == "one-core" and hasattr(os, "sched_setaffinity"):
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-started = []
-real_start = threading.Thread.start
-def start(self):
-    started.append(self.name)
-    real_start(self)
-threading.Thread.start = start
-import simsample
+{count_threads}import simsample
 k = simsample.read(sys.argv[1]).kernels
 print(json.dumps({
     "started": started,
@@ -38,18 +41,12 @@ print(json.dumps({
     "names": [str(n) for n in k["name"]],
     "start_ns": [int(v) for v in k["start_ns"]],
 }))
-"""
+""".replace("{count_threads}", COUNT_THREADS)
 
 LAZY_SCRIPT = """
 import sys, threading
 sys.path.insert(0, sys.argv[1])
-started = []
-real_start = threading.Thread.start
-def start(self):
-    started.append(self.name)
-    real_start(self)
-threading.Thread.start = start
-import lazy_loader
+{count_threads}import lazy_loader
 slow = lazy_loader.load("slowmod")  # a lazily loaded stand-in, as the readers hold pandas
 from simsample.sdk import import_beside
 assert type(sys.modules["slowmod"]).__name__ == "_LazyModule"
@@ -60,7 +57,7 @@ print(type(sys.modules["slowmod"]).__name__, slow.VALUE, slow.LOADS, started.cou
 before = len(started)
 import_beside("threading")()  # already imported: nothing started, nothing to wait for
 print(len(started) - before)
-"""
+""".replace("{count_threads}", COUNT_THREADS)
 
 
 def _trace(path: Path) -> Path:
