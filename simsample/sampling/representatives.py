@@ -127,7 +127,7 @@ def representative_plan(
     estimator_audit = None
     if audit > 0:
         p = audit_probabilities(values)
-        drawn = draw_audit(p, audit, audit_rng(seed), audit_order(labels, values))
+        drawn = draw_audit(p, audit, audit_rng(seed), audit_order(labels, p))
         shares = member_shares(labels, weights, apportion)
         estimator_audit = audit_record(drawn, labels, shares, p, cluster=n_clusters)
         distinct = np.unique(drawn)

@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 from simsample import library
 from simsample.errors import UserError
 from simsample.planfile import Plan
-from simsample.sampling.audit import DEFENSIVE, audit_bound, audit_probabilities, member_shares
+from simsample.sampling.audit import (
+    DEFENSIVE,
+    audit_bound,
+    audit_probabilities,
+    member_shares,
+    successive_difference_dof,
+)
 from simsample.sampling.estimate import estimate_ratio, estimate_total, no_interval_reason
 from simsample.sampling.evaluate import score_plan, truth_by_launch
 from simsample.workload import Workload
@@ -110,6 +116,84 @@ def test_every_launch_can_be_drawn(x):
     assert np.all(p >= DEFENSIVE / len(x) * (1 - 1e-9)) or np.allclose(p, 1 / len(x))
 
 
+def _audited_estimator(of, p, launches, draws):
+    """An estimator section of an audit with the given draws (row positions, duplicates for a
+    launch drawn more than once), each launch predicted by cluster ``of`` with share 1."""
+    at = sorted(set(draws))
+    return {
+        "kind": "representative",
+        "audit": {
+            "cluster": 99,
+            "draws": len(draws),
+            "defensive": DEFENSIVE,
+            "launches": at,
+            "of": [int(of[r]) for r in at],
+            "share": [1.0] * len(at),
+            "p": [float(p[r]) for r in at],
+        },
+    }
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 3), st.floats(-1e3, 1e3)), min_size=2, max_size=40),
+    st.randoms(use_true_random=False),
+)
+@settings(max_examples=100, deadline=None)
+def test_the_audits_variance_takes_the_draws_in_the_order_they_were_walked(rows, rnd):
+    """The successive differences are taken along the walk (cluster, probability, position),
+    however the plan lists the samples: listing them shuffled gives the same bound, and the
+    variance is Σ (d_r − d_{r−1})² / (2m(m − 1)) over the walked order."""
+    m = len(rows)
+    of = np.array([c for c, _ in rows])
+    errors = np.array([e for _, e in rows])
+    p = np.linspace(1.0, 2.0, m) / np.linspace(1.0, 2.0, m).sum()
+    est = _audited_estimator(of, p, list(range(m)), list(range(m)))
+    launch = np.arange(m)
+    # representatives of clusters 0..3 with value 0: each audited launch's d is −y/p
+    reps = np.arange(4)
+    y = np.concatenate([np.zeros(4), -errors * p])
+    shuffled = np.array(rnd.sample(range(m), m))
+    bounds = [
+        audit_bound(
+            est,
+            np.concatenate([reps, launch[o]]),
+            np.concatenate([reps, np.full(m, 99)]),
+            np.concatenate([y[:4], y[4:][o]]),
+        )
+        for o in (np.arange(m), shuffled)
+    ]
+    walked = errors[np.lexsort((launch, p, of))]
+    variance = np.sum(np.diff(walked) ** 2) / (2 * m * (m - 1))
+    for b in bounds:
+        assert b.bias == pytest.approx(errors.mean(), abs=1e-9)
+        assert b.std_error == pytest.approx(np.sqrt(variance), rel=1e-9, abs=1e-12)
+    assert bounds[0].dof == pytest.approx(successive_difference_dof(m))
+
+
+def test_errors_that_differ_between_clusters_are_not_counted_as_spread():
+    """Draws whose d is constant within each cluster of the walk: the independent draws'
+    s_d²/m counts the difference between clusters as spread; the successive differences see only
+    the one step between them, so the interval is the narrower for what the walk stratified."""
+    m = 16
+    of = np.repeat([0, 1], m // 2)
+    errors = np.where(of == 0, 5.0, -3.0)
+    p = np.full(m, 1.0 / m)
+    est = _audited_estimator(of, p, list(range(m)), list(range(m)))
+    reps = np.arange(2)
+    y = np.concatenate([np.zeros(2), -errors * p])
+    b = audit_bound(est, np.concatenate([reps, np.arange(m)]), np.concatenate([reps, np.full(m, 99)]), y)
+    assert b.std_error == pytest.approx(np.sqrt(8.0**2 / (2 * m * (m - 1))))
+    assert b.std_error < 0.4 * errors.std(ddof=1) / np.sqrt(m)  # a third of it here
+
+
+def test_the_successive_differences_degrees_of_freedom():
+    """von Neumann's variance of the mean square successive difference, as a chi-square's: one
+    degree of freedom at two draws (where it is the ordinary variance), about 2m/3 at many."""
+    assert successive_difference_dof(2) == pytest.approx(1.0)
+    assert successive_difference_dof(16) == pytest.approx(450 / 44)
+    assert 0.6 < successive_difference_dof(1000) / 1000 < 0.67
+
+
 # --- the plans ---------------------------------------------------------------------------------
 
 
@@ -143,11 +227,11 @@ def test_the_interval_is_the_projection_plus_minus_the_audits_bound():
     b = audit_bound(
         plan.estimator, s["launch"].to_numpy(np.int64), s["cluster"].to_numpy(np.int64), truth[s["launch"].to_numpy()]
     )
-    assert b is not None and b.dof == 11
-    half = abs(b.bias) + stats.t.ppf(0.975, 11) * b.std_error
+    assert b is not None and b.dof == pytest.approx(2 * 11**2 / 32)  # the successive differences' dof
+    half = abs(b.bias) + stats.t.ppf(0.975, b.dof) * b.std_error
     assert e.ci_high - e.estimate == pytest.approx(half, rel=1e-9)
     assert e.estimate - e.ci_low == pytest.approx(half, rel=1e-9)
-    assert e.dof == pytest.approx(11) and e.bias == pytest.approx(b.bias)
+    assert e.dof == pytest.approx(b.dof) and e.bias == pytest.approx(b.bias)
     # the audit's bias estimate points the right way on this plan (PKA's first launches are cold)
     assert np.sign(b.bias) == np.sign(e.estimate - truth.sum())
 
@@ -243,7 +327,7 @@ def test_the_commands_plan_estimate_and_report_an_audit(tmp_path, capsys):
     assert f"launches in {clusters} clusters and an audit of 8 draw(s)" in out
     assert run(["estimate", "--sim", "accelsim", "--plan", str(plan), "--json", str(full)]) == 0
     cycles = next(e for e in json.loads(capsys.readouterr().out)["estimates"] if e["metric"] == "cycles")
-    assert cycles["ci_low"] < cycles["estimate"] < cycles["ci_high"] and cycles["dof"] == pytest.approx(7)
+    assert cycles["ci_low"] < cycles["estimate"] < cycles["ci_high"] and cycles["dof"] == pytest.approx(2 * 7**2 / 20)
     assert abs(cycles["bias"]) <= cycles["ci_high"] - cycles["estimate"]
     assert run(["estimate", "--sim", "accelsim", "--plan", str(plan), str(full)]) == 0
     off = 100 * cycles["bias"] / (cycles["estimate"] - cycles["bias"])
