@@ -13,7 +13,7 @@ values of the sampled launches):
 - refused: plans whose degrees of freedom cannot support an interval at their confidence
   (``simsample estimate`` says so in one line; left out of the coverage).
 
-Workloads, in three families:
+Workloads, in four families:
 
 - ``dev``: development profiles, each its own truth (the STEM paper's protocol), a documented
   subset: every Kineto and Nsight Systems profile, Rodinia, PolyBench and Lonestar under
@@ -24,7 +24,9 @@ Workloads, in three families:
   ``NAME-features.parquet`` + ``NAME-full.out.gz``; and the development data's ``hetero``
   traces, whose features are made here; MacSim's ``layers`` workload, its traces written by
   ``benchmarks/macsim_layers_workload.py``), scored against the full run's cycles (``simsample
-  evaluate --truth``).
+  evaluate --truth``);
+- ``fresh``: every profile in the folder ``--profiles`` names, each its own truth: profiles that
+  nothing was chosen on, such as those ``benchmarks/record_torch_profiles.py`` records.
 
     python benchmarks/calibration.py --family dev,trace --repeat 20 --cache /tmp/cal.pkl
     python benchmarks/calibration.py --family trace --samplers margin,root --repeat 5
@@ -70,8 +72,11 @@ _GPP_DEV = (
 _GPP_HOLDOUT = ("backprop-16384-run2", "hotspot-256_512-run2", "lavaMD-50-run2", "lud-4096-run2", "lud-6144-run2")
 
 
-def profile_paths(family: str, root: Path = PROFILES) -> list[Path]:
-    """The profiles of the ``dev`` or ``holdout`` set (module docstring), those present."""
+def profile_paths(family: str, root: Path = PROFILES, fresh: Path | None = None) -> list[Path]:
+    """The profiles of the ``dev`` or ``holdout`` set (module docstring), or every file of the
+    ``fresh`` folder, those present."""
+    if family == "fresh":
+        return sorted(p for p in fresh.rglob("*") if p.is_file()) if fresh is not None else []
     if family == "holdout":
         paths = sorted((root / "nvprof/magus/devid_cudasdk80/traces").glob("*.csv"))
         paths += [root / f"nvprof/gpuperfpredict-k40c/{n}.csv.xz" for n in _GPP_HOLDOUT]
@@ -83,9 +88,11 @@ def profile_paths(family: str, root: Path = PROFILES) -> list[Path]:
     return [p for p in paths if p.is_file()]
 
 
-def load_family(family: str, min_launches: int, cache: Path | None) -> list[tuple[str, object, np.ndarray | None]]:
+def load_family(
+    family: str, min_launches: int, cache: Path | None, fresh: Path | None = None
+) -> list[tuple[str, object, np.ndarray | None]]:
     """``(name, workload, truth or None)``: profiles are their own truth."""
-    key = f"{family}:{min_launches}"
+    key = f"{family}:{min_launches}" + (f":{fresh.resolve()}" if family == "fresh" and fresh else "")
     store: dict = {}
     if cache is not None and cache.is_file():
         with open(cache, "rb") as fh:
@@ -127,7 +134,8 @@ def load_family(family: str, min_launches: int, cache: Path | None) -> list[tupl
     else:
         from simsample.reading import load_workload
 
-        for p in profile_paths(family):
+        base = fresh if family == "fresh" else PROFILES
+        for p in profile_paths(family, fresh=fresh):
             try:
                 wl = load_workload([p])
                 wl.values(wl.default_metric())
@@ -135,7 +143,7 @@ def load_family(family: str, min_launches: int, cache: Path | None) -> list[tupl
                 print(f"skipped {p}: {exc}", file=sys.stderr)
                 continue
             if len(wl) >= min_launches:
-                out.append((str(p.relative_to(PROFILES)), wl, None))
+                out.append((str(p.relative_to(base)), wl, None))
     if cache is not None:
         store[key] = out
         tmp = cache.with_suffix(".tmp")
@@ -232,7 +240,13 @@ def verdict(row: dict, nominal: float) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--family", default="dev,trace", help="comma-separated: dev, holdout, trace")
+    ap.add_argument("--family", default="dev,trace", help="comma-separated: dev, holdout, trace, fresh")
+    ap.add_argument(
+        "--profiles",
+        type=Path,
+        help="the fresh family: every profile in this folder, each its own truth (e.g. recorded by "
+        "benchmarks/record_torch_profiles.py)",
+    )
     ap.add_argument("--samplers", default=",".join(SAMPLERS))
     ap.add_argument(
         "--params", action="append", default=[], metavar="SAMPLER:k=v[,k=v]", help="parameters of one sampler"
@@ -269,7 +283,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{'±@eps2':>8} {'speedup':>8} {'refused':>7}  misses"
     )
     for family in args.family.split(","):
-        suite = load_family(family, args.min_launches, args.cache)
+        if family == "fresh" and args.profiles is None:
+            ap.error("--family fresh needs --profiles FOLDER")
+        suite = load_family(family, args.min_launches, args.cache, args.profiles)
         if args.workloads:
             suite = [w for w in suite if any(part in w[0] for part in args.workloads.split(","))]
         if args.limit:

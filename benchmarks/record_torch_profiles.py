@@ -1,0 +1,356 @@
+"""Record PyTorch profiler (Kineto) traces of a few GPU workloads, for the calibration's ``fresh`` family.
+
+The development profiles decided every default of the samplers and their intervals; the holdout
+profiles are old (nvprof, a K40c and CUDA SDK programs). This script records profiles on the GPU
+at hand, of workloads that neither set holds, so that the intervals can be scored on profiles
+nothing was chosen on (``benchmarks/calibration.py --profiles FOLDER``):
+
+- ``gpt-train``: training steps of a small decoder-only transformer (bf16 autocast, AdamW,
+  fused attention): one kernel at several shapes, many small element-wise launches;
+- ``gpt-decode``: greedy generation with the same model, the sequence growing every step (the
+  attention's cost drifts with the position, the rest stays);
+- ``convnet-infer``: inference of a ResNet-style network at batch sizes that change from call to
+  call (one convolution at many shapes, cuDNN choosing different kernels per shape);
+- ``lstm-train``: training steps of a two-layer LSTM language model (cuDNN's recurrent kernels,
+  long runs of identical launches);
+- ``scientific``: a loop of FFTs, sorts, scatter-adds and small dense solves at sizes that vary
+  (libraries' kernels of very different lengths side by side);
+- ``vit-train``: training steps of a small vision transformer (``nn.TransformerEncoder``);
+- ``encoder-dynamic``: a BERT-sized encoder serving batches of five sequence lengths;
+- ``recsys``: embedding-bag lookups into eight large tables and a dense MLP, Adagrad steps;
+- ``gnn``: graph convolution by gather and ``index_add`` over a random graph of 600,000 edges.
+
+Each trace is ``torch.profiler``'s Chrome trace, gzipped, after warm-up iterations. Needs a CUDA
+GPU and PyTorch (torchvision is not needed)::
+
+    python benchmarks/record_torch_profiles.py OUT_FOLDER [--only gpt-train,lstm-train]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+
+def _gpt(torch, vocab: int = 8192, d: int = 512, layers: int = 6, heads: int = 8, ctx: int = 512):
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.out = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+        def forward(self, x):
+            b, t, _ = x.shape
+            q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, heads, d // heads).permute(2, 0, 3, 1, 4)
+            a = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.out(a.transpose(1, 2).reshape(b, t, d))
+            return x + self.mlp(self.ln2(x))
+
+    class GPT(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(ctx, d)
+            self.blocks = nn.ModuleList(Block() for _ in range(layers))
+            self.ln, self.head = nn.LayerNorm(d), nn.Linear(d, vocab, bias=False)
+
+        def forward(self, idx):
+            x = self.tok(idx) + self.pos(torch.arange(idx.shape[1], device=idx.device))
+            for blk in self.blocks:
+                x = blk(x)
+            return self.head(self.ln(x))
+
+    return GPT().cuda()
+
+
+def gpt_train(torch) -> tuple[Callable[[], None], int, int]:
+    model = _gpt(torch)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    idx = torch.randint(0, 8192, (8, 512), device="cuda")
+
+    def step() -> None:
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = model(idx[:, :-1])
+            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), idx[:, 1:].reshape(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    return step, 3, 4
+
+
+def gpt_decode(torch) -> tuple[Callable[[], None], int, int]:
+    model = _gpt(torch).eval()
+    prompt = torch.randint(0, 8192, (4, 32), device="cuda")
+
+    @torch.no_grad()
+    def generate() -> None:
+        idx = prompt
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            for _ in range(96):
+                nxt = model(idx)[:, -1].argmax(-1, keepdim=True)
+                idx = torch.cat([idx, nxt], dim=1)
+
+    return generate, 1, 1
+
+
+def convnet_infer(torch) -> tuple[Callable[[], None], int, int]:
+    nn = torch.nn
+
+    def stage(cin: int, cout: int, stride: int) -> nn.Module:
+        return nn.Sequential(
+            nn.Conv2d(cin, cout, 3, stride, 1, bias=False),
+            nn.BatchNorm2d(cout),
+            nn.ReLU(inplace=True),
+            nn.Conv2d(cout, cout, 3, 1, 1, bias=False),
+            nn.BatchNorm2d(cout),
+            nn.ReLU(inplace=True),
+        )
+
+    model = (
+        nn.Sequential(
+            nn.Conv2d(3, 64, 7, 2, 3, bias=False),
+            nn.BatchNorm2d(64),
+            nn.ReLU(inplace=True),
+            nn.MaxPool2d(3, 2, 1),
+            stage(64, 64, 1),
+            stage(64, 128, 2),
+            stage(128, 256, 2),
+            stage(256, 512, 2),
+            nn.AdaptiveAvgPool2d(1),
+            nn.Flatten(),
+            nn.Linear(512, 1000),
+        )
+        .cuda()
+        .eval()
+        .to(memory_format=torch.channels_last)
+    )
+    batches = [
+        torch.randn(b, 3, 224, 224, device="cuda").to(memory_format=torch.channels_last) for b in (1, 8, 32, 4, 16)
+    ]
+
+    @torch.no_grad()
+    def infer() -> None:
+        with torch.autocast("cuda", dtype=torch.float16):
+            for x in batches:
+                model(x)
+
+    return infer, 3, 4
+
+
+def lstm_train(torch) -> tuple[Callable[[], None], int, int]:
+    nn = torch.nn
+    emb, lstm, head = (
+        nn.Embedding(10000, 256).cuda(),
+        nn.LSTM(256, 512, 2, batch_first=True).cuda(),
+        nn.Linear(512, 10000).cuda(),
+    )
+    params = [*emb.parameters(), *lstm.parameters(), *head.parameters()]
+    opt = torch.optim.SGD(params, lr=0.1)
+    idx = torch.randint(0, 10000, (32, 65), device="cuda")
+
+    def step() -> None:
+        out, _ = lstm(emb(idx[:, :-1]))
+        loss = nn.functional.cross_entropy(head(out).reshape(-1, 10000), idx[:, 1:].reshape(-1))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    return step, 3, 4
+
+
+def scientific(torch) -> tuple[Callable[[], None], int, int]:
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    sizes = [1 << 12, 1 << 16, 1 << 20, 1 << 14, 1 << 18]
+
+    def loop() -> None:
+        for n in sizes:
+            x = torch.randn(n, device="cuda", generator=gen)
+            spec = torch.fft.rfft(x)
+            y = torch.fft.irfft(spec * spec.conj(), n=n)
+            s, order = torch.sort(y)
+            bins = (order % 1024).long()
+            hist = torch.zeros(1024, device="cuda").scatter_add_(0, bins, s.abs())
+            m = 64 if n < (1 << 16) else 256
+            a = torch.randn(m, m, device="cuda", generator=gen) + m * torch.eye(m, device="cuda")
+            torch.linalg.solve(a, hist[:m].unsqueeze(1).expand(m, 4).contiguous())
+            torch.cumsum(y, 0)
+
+    return loop, 2, 6
+
+
+def vit_train(torch) -> tuple[Callable[[], None], int, int]:
+    """A small vision transformer (patch embedding, nn.TransformerEncoder), training steps."""
+    nn = torch.nn
+    d = 384
+    embed = nn.Conv2d(3, d, 16, 16).cuda()
+    layer = nn.TransformerEncoderLayer(d, 6, 4 * d, batch_first=True, norm_first=True, activation="gelu")
+    encoder = nn.TransformerEncoder(layer, 6, enable_nested_tensor=False).cuda()
+    head = nn.Linear(d, 1000).cuda()
+    params = [*embed.parameters(), *encoder.parameters(), *head.parameters()]
+    opt = torch.optim.AdamW(params, lr=1e-4)
+    x, labels = torch.randn(32, 3, 224, 224, device="cuda"), torch.randint(0, 1000, (32,), device="cuda")
+
+    def step() -> None:
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            tokens = embed(x).flatten(2).transpose(1, 2)
+            loss = nn.functional.cross_entropy(head(encoder(tokens).mean(1)), labels)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    return step, 3, 3
+
+
+def encoder_dynamic(torch) -> tuple[Callable[[], None], int, int]:
+    """A BERT-sized encoder serving batches of different sequence lengths (no padding to one length)."""
+    nn = torch.nn
+    layer = nn.TransformerEncoderLayer(768, 12, 3072, batch_first=True, activation="gelu")
+    encoder = nn.TransformerEncoder(layer, 4, enable_nested_tensor=False).cuda().eval()
+    batches = [torch.randn(b, t, 768, device="cuda") for b, t in ((16, 64), (4, 384), (32, 128), (1, 512), (8, 256))]
+
+    @torch.no_grad()
+    def serve() -> None:
+        with torch.autocast("cuda", dtype=torch.float16):
+            for x in batches:
+                encoder(x)
+
+    return serve, 2, 4
+
+
+def recsys(torch) -> tuple[Callable[[], None], int, int]:
+    """A recommendation model: sparse embedding-bag lookups, a dense MLP, training steps."""
+    nn = torch.nn
+    tables = nn.ModuleList(nn.EmbeddingBag(100_000, 64, mode="sum") for _ in range(8)).cuda()
+    mlp = nn.Sequential(nn.Linear(8 * 64 + 13, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 1))
+    mlp = mlp.cuda()
+    params = [*tables.parameters(), *mlp.parameters()]
+    opt = torch.optim.Adagrad(params, lr=0.01)
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    dense = torch.randn(2048, 13, device="cuda", generator=gen)
+    ids = [torch.randint(0, 100_000, (2048 * 20,), device="cuda", generator=gen) for _ in tables]
+    offsets = torch.arange(0, 2048 * 20, 20, device="cuda")
+    target = torch.rand(2048, 1, device="cuda", generator=gen)
+
+    def step() -> None:
+        pooled = [t(i, offsets) for t, i in zip(tables, ids)]
+        out = mlp(torch.cat([*pooled, dense], dim=1))
+        nn.functional.binary_cross_entropy_with_logits(out, target).backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    return step, 3, 4
+
+
+def gnn(torch) -> tuple[Callable[[], None], int, int]:
+    """Graph convolution by gather and index_add over a random graph, training steps."""
+    nn = torch.nn
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    nodes, edges = 50_000, 600_000
+    src = torch.randint(0, nodes, (edges,), device="cuda", generator=gen)
+    dst = torch.randint(0, nodes, (edges,), device="cuda", generator=gen)
+    deg = torch.zeros(nodes, device="cuda").index_add_(0, dst, torch.ones(edges, device="cuda")).clamp_(min=1)
+    x = torch.randn(nodes, 128, device="cuda", generator=gen)
+    labels = torch.randint(0, 16, (nodes,), device="cuda", generator=gen)
+    layers = nn.ModuleList([nn.Linear(128, 128), nn.Linear(128, 128), nn.Linear(128, 16)]).cuda()
+    opt = torch.optim.Adam(layers.parameters(), lr=0.01)
+
+    def step() -> None:
+        h = x
+        for i, lin in enumerate(layers):
+            m = torch.zeros(nodes, h.shape[1], device="cuda").index_add_(0, dst, h[src]) / deg[:, None]
+            h = lin(m)
+            if i < len(layers) - 1:
+                h = torch.relu(h)
+        nn.functional.cross_entropy(h, labels).backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    return step, 3, 4
+
+
+WORKLOADS = {
+    "gpt-train": gpt_train,
+    "gpt-decode": gpt_decode,
+    "convnet-infer": convnet_infer,
+    "lstm-train": lstm_train,
+    "scientific": scientific,
+    "vit-train": vit_train,
+    "encoder-dynamic": encoder_dynamic,
+    "recsys": recsys,
+    "gnn": gnn,
+}
+
+
+def record(torch, name: str, out: Path) -> dict:
+    """Warm the workload up, profile its active iterations, write ``out/NAME.pt.trace.json.gz``."""
+    from torch.profiler import ProfilerActivity, profile
+
+    fn, warmup, active = WORKLOADS[name](torch)
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(active):
+            fn()
+            torch.cuda.synchronize()
+            prof.step()  # as a training loop calls it (without a schedule, no ProfilerStep#N range is recorded)
+    wall = time.perf_counter() - t0
+    # exported beside its gzipped copy, so that the trace's own traceName is the file's name
+    raw = out / f"{name}.pt.trace.json"
+    target = out / f"{name}.pt.trace.json.gz"
+    partial = out / f"{name}.pt.trace.json.gz.part"
+    try:
+        prof.export_chrome_trace(str(raw))
+        kernels = sum(1 for e in json.loads(raw.read_text())["traceEvents"] if e.get("cat") == "kernel")
+        with open(raw, "rb") as src, open(partial, "wb") as fh:
+            with gzip.GzipFile(raw.name, "wb", compresslevel=9, fileobj=fh, mtime=0) as dst:
+                shutil.copyfileobj(src, dst)
+        partial.replace(target)
+    finally:
+        raw.unlink(missing_ok=True)
+        partial.unlink(missing_ok=True)
+    return {
+        "workload": name,
+        "kernels": kernels,
+        "iterations": active,
+        "wall_s": round(wall, 3),
+        "bytes": target.stat().st_size,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--only", default=",".join(WORKLOADS), help="comma-separated workloads")
+    args = ap.parse_args(argv)
+    import torch
+
+    if not torch.cuda.is_available():
+        raise SystemExit("record_torch_profiles: no CUDA GPU here; run it where PyTorch sees one")
+    args.out.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(0)
+    torch.backends.cudnn.benchmark = True
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}")
+    failed = 0
+    for name in args.only.split(","):
+        try:
+            print(json.dumps(record(torch, name.strip(), args.out)), flush=True)
+        except Exception as exc:  # noqa: BLE001 - one workload's failure leaves the others' profiles
+            failed += 1
+            print(f"{name}: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,65 @@
+"""PyTorch 2.11 profiles recorded on an H200 (``tests/fixtures/kineto_h200``, README there): a
+newer Kineto layout than the development data's (CUDA 13, ``gpu_user_annotation`` and
+``fwdbwd`` flow events, the ``cuda_driver`` category), read with the launch counts the recorder
+counted, by every engine alike."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from simsample.plugins.readers.kineto import read_file
+from simsample.reading import detect_format, load_workload
+
+H200 = Path(__file__).resolve().parents[1] / "fixtures" / "kineto_h200"
+
+#: GPU kernels per profile, as ``benchmarks/record_torch_profiles.py`` counted them when recording
+KERNELS = {
+    "gpt-train": 1604,
+    "gpt-decode": 7825,
+    "convnet-infer": 680,
+    "lstm-train": 2400,
+    "scientific": 1344,
+    "vit-train": 1554,
+    "encoder-dynamic": 1296,
+    "recsys": 920,
+    "gnn": 268,
+}
+
+
+def _path(name: str) -> Path:
+    return H200 / f"{name}.pt.trace.json.gz"
+
+
+def test_every_recorded_profile_is_listed():
+    assert sorted(p.name.split(".")[0] for p in H200.glob("*.pt.trace.json.gz")) == sorted(KERNELS)
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_kernel_counts_and_order(name):
+    f = _path(name)
+    assert detect_format(f) == "kineto"
+    wl = load_workload([f])
+    assert len(wl) == KERNELS[name]
+    assert wl.kernels["kernel_id"].tolist() == list(range(len(wl)))
+    assert (np.diff(wl.kernels["start_ns"].to_numpy()) >= 0).all()
+    assert (wl.kernels["duration_ns"].to_numpy() > 0).all()
+    assert wl.meta["gpu"] == "NVIDIA H200"
+
+
+@pytest.mark.parametrize("name", ["gpt-train", "scientific", "gnn"])
+def test_every_engine_reads_the_same_launches(name):
+    """The bulk engines and json.loads agree on a layout none of them was written against."""
+    slow = read_file(_path(name), fast=False)
+    for engine in ("scan", "decode", "native"):
+        fast = read_file(_path(name), engine=engine)
+        assert fast["memcpy"] == slow["memcpy"]
+        a, b = fast["arrays"], slow["arrays"]
+        assert set(a) == set(b)
+        oa = np.lexsort((a["correlation"], a["start_ns"]))
+        ob = np.lexsort((b["correlation"], b["start_ns"]))
+        for col in a:
+            assert np.array_equal(np.asarray(a[col], dtype=object)[oa], np.asarray(b[col], dtype=object)[ob]), col
+        assert fast["scan"]["decoded_alone"] == 0
