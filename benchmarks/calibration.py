@@ -13,7 +13,7 @@ values of the sampled launches):
 - refused: plans whose degrees of freedom cannot support an interval at their confidence
   (``simsample estimate`` says so in one line; left out of the coverage).
 
-Workloads, in four families:
+Workloads, in five families:
 
 - ``dev``: development profiles, each its own truth (the STEM paper's protocol), a documented
   subset: every Kineto and Nsight Systems profile, Rodinia, PolyBench and Lonestar under
@@ -25,6 +25,9 @@ Workloads, in four families:
   traces, whose features are made here; MacSim's ``layers`` workload, its traces written by
   ``benchmarks/macsim_layers_workload.py``), scored against the full run's cycles (``simsample
   evaluate --truth``);
+- ``trace-holdout``: the same for trace workloads that chose nothing: ``moe``
+  (``tests/fixtures/accelsim_moe``, written after the defaults) and ``short_kernels``
+  (``tests/fixtures/accelsim_photon``, written for Photon; see the calibration page);
 - ``fresh``: every profile in the folder ``--profiles`` names, each its own truth: profiles that
   nothing was chosen on, such as those ``benchmarks/record_torch_profiles.py`` records.
 
@@ -57,6 +60,19 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 PROFILES = ROOT.parent / "shared" / "data" / "profiles"
 TRACES = ROOT / "tests" / "fixtures" / "accelsim_workloads"
+#: trace workloads with a full run that chose nothing: (name, features, full run)
+TRACE_HOLDOUT = (
+    (
+        "moe",
+        ROOT / "tests" / "fixtures" / "accelsim_moe" / "moe-features.parquet",
+        ROOT / "tests" / "fixtures" / "accelsim_moe" / "moe-full.out.gz",
+    ),
+    (
+        "short_kernels",
+        ROOT / "tests" / "fixtures" / "accelsim_photon" / "short_kernels-features.parquet",
+        ROOT / "tests" / "fixtures" / "accelsim_photon" / "short_kernels_full.out.gz",
+    ),
+)
 SAMPLERS = ("margin", "root", "stem", "allegro", "pka", "sieve", "photon", "random")
 
 #: gpuperfpredict runs of the dev and the holdout set (one program size each)
@@ -100,7 +116,16 @@ def load_family(
         if key in store:
             return store[key]
     out: list[tuple[str, object, np.ndarray | None]] = []
-    if family == "trace":
+    if family == "trace-holdout":
+        from simsample.sampling.evaluate import truth_by_launch
+        from simsample.workload import Workload
+        from simsample_accelsim.collect import collect_logs
+
+        for name, features, full in TRACE_HOLDOUT:
+            if features.is_file() and full.is_file():
+                wl = Workload.from_parquet(features)
+                out.append((name, wl, truth_by_launch(wl, collect_logs([full]), source=str(full), metric="cycles")))
+    elif family == "trace":
         from simsample.sampling.evaluate import truth_by_launch
         from simsample.workload import Workload
         from simsample_accelsim.collect import collect_logs
@@ -240,7 +265,7 @@ def verdict(row: dict, nominal: float) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--family", default="dev,trace", help="comma-separated: dev, holdout, trace, fresh")
+    ap.add_argument("--family", default="dev,trace", help="comma-separated: dev, holdout, trace, trace-holdout, fresh")
     ap.add_argument(
         "--profiles",
         type=Path,

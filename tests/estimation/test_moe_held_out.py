@@ -1,0 +1,94 @@
+"""A workload written after every default was chosen: mixture-of-experts layers whose routing
+changes the experts' GEMM grids every step (``benchmarks/moe_workload.py``; fixtures in
+tests/fixtures/accelsim_moe, README there), simulated in a real Accel-Sim in full and sampled.
+
+Nothing was chosen on it. The tests pin what was measured: the generator still writes the
+simulated traces, each recorded sampled run is the plan made again here, and the intervals of
+the defaults (margin, seeds 0–19) and of the audited representative samplers (seeds 0–9) hold the
+full run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+
+import numpy as np
+import pytest
+
+import simsample
+from tests.helpers import ROOT
+
+FIXTURES = ROOT / "tests" / "fixtures" / "accelsim_moe"
+
+#: sha256 of kernelslist.g followed by kernel-1.traceg .. kernel-90.traceg as the generator writes them
+MOE_SHA256 = "54e85b988460fcef483d60e067b6fc8da9ef40afd6fd94a6c07928838c5d285e"
+
+
+def _truth() -> float:
+    return float(simsample.collect(FIXTURES / "moe-full.out.gz", sim="accelsim")["cycles"].sum())
+
+
+def test_the_generator_writes_the_simulated_traces(tmp_path):
+    spec = importlib.util.spec_from_file_location("moe_workload", ROOT / "benchmarks" / "moe_workload.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main([str(tmp_path)]) == 0
+    h = hashlib.sha256((tmp_path / "kernelslist.g").read_bytes())
+    for i in range(1, 91):
+        h.update((tmp_path / f"kernel-{i}.traceg").read_bytes())
+    assert h.hexdigest() == MOE_SHA256
+
+
+def _scores(sampler: str, seeds: range, **params) -> list[tuple[float, bool, float]]:
+    """(error, covered, relative half-width) of each recorded run of ``sampler``."""
+    wl = simsample.read(FIXTURES / "moe-features.parquet")
+    truth = _truth()
+    out = []
+    for seed in seeds:
+        plan = simsample.plan(wl, sampler, seed=seed, **params)
+        log = FIXTURES / "runs" / f"{sampler}-seed-{seed:02d}.out.gz"
+        simulated = simsample.collect(log, sim="accelsim")
+        assert sorted(simulated["kernel_id"].tolist()) == sorted(set(plan.sampled_ids)), (sampler, seed)
+        est = simsample.estimate(plan, simsample.collect(log, sim="accelsim", plan=plan))
+        cycles = next(e for e in est.estimates if e.metric == "cycles")
+        assert cycles.ci_low is not None and cycles.ci_high is not None, (sampler, seed)
+        out.append(
+            (
+                cycles.estimate / truth - 1.0,
+                bool(cycles.ci_low <= truth <= cycles.ci_high),
+                (cycles.ci_high - cycles.ci_low) / 2 / cycles.estimate,
+            )
+        )
+    return out
+
+
+def test_the_defaults_hold_the_full_run():
+    """Margin on ``profile features``, ``apply``'s reuse warm-up (functional): measured 20 of 20
+    covering, mean |error| 0.06%, largest 0.15%."""
+    scores = _scores("margin", range(20))
+    errors = np.abs([e for e, _, _ in scores])
+    assert sum(c for _, c, _ in scores) >= 18
+    assert errors.mean() < 0.003 and errors.max() < 0.005
+    half = np.array([h for _, _, h in scores])
+    assert np.median(half) < 0.01 and half.min() > 0
+
+
+@pytest.mark.parametrize("sampler", ["pka", "sieve"])
+def test_audited_representative_plans_hold_the_full_run(sampler):
+    """An audit of 16 beside PKA and Sieve: every recorded interval holds the full run (measured
+    10 of 10 each, around errors of +2.0 to +3.2% and −0.4%)."""
+    scores = _scores(sampler, range(10), audit=16)
+    assert sum(c for _, c, _ in scores) >= 9
+
+
+def test_photons_audit_misses_where_its_draws_see_little_of_the_error():
+    """Photon's projection is 5.4% high on every seed, and its audit of 16 covers 8 of the 10
+    recorded runs (0.86 of 100 plans on the full run's own cycles): the two misses are plans whose
+    draws saw a small part of the error and reported ±4.3% and ±4.4%. Pinned as measured, so
+    that a change losing more fails (docs/results/held-out-workloads.md says why it misses)."""
+    scores = _scores("photon", range(10), audit=16)
+    errors = np.array([e for e, _, _ in scores])
+    assert np.all((errors > 0.05) & (errors < 0.06))
+    assert sum(c for _, c, _ in scores) >= 8
+    assert all(h < 0.05 for _, c, h in scores if not c)  # a miss is a narrow interval, not a wide one off centre
