@@ -23,3 +23,50 @@ def kineto_traces() -> list[Path]:
     data is absent (tests parametrized over it then skip through :func:`shared_path`)."""
     root = SHARED_DATA / "profiles" / "kineto"
     return sorted(root.rglob("*.json*")) if root.is_dir() else []
+
+
+def assert_kineto_engines_agree(path: Path) -> None:
+    """The compiled extractor, the typed decoder, the regex scanner and json.loads read exactly
+    the same launches from ``path`` (each engine hands what it cannot take to the next, and a
+    real file goes through the bulk path)."""
+    import numpy as np
+
+    from simsample.plugins.readers._kineto import decode as kd
+    from simsample.plugins.readers._kineto import native as kn
+    from simsample.plugins.readers.kineto import read_file
+
+    slow = read_file(path, fast=False)
+    for engine in ("scan", "decode", "native"):
+        fast = read_file(path, engine=engine)
+        assert fast["memcpy"] == slow["memcpy"]
+        a, b = fast["arrays"], slow["arrays"]
+        assert set(a) == set(b)
+        oa = np.lexsort((a["correlation"], a["start_ns"]))
+        ob = np.lexsort((b["correlation"], b["start_ns"]))
+        for col in a:
+            assert np.array_equal(np.asarray(a[col], dtype=object)[oa], np.asarray(b[col], dtype=object)[ob]), col
+        assert fast["scan"]["decoded_alone"] == 0
+        if engine == "decode" and kd.AVAILABLE:
+            assert fast["scan"]["engine"] == "decode"
+        if engine == "native":
+            assert fast["scan"]["engine"] == ("native" if kn.AVAILABLE else "decode" if kd.AVAILABLE else "scan")
+
+
+def score_sampled_run(plan, log: Path, truth: float) -> tuple[float, bool, float]:
+    """(relative error, covered, relative half-width) of the cycles estimated from a recorded
+    sampled Accel-Sim run ``log`` of ``plan`` against the full run's total ``truth``. The run must
+    be the plan's: the launches it simulated in detail are exactly the sampled ones (a change that
+    makes the sampler draw other launches fails here first), and the estimate must have an
+    interval."""
+    import simsample
+
+    simulated = simsample.collect(log, sim="accelsim")
+    assert sorted(simulated["kernel_id"].tolist()) == sorted(set(plan.sampled_ids)), log.name
+    est = simsample.estimate(plan, simsample.collect(log, sim="accelsim", plan=plan))
+    cycles = next(e for e in est.estimates if e.metric == "cycles")
+    assert cycles.ci_low is not None and cycles.ci_high is not None, log.name
+    return (
+        cycles.estimate / truth - 1.0,
+        bool(cycles.ci_low <= truth <= cycles.ci_high),
+        (cycles.ci_high - cycles.ci_low) / 2 / cycles.estimate,
+    )

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import simsample
-from tests.helpers import ROOT
+from tests.helpers import ROOT, score_sampled_run
 
 FIXTURES = ROOT / "tests" / "fixtures" / "accelsim_moe"
 
@@ -47,19 +47,7 @@ def _scores(sampler: str, seeds: range, **params) -> list[tuple[float, bool, flo
     out = []
     for seed in seeds:
         plan = simsample.plan(wl, sampler, seed=seed, **params)
-        log = FIXTURES / "runs" / f"{sampler}-seed-{seed:02d}.out.gz"
-        simulated = simsample.collect(log, sim="accelsim")
-        assert sorted(simulated["kernel_id"].tolist()) == sorted(set(plan.sampled_ids)), (sampler, seed)
-        est = simsample.estimate(plan, simsample.collect(log, sim="accelsim", plan=plan))
-        cycles = next(e for e in est.estimates if e.metric == "cycles")
-        assert cycles.ci_low is not None and cycles.ci_high is not None, (sampler, seed)
-        out.append(
-            (
-                cycles.estimate / truth - 1.0,
-                bool(cycles.ci_low <= truth <= cycles.ci_high),
-                (cycles.ci_high - cycles.ci_low) / 2 / cycles.estimate,
-            )
-        )
+        out.append(score_sampled_run(plan, FIXTURES / "runs" / f"{sampler}-seed-{seed:02d}.out.gz", truth))
     return out
 
 

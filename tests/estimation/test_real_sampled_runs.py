@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import simsample
-from tests.helpers import ROOT
+from tests.helpers import ROOT, score_sampled_run
 
 WORKLOADS = ROOT / "tests" / "fixtures" / "accelsim_workloads"
 RUNS = ROOT / "tests" / "fixtures" / "accelsim_sampled_runs"
@@ -34,20 +34,7 @@ def _scores(name: str) -> list[tuple[float, bool, float]]:
     out = []
     for seed in SEEDS:
         plan = simsample.plan(wl, seed=seed)
-        log = RUNS / name / f"seed-{seed:02d}.out.gz"
-        simulated = simsample.collect(log, sim="accelsim")
-        # the run is this plan's: its launches simulated in detail are exactly the sampled ones
-        assert sorted(simulated["kernel_id"].tolist()) == sorted(set(plan.sampled_ids)), (name, seed)
-        est = simsample.estimate(plan, simsample.collect(log, sim="accelsim", plan=plan))
-        cycles = next(e for e in est.estimates if e.metric == "cycles")
-        assert cycles.ci_low is not None and cycles.ci_high is not None, (name, seed)
-        out.append(
-            (
-                cycles.estimate / truth - 1.0,
-                bool(cycles.ci_low <= truth <= cycles.ci_high),
-                (cycles.ci_high - cycles.ci_low) / 2 / cycles.estimate,
-            )
-        )
+        out.append(score_sampled_run(plan, RUNS / name / f"seed-{seed:02d}.out.gz", truth))
     return out
 
 

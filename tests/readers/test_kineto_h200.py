@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simsample.plugins.readers.kineto import read_file
 from simsample.reading import detect_format, load_workload
+from tests.helpers import assert_kineto_engines_agree
 
 H200 = Path(__file__).resolve().parents[1] / "fixtures" / "kineto_h200"
 
@@ -52,14 +52,4 @@ def test_kernel_counts_and_order(name):
 @pytest.mark.parametrize("name", ["gpt-train", "scientific", "gnn"])
 def test_every_engine_reads_the_same_launches(name):
     """The bulk engines and json.loads agree on a layout none of them was written against."""
-    slow = read_file(_path(name), fast=False)
-    for engine in ("scan", "decode", "native"):
-        fast = read_file(_path(name), engine=engine)
-        assert fast["memcpy"] == slow["memcpy"]
-        a, b = fast["arrays"], slow["arrays"]
-        assert set(a) == set(b)
-        oa = np.lexsort((a["correlation"], a["start_ns"]))
-        ob = np.lexsort((b["correlation"], b["start_ns"]))
-        for col in a:
-            assert np.array_equal(np.asarray(a[col], dtype=object)[oa], np.asarray(b[col], dtype=object)[ob]), col
-        assert fast["scan"]["decoded_alone"] == 0
+    assert_kineto_engines_agree(_path(name))

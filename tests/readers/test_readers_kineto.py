@@ -16,7 +16,7 @@ from simsample.plugins.readers._kineto import native as kn
 from simsample.plugins.readers._kineto import scan as ks
 from simsample.plugins.readers.kineto import read_file
 from simsample.reading import detect_format, load_workload
-from tests.helpers import shared_path
+from tests.helpers import assert_kineto_engines_agree, shared_path
 
 HTA = {
     ("critical_path", "alexnet", "benchmark_result_2869224_1695835535_trace.json.gz"): 79,
@@ -57,22 +57,7 @@ def test_kernel_counts(parts, count):
 def test_bulk_scan_equals_json_module(parts, count):
     """The compiled extractor, the typed decoder, the regex scanner and json.loads read exactly
     the same launches from every real trace (each engine hands what it cannot take to the next)."""
-    f = shared_path("profiles", *parts)
-    slow = read_file(f, fast=False)
-    for engine in ("scan", "decode", "native"):
-        fast = read_file(f, engine=engine)
-        assert fast["memcpy"] == slow["memcpy"]
-        a, b = fast["arrays"], slow["arrays"]
-        assert set(a) == set(b)
-        oa = np.lexsort((a["correlation"], a["start_ns"]))
-        ob = np.lexsort((b["correlation"], b["start_ns"]))
-        for col in a:
-            assert np.array_equal(np.asarray(a[col], dtype=object)[oa], np.asarray(b[col], dtype=object)[ob]), col
-        assert fast["scan"]["decoded_alone"] == 0  # real files go through the bulk path
-        if engine == "decode" and kd.AVAILABLE:
-            assert fast["scan"]["engine"] == "decode"
-        if engine == "native":
-            assert fast["scan"]["engine"] == ("native" if kn.AVAILABLE else "decode" if kd.AVAILABLE else "scan")
+    assert_kineto_engines_agree(shared_path("profiles", *parts))
 
 
 def test_values_and_metadata():
