@@ -334,8 +334,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("out", type=Path)
     ap.add_argument("--only", default=",".join(WORKLOADS), help="comma-separated workloads")
     args = ap.parse_args(argv)
-    import torch
-
+    names = [n.strip() for n in args.only.split(",") if n.strip()]
+    unknown = sorted(set(names) - set(WORKLOADS))
+    if unknown:
+        ap.error(f"--only: no workload {', '.join(unknown)} (known: {', '.join(WORKLOADS)})")
+    try:
+        import torch
+    except ImportError:
+        raise SystemExit("record_torch_profiles: needs PyTorch (with CUDA) in this Python") from None
     if not torch.cuda.is_available():
         raise SystemExit("record_torch_profiles: no CUDA GPU here; run it where PyTorch sees one")
     args.out.mkdir(parents=True, exist_ok=True)
@@ -343,9 +349,9 @@ def main(argv: list[str] | None = None) -> int:
     torch.backends.cudnn.benchmark = True
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}")
     failed = 0
-    for name in args.only.split(","):
+    for name in names:
         try:
-            print(json.dumps(record(torch, name.strip(), args.out)), flush=True)
+            print(json.dumps(record(torch, name, args.out)), flush=True)
         except Exception as exc:  # noqa: BLE001 - one workload's failure leaves the others' profiles
             failed += 1
             print(f"{name}: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
