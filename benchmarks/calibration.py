@@ -90,9 +90,11 @@ _GPP_HOLDOUT = ("backprop-16384-run2", "hotspot-256_512-run2", "lavaMD-50-run2",
 
 def profile_paths(family: str, root: Path = PROFILES, fresh: Path | None = None) -> list[Path]:
     """The profiles of the ``dev`` or ``holdout`` set (module docstring), or every file of the
-    ``fresh`` folder, those present."""
+    files directly in the ``fresh`` folder (not its subfolders), those present."""
     if family == "fresh":
-        return sorted(p for p in fresh.rglob("*") if p.is_file()) if fresh is not None else []
+        if fresh is None:
+            return []
+        return sorted(p for p in fresh.iterdir() if p.is_file() and p.suffix != ".md")
     if family == "holdout":
         paths = sorted((root / "nvprof/magus/devid_cudasdk80/traces").glob("*.csv"))
         paths += [root / f"nvprof/gpuperfpredict-k40c/{n}.csv.xz" for n in _GPP_HOLDOUT]

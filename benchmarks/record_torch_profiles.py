@@ -291,16 +291,20 @@ WORKLOADS = {
 }
 
 
-def record(torch, name: str, out: Path) -> dict:
-    """Warm the workload up, profile its active iterations, write ``out/NAME.pt.trace.json.gz``."""
-    from torch.profiler import ProfilerActivity, profile
+def record(torch, name: str, out: Path, *, steps: bool = False) -> dict:
+    """Warm the workload up, profile its active iterations, write ``out/NAME.pt.trace.json.gz``.
+
+    ``steps``: with a profiler schedule of the active iterations (no wait, no warm-up), so that
+    the trace holds a ``ProfilerStep#N`` range per iteration, as a training loop's does."""
+    from torch.profiler import ProfilerActivity, profile, schedule
 
     fn, warmup, active = WORKLOADS[name](torch)
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
     t0 = time.perf_counter()
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+    plan = {"schedule": schedule(wait=0, warmup=0, active=active, repeat=1)} if steps else {}
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], **plan) as prof:
         for _ in range(active):
             fn()
             torch.cuda.synchronize()
@@ -333,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("--only", default=",".join(WORKLOADS), help="comma-separated workloads")
+    ap.add_argument("--steps", action="store_true", help="record a ProfilerStep#N range per iteration")
     args = ap.parse_args(argv)
     names = [n.strip() for n in args.only.split(",") if n.strip()]
     unknown = sorted(set(names) - set(WORKLOADS))
@@ -351,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     for name in names:
         try:
-            print(json.dumps(record(torch, name, args.out)), flush=True)
+            print(json.dumps(record(torch, name, args.out, steps=args.steps)), flush=True)
         except Exception as exc:  # noqa: BLE001 - one workload's failure leaves the others' profiles
             failed += 1
             print(f"{name}: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)

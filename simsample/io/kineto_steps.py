@@ -4,8 +4,15 @@
 ``user_annotation`` in recent versions, ``Operator`` in older ones). Kernels run on the GPU
 later than they are launched, often past the end of the step that launched them, so a kernel is
 given the step whose annotation contains the CPU call that launched it (the ``cuda_runtime`` /
-``Runtime`` event with the kernel's ``correlation`` id); a kernel whose launch call is not found
-falls back to its own start time. Launches outside every step get -1.
+``Runtime`` event with the kernel's ``correlation`` id, on whichever thread: the backward pass
+launches from the autograd engine's own thread); a kernel whose launch call is not found falls
+back to its own start time. Launches outside every step get -1.
+
+Recent versions also copy each annotation onto the GPU's timeline (``gpu_user_annotation``):
+a range from the step's first kernel to its last, shorter than the CPU-side one and starting
+inside it. Those are not matched against launch calls (a backward launch after the GPU range
+of its step had ended fell outside every step: two thirds of a training step's launches were
+lost); where a trace has only them, they are matched against the kernels' own start times.
 """
 
 from __future__ import annotations
@@ -68,7 +75,8 @@ def step_of_launches(paths: Sequence[str | Path], wl: Any) -> np.ndarray | None:
     """Each launch's step number (-1 outside every step), or None when the trace has no
     ``ProfilerStep#N`` annotation. ``wl`` is the workload read from ``paths`` (one file, or ranks
     whose launches carry ``rank``); times are compared in the trace's own microseconds."""
-    steps: list[tuple[int, int, int]] = []  # (start_ns, end_ns, N)
+    steps: list[tuple[int, int, int]] = []  # (start_ns, end_ns, N): CPU-side annotations
+    gpu_steps: list[tuple[int, int, int]] = []  # their copies on the GPU's timeline
     launch_ns: dict[int, int] = {}
     for path in paths[:1]:  # ranks: the first file's steps and launch calls (correlation ids are per rank)
         events, base = _events(Path(path))
@@ -90,7 +98,9 @@ def step_of_launches(paths: Sequence[str | Path], wl: Any) -> np.ndarray | None:
                         ) from None
                     if len(m.group(1)) > 18:
                         raise FormatError(Path(path), f"{name[:40]}...: a step number beyond int64")
-                    steps.append((t0, t0 + dur, int(m.group(1))))
+                    (gpu_steps if e.get("cat") == "gpu_user_annotation" else steps).append(
+                        (t0, t0 + dur, int(m.group(1)))
+                    )
             elif (
                 e.get("cat") in _RUNTIME_CATS
                 and isinstance(e.get("args"), dict)
@@ -104,6 +114,9 @@ def step_of_launches(paths: Sequence[str | Path], wl: Any) -> np.ndarray | None:
                     launch_ns[int(c)] = _us_to_ns(e["ts"], base)
                 except (TypeError, ValueError):
                     continue
+    on_gpu = not steps
+    if on_gpu:
+        steps = gpu_steps
     if not steps:
         return None
     steps.sort()
@@ -112,7 +125,7 @@ def step_of_launches(paths: Sequence[str | Path], wl: Any) -> np.ndarray | None:
     numbers = np.array([s[2] for s in steps], np.int64)
     k = wl.kernels
     t = k["start_ns"].to_numpy(np.int64).copy()
-    if "correlation" in k.columns and ("rank" not in k.columns or k["rank"].nunique() <= 1):
+    if not on_gpu and "correlation" in k.columns and ("rank" not in k.columns or k["rank"].nunique() <= 1):
         corr = k["correlation"].to_numpy()
         for i, c in enumerate(corr.tolist()):
             try:
