@@ -18,7 +18,9 @@ nothing was chosen on (``benchmarks/calibration.py --profiles FOLDER``):
 - ``vit-train``: training steps of a small vision transformer (``nn.TransformerEncoder``);
 - ``encoder-dynamic``: a BERT-sized encoder serving batches of five sequence lengths;
 - ``recsys``: embedding-bag lookups into eight large tables and a dense MLP, Adagrad steps;
-- ``gnn``: graph convolution by gather and ``index_add`` over a random graph of 600,000 edges.
+- ``gnn``: graph convolution by gather and ``index_add`` over a random graph of 600,000 edges;
+- ``cudagraph``: an MLP captured in a CUDA graph, replayed five times per iteration;
+- ``compiled-train``: training steps of a ``torch.compile``d MLP (Triton kernels).
 
 Each trace is ``torch.profiler``'s Chrome trace, gzipped, after warm-up iterations. Needs a CUDA
 GPU and PyTorch (torchvision is not needed)::
@@ -278,6 +280,46 @@ def gnn(torch) -> tuple[Callable[[], None], int, int]:
     return step, 3, 4
 
 
+def cudagraph(torch) -> tuple[Callable[[], None], int, int]:
+    """An MLP captured once in a CUDA graph and replayed five times per iteration (as inference
+    servers replay their decode steps): kernels whose launch call is ``cudaGraphLaunch``."""
+    nn = torch.nn
+    mlp = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 1024)).cuda().eval()
+    x = torch.randn(64, 1024, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side), torch.no_grad():
+        for _ in range(3):
+            mlp(x)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph), torch.no_grad():
+        mlp(x)
+
+    def replay() -> None:
+        x.copy_(torch.randn(64, 1024, device="cuda"))
+        for _ in range(5):
+            graph.replay()
+
+    return replay, 1, 4
+
+
+def compiled_train(torch) -> tuple[Callable[[], None], int, int]:
+    """Training steps of a ``torch.compile``d MLP: Triton kernels beside the library's."""
+    nn = torch.nn
+    model = nn.Sequential(nn.Linear(512, 2048), nn.GELU(), nn.Linear(2048, 512), nn.LayerNorm(512)).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    compiled = torch.compile(model)
+    x = torch.randn(256, 512, device="cuda")
+
+    def step() -> None:
+        compiled(x).square().mean().backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    return step, 3, 4
+
+
 WORKLOADS = {
     "gpt-train": gpt_train,
     "gpt-decode": gpt_decode,
@@ -288,6 +330,8 @@ WORKLOADS = {
     "encoder-dynamic": encoder_dynamic,
     "recsys": recsys,
     "gnn": gnn,
+    "cudagraph": cudagraph,
+    "compiled-train": compiled_train,
 }
 
 

@@ -19,11 +19,14 @@ from simsample.planfile import Plan
 STEPS = Path(__file__).resolve().parents[1] / "fixtures" / "kineto_h200" / "steps"
 
 
-@pytest.mark.parametrize(("name", "per_step"), [("gpt-train", 401), ("lstm-train", 600)])
+@pytest.mark.parametrize(
+    ("name", "per_step"), [("gpt-train", 401), ("lstm-train", 600), ("compiled-train", 33), ("cudagraph", 26)]
+)
 def test_every_launch_of_a_training_step_is_in_its_step(name, per_step):
-    """Four training steps recorded with a profiler schedule: every launch, the backward pass's
-    included, belongs to its step (a third of them did, the GPU-side copy of the annotation
-    shadowing the CPU-side one)."""
+    """Four steps recorded with a profiler schedule: every launch, the backward pass's included,
+    belongs to its step (a third of them did, the GPU-side copy of the annotation shadowing the
+    CPU-side one); so do torch.compile's Triton kernels and the kernels of CUDA-graph replays,
+    whose launch call is ``cudaGraphLaunch``."""
     f = STEPS / f"{name}.pt.trace.json.gz"
     steps = step_of_launches([f], simsample.read(f))
     numbers, counts = np.unique(steps, return_counts=True)
