@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from simsample.reading import detect_format, load_workload
-from tests.helpers import assert_kineto_engines_agree
+from tests.helpers import ROOT, assert_kineto_engines_agree
 
 H200 = Path(__file__).resolve().parents[1] / "fixtures" / "kineto_h200"
 
@@ -53,3 +53,21 @@ def test_kernel_counts_and_order(name):
 def test_every_engine_reads_the_same_launches(name):
     """The bulk engines and json.loads agree on a layout none of them was written against."""
     assert_kineto_engines_agree(_path(name))
+
+
+def test_the_recorder_refuses_an_unknown_workload_before_writing(tmp_path, capsys):
+    """``benchmarks/record_torch_profiles.py`` made these: an unknown ``--only`` name is one line
+    naming the known ones, and nothing is written (no GPU or PyTorch needed to find out)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "record_torch_profiles", ROOT / "benchmarks" / "record_torch_profiles.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert set(KERNELS) <= set(mod.WORKLOADS)
+    with pytest.raises(SystemExit) as exc:
+        mod.main([str(tmp_path / "out"), "--only", "gpt-train,gpt"])
+    assert exc.value.code == 2
+    assert "--only: no workload gpt (known: gpt-train," in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
