@@ -27,46 +27,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from simsample_accelsim.synth import KernelSpec, write_workload
+from simsample_accelsim.synth import KernelSpec, tiled_gemm, write_workload
 
 KIB = 1 << 10
 MIB = 1 << 20
 ROOT = 0x7F0000000000
-GEMM_BODY = (
-    "LDG.E.128",
-    "LDG.E.128",
-    "STS.128",
-    "BAR.SYNC",
-    "LDS.U.128",
-    "FFMA",
-    "FFMA",
-    "FFMA",
-    "FFMA",
-    "FFMA",
-    "FFMA",
-)
 BLOCK = (128, 1, 1)  # four warps
 
 
 def _slot(iters: int, width: int = 16) -> int:
     """Bytes a warp reads over ``iters`` coalesced iterations of ``width``-byte loads."""
     return iters * 32 * width
-
-
-def gemm(base: int, ctas: int, iters: int) -> KernelSpec:
-    """A tiled GEMM reading ``ctas x 4 warps x iters x 512`` bytes of weights once each."""
-    return KernelSpec(
-        "_Z10gemm_tiledPKfS0_Pfiii",
-        grid=(ctas, 1, 1),
-        block=BLOCK,
-        shmem=32 * KIB,
-        nregs=96,
-        body=GEMM_BODY,
-        iters=iters,
-        stride=16,
-        warp_span=_slot(iters),
-        base_address=base,
-    )
 
 
 def elementwise(name: str, base: int, ctas: int, body: tuple[str, ...], iters: int = 2) -> KernelSpec:
@@ -115,7 +86,7 @@ def decoder_kernels(layers: int = 4, decode: int = 4) -> tuple[list[KernelSpec],
                     ("LDG.E.128", "FADD", "FMUL", "MUFU.RSQ", "FMUL", "STG.E.128"),
                 )
             )
-            out.append(gemm(weights[layer, "qkv"], 8 * wide, gemm_iters))
+            out.append(tiled_gemm(weights[layer, "qkv"], 8 * wide, gemm_iters))
             slot = kv[layer] + (0 if prefill else (prompt_slots + step - 1) * 64 * KIB)
             out.append(
                 KernelSpec(
@@ -145,7 +116,7 @@ def decoder_kernels(layers: int = 4, decode: int = 4) -> tuple[list[KernelSpec],
                     base_address=kv[layer],
                 )
             )
-            out.append(gemm(weights[layer, "o"], 8 * wide, gemm_iters))
+            out.append(tiled_gemm(weights[layer, "o"], 8 * wide, gemm_iters))
             out.append(
                 elementwise("_Z12residual_addPfPKf", hidden, 8 * wide, ("LDG.E.128", "LDG.E.128", "FADD", "STG.E.128"))
             )
@@ -157,15 +128,15 @@ def decoder_kernels(layers: int = 4, decode: int = 4) -> tuple[list[KernelSpec],
                     ("LDG.E.128", "FADD", "FMUL", "MUFU.RSQ", "FMUL", "STG.E.128"),
                 )
             )
-            out.append(gemm(weights[layer, "up"], 16 * wide, gemm_iters))
+            out.append(tiled_gemm(weights[layer, "up"], 16 * wide, gemm_iters))
             out.append(
                 elementwise("_Z4geluPf", scratch, 16 * wide, ("LDG.E.128", "FMUL", "MUFU.TANH", "FFMA", "STG.E.128"))
             )
-            out.append(gemm(weights[layer, "down"], 16 * wide, gemm_iters))
+            out.append(tiled_gemm(weights[layer, "down"], 16 * wide, gemm_iters))
             out.append(
                 elementwise("_Z12residual_addPfPKf", hidden, 8 * wide, ("LDG.E.128", "LDG.E.128", "FADD", "STG.E.128"))
             )
-        out.append(gemm(weights["head"], 16 * wide, gemm_iters))
+        out.append(tiled_gemm(weights["head"], 16 * wide, gemm_iters))
     memcpys = [(0, ROOT, weights["head"] + 512 * KIB - ROOT), (0, table, 1 * MIB)]
     return out, memcpys
 

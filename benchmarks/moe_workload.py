@@ -27,34 +27,16 @@ from pathlib import Path
 
 import numpy as np
 
-from simsample_accelsim.synth import KernelSpec, write_workload
+from simsample_accelsim.synth import KernelSpec, tiled_gemm, write_workload
 
 KIB = 1 << 10
 MIB = 1 << 20
 ROOT = 0x7D0000000000
 EXPERTS = 4
 TOKENS = 16  # CTAs' worth of tokens routed per step and layer
+#: the experts' and router's GEMM loop: four FMAs where the other workloads' GEMMs have six
 GEMM_BODY = ("LDG.E.128", "LDG.E.128", "STS.128", "BAR.SYNC", "LDS.U.128", "FFMA", "FFMA", "FFMA", "FFMA")
 BLOCK = (128, 1, 1)
-
-
-def _slot(iters: int) -> int:
-    return iters * 32 * 16
-
-
-def gemm(base: int, ctas: int, iters: int) -> KernelSpec:
-    return KernelSpec(
-        "_Z10gemm_tiledPKfS0_Pfiii",
-        grid=(ctas, 1, 1),
-        block=BLOCK,
-        shmem=32 * KIB,
-        nregs=96,
-        body=GEMM_BODY,
-        iters=iters,
-        stride=16,
-        warp_span=_slot(iters),
-        base_address=base,
-    )
 
 
 def elementwise(name: str, base: int, ctas: int, body: tuple[str, ...], *, pattern: str = "coalesced") -> KernelSpec:
@@ -97,7 +79,7 @@ def moe_kernels(layers: int = 2, steps: int = 3, seed: int = 0) -> tuple[list[Ke
                     "_Z9layernormPKfPfi", hidden, 8, ("LDG.E.128", "FADD", "FMUL", "MUFU.RSQ", "FMUL", "STG.E.128")
                 )
             )
-            out.append(gemm(router[layer], 2, 4))
+            out.append(tiled_gemm(router[layer], 2, 4, body=GEMM_BODY))
             out.append(
                 elementwise("_Z16moe_topk_softmaxPKfPiPf", scratch, 4, ("LDG.E", "FMNMX", "MUFU.EX2", "FADD", "STG.E"))
             )
@@ -108,11 +90,11 @@ def moe_kernels(layers: int = 2, steps: int = 3, seed: int = 0) -> tuple[list[Ke
                 ctas = int(load[s, layer, e])
                 if ctas == 0:
                     continue
-                out.append(gemm(experts[layer, e], ctas, 8))
+                out.append(tiled_gemm(experts[layer, e], ctas, 8, body=GEMM_BODY))
                 out.append(
                     elementwise("_Z4geluPf", permuted, ctas, ("LDG.E.128", "FMUL", "MUFU.TANH", "FFMA", "STG.E.128"))
                 )
-                out.append(gemm(experts[layer, e] + 512 * KIB, ctas, 8))
+                out.append(tiled_gemm(experts[layer, e] + 512 * KIB, ctas, 8, body=GEMM_BODY))
             out.append(
                 elementwise(
                     "_Z13moe_unpermutePKfPKiS0_Pf",

@@ -26,43 +26,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from simsample_accelsim.synth import KernelSpec, write_workload
+from simsample_accelsim.synth import KernelSpec, tiled_gemm, write_workload
 
 KIB = 1 << 10
 ROOT = 0x7E0000000000
-GEMM_BODY = (
-    "LDG.E.128",
-    "LDG.E.128",
-    "STS.128",
-    "BAR.SYNC",
-    "LDS.U.128",
-    "FFMA",
-    "FFMA",
-    "FFMA",
-    "FFMA",
-    "FFMA",
-    "FFMA",
-)
 BLOCK = (128, 1, 1)
 
 
 def _span(iters: int) -> int:
     return iters * 32 * 16  # one LDG.E.128 per iteration: 512 bytes, a warp's own lines
-
-
-def gemm(base: int, ctas: int, iters: int) -> KernelSpec:
-    return KernelSpec(
-        "_Z10gemm_tiledPKfS0_Pfiii",
-        grid=(ctas, 1, 1),
-        block=BLOCK,
-        shmem=32 * KIB,
-        nregs=96,
-        body=GEMM_BODY,
-        iters=iters,
-        stride=16,
-        warp_span=_span(iters),
-        base_address=base,
-    )
 
 
 def streaming(name: str, base: int, ctas: int, body: tuple[str, ...], iters: int, nregs: int = 24) -> KernelSpec:
@@ -95,7 +67,7 @@ def training_kernels(layers: int = 6, steps: int = 4) -> tuple[list[KernelSpec],
     out: list[KernelSpec] = []
     for _ in range(steps):
         for layer in range(layers):
-            out.append(gemm(weight[layer], ctas[layer], 4))
+            out.append(tiled_gemm(weight[layer], ctas[layer], 4))
             out.append(
                 streaming(
                     "_Z9bias_reluPfPKf", saved[layer], ctas[layer], ("LDG.E.128", "FADD", "FMNMX", "STG.E.128"), 4
@@ -123,8 +95,10 @@ def training_kernels(layers: int = 6, steps: int = 4) -> tuple[list[KernelSpec],
                     4,
                 )
             )
-            out.append(gemm(weight[layer], ctas[layer], 4))  # data gradient: the weights again
-            out.append(gemm(saved[layer], ctas[layer] // 4, 16))  # weight gradient, split-K: a quarter of the CTAs
+            out.append(tiled_gemm(weight[layer], ctas[layer], 4))  # data gradient: the weights again
+            out.append(
+                tiled_gemm(saved[layer], ctas[layer] // 4, 16)
+            )  # weight gradient, split-K: a quarter of the CTAs
             out.append(
                 streaming(
                     "_Z13splitk_reducePKfPfi", grad[layer], ctas[layer], ("LDG.E.128", "FADD", "FADD", "STG.E.128"), 4

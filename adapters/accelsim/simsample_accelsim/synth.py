@@ -83,6 +83,29 @@ class KernelSpec:
         return (self.threads + 31) // 32
 
 
+#: The loop of :func:`tiled_gemm`: two 16-byte loads staged through shared memory, six FMAs.
+GEMM_BODY: tuple[str, ...] = ("LDG.E.128", "LDG.E.128", "STS.128", "BAR.SYNC", "LDS.U.128", *("FFMA",) * 6)
+
+
+def tiled_gemm(base: int, ctas: int, iters: int, *, body: tuple[str, ...] = GEMM_BODY) -> KernelSpec:
+    """A library-style tiled GEMM (``gemm_tiled``, four warps a CTA, 32 KiB of shared memory)
+    reading ``ctas x 4 warps x iters x 512`` bytes from ``base`` once each: every warp and
+    iteration has lines of its own, as weights streamed through the L2 do. The benchmark
+    workloads (decoder, training, moe) run one such kernel at many shapes."""
+    return KernelSpec(
+        "_Z10gemm_tiledPKfS0_Pfiii",
+        grid=(ctas, 1, 1),
+        block=(128, 1, 1),
+        shmem=32 * 1024,
+        nregs=96,
+        body=body,
+        iters=iters,
+        stride=16,
+        warp_span=iters * 32 * 16,
+        base_address=base,
+    )
+
+
 @dataclass
 class TraceManifest:
     """What a written trace contains (the scanners must find the same)."""
