@@ -73,6 +73,25 @@ def _gpt(torch, vocab: int = 8192, d: int = 512, layers: int = 6, heads: int = 8
     return GPT().cuda()
 
 
+def _descend(opt) -> None:
+    """After a backward pass: the optimiser's step, and the gradients dropped as training loops
+    drop them (set to None, so the next backward allocates them again)."""
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+
+
+def _serve(torch, module, batches) -> Callable[[], None]:
+    """Inference of ``module`` on each of ``batches`` in turn, fp16 autocast, without gradients."""
+
+    @torch.no_grad()
+    def serve() -> None:
+        with torch.autocast("cuda", dtype=torch.float16):
+            for x in batches:
+                module(x)
+
+    return serve
+
+
 def gpt_train(torch) -> tuple[Callable[[], None], int, int]:
     model = _gpt(torch)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
@@ -83,8 +102,7 @@ def gpt_train(torch) -> tuple[Callable[[], None], int, int]:
             logits = model(idx[:, :-1])
             loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), idx[:, 1:].reshape(-1))
         loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        _descend(opt)
 
     return step, 3, 4
 
@@ -139,13 +157,7 @@ def convnet_infer(torch) -> tuple[Callable[[], None], int, int]:
         torch.randn(b, 3, 224, 224, device="cuda").to(memory_format=torch.channels_last) for b in (1, 8, 32, 4, 16)
     ]
 
-    @torch.no_grad()
-    def infer() -> None:
-        with torch.autocast("cuda", dtype=torch.float16):
-            for x in batches:
-                model(x)
-
-    return infer, 3, 4
+    return _serve(torch, model, batches), 3, 4
 
 
 def lstm_train(torch) -> tuple[Callable[[], None], int, int]:
@@ -164,8 +176,7 @@ def lstm_train(torch) -> tuple[Callable[[], None], int, int]:
         loss = nn.functional.cross_entropy(head(out).reshape(-1, 10000), idx[:, 1:].reshape(-1))
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        _descend(opt)
 
     return step, 3, 4
 
@@ -207,8 +218,7 @@ def vit_train(torch) -> tuple[Callable[[], None], int, int]:
             tokens = embed(x).flatten(2).transpose(1, 2)
             loss = nn.functional.cross_entropy(head(encoder(tokens).mean(1)), labels)
         loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        _descend(opt)
 
     return step, 3, 3
 
@@ -220,13 +230,7 @@ def encoder_dynamic(torch) -> tuple[Callable[[], None], int, int]:
     encoder = nn.TransformerEncoder(layer, 4, enable_nested_tensor=False).cuda().eval()
     batches = [torch.randn(b, t, 768, device="cuda") for b, t in ((16, 64), (4, 384), (32, 128), (1, 512), (8, 256))]
 
-    @torch.no_grad()
-    def serve() -> None:
-        with torch.autocast("cuda", dtype=torch.float16):
-            for x in batches:
-                encoder(x)
-
-    return serve, 2, 4
+    return _serve(torch, encoder, batches), 2, 4
 
 
 def recsys(torch) -> tuple[Callable[[], None], int, int]:
@@ -247,8 +251,7 @@ def recsys(torch) -> tuple[Callable[[], None], int, int]:
         pooled = [t(i, offsets) for t, i in zip(tables, ids)]
         out = mlp(torch.cat([*pooled, dense], dim=1))
         nn.functional.binary_cross_entropy_with_logits(out, target).backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        _descend(opt)
 
     return step, 3, 4
 
@@ -274,8 +277,7 @@ def gnn(torch) -> tuple[Callable[[], None], int, int]:
             if i < len(layers) - 1:
                 h = torch.relu(h)
         nn.functional.cross_entropy(h, labels).backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        _descend(opt)
 
     return step, 3, 4
 
@@ -314,8 +316,7 @@ def compiled_train(torch) -> tuple[Callable[[], None], int, int]:
 
     def step() -> None:
         compiled(x).square().mean().backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        _descend(opt)
 
     return step, 3, 4
 
