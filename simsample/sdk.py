@@ -148,6 +148,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
     from simsample.sampling.grouping import CONTEXT_COLUMN, GROUPINGS, Grouping, resolve_grouping
     from simsample.sampling.metrics import Metric, count, not_estimable, ratio
     from simsample.sampling.representatives import (
+        AUDIT_BY_PARAM,
         AUDIT_PARAM,
         first_of_each,
         relabel_by_first,
@@ -209,6 +210,7 @@ _STABLE: dict[str, str] = {
     "cluster_stats": "simsample.sampling.draws",
     "representative_plan": "simsample.sampling.representatives",
     "AUDIT_PARAM": "simsample.sampling.representatives",
+    "AUDIT_BY_PARAM": "simsample.sampling.representatives",
     "first_of_each": "simsample.sampling.representatives",
     "relabel_by_first": "simsample.sampling.representatives",
     "resolve_metric": "simsample.sampling.representatives",
@@ -376,6 +378,7 @@ PROVISIONAL: frozenset[str] = frozenset(_PROVISIONAL_NAMES)
 
 #: Written out (not computed) so that linters and readers see what the module exports.
 __all__ = [
+    "AUDIT_BY_PARAM",
     "AUDIT_PARAM",
     "Adapter",
     "BINARY_BYTE_SCALE",

@@ -44,6 +44,10 @@ REQUIRED_COLUMNS: tuple[str, ...] = (
 )
 OPTIONAL_COLUMNS: tuple[str, ...] = ("cycles", "regs", "shmem")
 SHAPE_COLUMNS: tuple[str, ...] = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
+#: Cost columns that are measured times of the launches themselves (a profile's durations, a
+#: simulator's cycles), as opposed to a proxy such as warp instructions: their spread within a
+#: cluster is the launches' own, and no model of the cycles knows them better.
+MEASURED_METRICS: tuple[str, ...] = ("duration_ns", "cycles")
 _NARROW_COLUMNS = SHAPE_COLUMNS + ("stream", "regs", "shmem")
 
 #: Bumped when the fingerprint's definition changes (plans record it).

@@ -84,6 +84,7 @@ import numpy as np
 from simsample.errors import UserError
 from simsample.planfile import Plan
 from simsample.sampling.audit import audit_bound, has_audit
+from simsample.workload import MEASURED_METRICS
 
 pd = lazy.load("pandas")
 special = lazy.load(
@@ -215,11 +216,6 @@ def _design(plan: Plan) -> _Design:
         plan_confidence(plan),
         design_is_measured(plan),
     )
-
-
-#: Design metrics that are measured times of the launches themselves (as margin's
-#: ``MEASURED_TIMES``): a cluster whose values are all equal has no spread, known exactly.
-MEASURED_METRICS = ("duration_ns", "cycles")
 
 
 def design_is_measured(plan: Plan) -> bool:

@@ -17,13 +17,17 @@ import numpy as np
 from simsample.planfile import Cluster, Plan
 from simsample.plugin_base import Param
 from simsample.sampling.audit import (
+    AUDIT_BY,
+    MODEL_COLUMN,
     audit_order,
     audit_probabilities,
     audit_record,
     audit_rng,
+    audit_size,
     draw_audit,
     member_shares,
 )
+from simsample.workload import MEASURED_METRICS
 
 if TYPE_CHECKING:
     from simsample.plugin_base import Sampler
@@ -37,9 +41,20 @@ AUDIT_PARAM = Param(
     "audit",
     int,
     0,
-    "launches drawn at random beside the representatives (in proportion to the cost column) that give the plan "
-    "an interval; 0: the method's own plan, without one",
+    "launches drawn at random beside the representatives (see audit_by) that give the plan an interval; 0: the "
+    "method's own plan, without one",
     minimum=0,
+)
+
+#: The ``audit_by`` parameter that goes with :data:`AUDIT_PARAM`: what the audit's draws follow.
+AUDIT_BY_PARAM = Param(
+    "audit_by",
+    str,
+    "cycles",
+    "what the audit's draw probability follows: cycles (half where the projection puts them, half each launch's "
+    "own, by the features' predicted_cycles where the cost column is a proxy) or cost (the cost column alone, "
+    "the samplers' previous versions)",
+    choices=AUDIT_BY,
 )
 
 
@@ -88,6 +103,7 @@ def representative_plan(
     extra_prediction: Mapping[str, Any] | None = None,
     audit: int = 0,
     apportion: np.ndarray | None = None,
+    audit_by: str = "cycles",
 ) -> Plan:
     """A plan with one representative (row ``reps[c]``, weight ``weights[c]``) per cluster ``c``.
 
@@ -95,7 +111,8 @@ def representative_plan(
     ``audit``: launches drawn at random beside the representatives, in proportion to ``values``,
     that give the plan an interval (:mod:`simsample.sampling.audit`); they are listed with weight
     0 in one more cluster, and ``apportion`` (e.g. instructions, for plans weighted by instruction
-    share) says how a cluster's projection divides among its members.
+    share) says how a cluster's projection divides among its members. ``audit_by``: what the
+    draws follow (:data:`AUDIT_BY_PARAM`, :func:`simsample.sampling.audit.audit_size`).
     """
     labels = np.asarray(labels, dtype=np.int64)
     reps = np.asarray(reps, dtype=np.int64)
@@ -126,9 +143,15 @@ def representative_plan(
     rows, row_weights, row_clusters = reps, weights, np.arange(n_clusters, dtype=np.int64)
     estimator_audit = None
     if audit > 0:
-        p = audit_probabilities(values)
-        drawn = draw_audit(p, audit, audit_rng(seed), audit_order(labels, p))
         shares = member_shares(labels, weights, apportion)
+        if audit_by == "cost":
+            size = values
+        elif audit_by == "cycles":
+            size = audit_size(labels, reps, shares, model_cycles(workload, metric, values))
+        else:
+            raise ValueError(f"audit_by must be one of {AUDIT_BY}, got {audit_by!r}")
+        p = audit_probabilities(size)
+        drawn = draw_audit(p, audit, audit_rng(seed), audit_order(labels, p))
         estimator_audit = audit_record(drawn, labels, shares, p, cluster=n_clusters)
         distinct = np.unique(drawn)
         clusters.append(
@@ -163,6 +186,18 @@ def representative_plan(
     if estimator_audit is not None:
         plan.estimator["audit"] = estimator_audit
     return plan
+
+
+def model_cycles(workload: Workload, metric: str, values: np.ndarray) -> np.ndarray:
+    """Each launch's cycles as the audit's size measure knows them: the cost column where it is a
+    measured time (a profile's durations, a simulator's cycles), else the features' model of the
+    cycles (:data:`~simsample.sampling.audit.MODEL_COLUMN`) where they carry one, else the cost
+    column (a proxy such as warp instructions, the best there is)."""
+    if metric not in MEASURED_METRICS and MODEL_COLUMN in workload.kernels.columns:
+        model = workload.kernels[MODEL_COLUMN].to_numpy(np.float64)
+        if np.all(np.isfinite(model)) and np.any(model > 0):
+            return model
+    return values
 
 
 def resolve_metric(workload: Workload, metric: str) -> str:

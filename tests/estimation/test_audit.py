@@ -18,6 +18,7 @@ from simsample.sampling.audit import (
     DEFENSIVE,
     audit_bound,
     audit_probabilities,
+    audit_size,
     member_shares,
     successive_difference_dof,
 )
@@ -114,6 +115,59 @@ def test_every_launch_can_be_drawn(x):
     assert p.sum() == pytest.approx(1.0)
     assert np.all(p > 0)
     assert np.all(p >= DEFENSIVE / len(x) * (1 - 1e-9)) or np.allclose(p, 1 / len(x))
+
+
+@given(_population(), st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_draws_that_follow_the_cycles_bound_every_launchs_term(pop, by_instructions):
+    """With the audit's size measure on the launches' own cycles (half the projection's, half
+    each launch's), a draw's d_j = (ŷ_j − y_j)/p_j is at most 2·max(T̂, T)/(1 − DEFENSIVE) in size,
+    whatever the representatives and shares: no launch makes one draw's term unbounded. In
+    proportion to a design metric x it is not (a launch of small x and large y)."""
+    labels, y, x, w, apportion = pop
+    shares = member_shares(labels, w, apportion if by_instructions else None)
+    reps = np.array([np.flatnonzero(labels == c)[0] for c in range(len(w))])
+    predicted = shares * y[reps][labels]
+    p = audit_probabilities(audit_size(labels, reps, shares, y))
+    assert p.sum() == pytest.approx(1.0) and np.all(p > 0)
+    bound = 2 * max(predicted.sum(), y.sum()) / (1 - DEFENSIVE)
+    assert np.all(np.abs(predicted - y) / p <= bound * (1 + 1e-9))
+
+
+def test_the_size_measure_leaves_out_a_half_with_nothing_in_it():
+    """Cycles all 0 or missing: nothing to follow but the projection's half, then nothing at all
+    (audit_probabilities draws such a workload uniformly)."""
+    labels, reps, shares = np.array([0, 0, 1]), np.array([0, 2]), np.array([1.0, 1.0, 1.0])
+    assert np.all(audit_size(labels, reps, shares, np.zeros(3)) == 0)
+    size = audit_size(labels, reps, shares, np.array([np.nan, 5.0, 5.0]))
+    assert np.all(np.isfinite(size)) and size.sum() == pytest.approx(2.0)
+
+
+def test_the_audit_follows_the_features_model_of_the_cycles():
+    """On trace features the cost column is warp instructions, a proxy: the audit's cycles are
+    the features' ``predicted_cycles``; a measured cost column (a profile's durations) is its own."""
+    from simsample.sampling.representatives import model_cycles
+
+    wl, _ = _workload("chains")
+    x = wl.values("warp_insts")
+    np.testing.assert_array_equal(model_cycles(wl, "warp_insts", x), wl.kernels["predicted_cycles"].to_numpy(float))
+    measured = np.linspace(1.0, 2.0, len(wl))  # a cost column of measured times, whatever its values
+    assert model_cycles(wl, "duration_ns", measured) is measured
+    assert model_cycles(wl, "cycles", measured) is measured
+    bare = Workload(wl.kernels.drop(columns=["predicted_cycles"]), source="bare")
+    assert model_cycles(bare, "warp_insts", x) is x
+
+
+def test_audit_by_cost_draws_as_the_previous_versions_did():
+    """``audit_by=cost`` keeps the draws of the samplers' versions before the audit followed the
+    cycles (the recorded real runs below were made with them): p in proportion to the cost column."""
+    wl, _ = _workload("decoder")
+    plan = library.plan(wl, "sieve", seed=3, audit=16, audit_by="cost")
+    audit = plan.estimator["audit"]
+    p_all = audit_probabilities(wl.values("warp_insts"))
+    np.testing.assert_allclose(audit["p"], p_all[audit["launches"]])
+    follows = library.plan(wl, "sieve", seed=3, audit=16)
+    assert follows.sampler["params"]["audit_by"] == "cycles" and follows.estimator["audit"]["p"] != audit["p"]
 
 
 def _audited_estimator(of, p, launches, draws):
@@ -370,7 +424,9 @@ _WORKLOAD_FILES = {
 def test_audited_real_sampled_runs_cover_the_full_run(name, sampler):
     """Real sampled Accel-Sim runs of audited plans (``apply``'s reuse warm-up, functional; README
     in the fixtures' folder): each run simulated exactly the plan made again here, and the
-    audit's 95% interval holds the full run's cycles (measured: every one)."""
+    audit's 95% interval holds the full run's cycles (measured: every one). They were recorded
+    with the audit drawn in proportion to the cost column (``audit_by=cost``, the samplers'
+    versions before the audit followed the cycles), so their plans are made that way here."""
     import simsample
 
     runs = [seed for wl, s, seed in _real_runs() if (wl, s) == (name, sampler)]
@@ -380,6 +436,6 @@ def test_audited_real_sampled_runs_cover_the_full_run(name, sampler):
     truth = float(simsample.collect(full, sim="accelsim")["cycles"].sum())
     covered = 0
     for seed in runs:
-        plan = simsample.plan(wl, sampler, seed=seed, audit=16)
+        plan = simsample.plan(wl, sampler, seed=seed, audit=16, audit_by="cost")
         covered += score_sampled_run(plan, RUNS / name / f"{sampler}-seed-{seed:02d}.out.gz", truth)[1]
     assert covered >= len(runs) - 1, f"{covered} of {len(runs)} cover"

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from simsample.sdk import (
+    AUDIT_BY_PARAM,
     AUDIT_PARAM,
     Param,
     Plan,
@@ -63,7 +64,7 @@ def _installed(module: str) -> bool:
 
 class GclSampler(Sampler):
     name = "gcl"
-    version = "2"
+    version = "3"  # 3: the audit follows the cycles (audit_by=cycles; version 2: audit_by=cost)
     description = "GCL-Sampler: RGCN contrastive embeddings of instruction graphs, k-means with silhouette-chosen K"
     params = (
         Param("epochs", int, 40, "training epochs (the paper gives none; see the docs)", minimum=0),
@@ -107,6 +108,7 @@ class GclSampler(Sampler):
         Param("cache", str, "auto", "graph cache folder: auto = the user's cache folder, none = no cache"),
         Param("jobs", int, None, "processes reading traces (default: the usable cores)", minimum=1, nullable=True),
         AUDIT_PARAM,
+        AUDIT_BY_PARAM,
     )
     bounded = False
 
@@ -234,6 +236,7 @@ class GclSampler(Sampler):
             keys=keys,
             extra_prediction=extra,
             audit=params["audit"],
+            audit_by=params["audit_by"],
         )
 
 

@@ -41,6 +41,7 @@ import numpy as np
 from simsample.plugins.samplers._photon import gpus
 from simsample.plugins.samplers._photon.bbv import FEATURES_HINT, GpuBBVs, WarpFeatures, gpu_bbvs
 from simsample.sdk import (
+    AUDIT_BY_PARAM,
     AUDIT_PARAM,
     Param,
     Plan,
@@ -57,7 +58,7 @@ INSTRUCTION_COLUMNS = ("warp_insts", "smsp__inst_executed.sum", "instructions")
 
 class PhotonSampler(Sampler):
     name = "photon"
-    version = "2"  # 2: blocks keyed by their kernel's code range (kernel-relative trace PCs)
+    version = "3"  # 3: the audit follows the cycles (audit_by=cycles); 2: blocks keyed by their kernel's code range
     description = "Photon kernel-level sampling: GPU BBV distance < 0.05 and warp-count rules, online"
     params = (
         Param("distance", float, 0.05, "largest Euclidean distance between GPU BBVs of a hit (exclusive)", minimum=0.0),
@@ -78,6 +79,7 @@ class PhotonSampler(Sampler):
         ),
         Param("metric", str, "auto", "per-launch cost column: auto = cycles, else duration_ns"),
         AUDIT_PARAM,
+        AUDIT_BY_PARAM,
     )
     requires = ()
     requires_hint = FEATURES_HINT
@@ -138,6 +140,7 @@ class PhotonSampler(Sampler):
             keys=keys,
             extra_prediction=extra,
             audit=params["audit"],
+            audit_by=params["audit_by"],
             apportion=inst if params["predict"] == "cpi" else None,
         )
 

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from simsample.sdk import (
+    AUDIT_BY_PARAM,
     AUDIT_PARAM,
     SHAPE_COLUMNS,
     Param,
@@ -83,7 +84,7 @@ PKA_HINT = (
 
 class PKASampler(Sampler):
     name = "pka"
-    version = "1"
+    version = "2"  # 2: the audit follows the cycles (audit_by=cycles; version 1: audit_by=cost)
     description = "PKA principal kernel selection: PCA + k-means over 12 ncu metrics, one launch per cluster"
     params = (
         Param(
@@ -130,6 +131,7 @@ class PKASampler(Sampler):
         ),
         Param("metric", str, "auto", "per-launch cost column: auto = cycles, else duration_ns"),
         AUDIT_PARAM,
+        AUDIT_BY_PARAM,
     )
     requires = PKA_METRICS
     requires_hint = PKA_HINT
@@ -194,6 +196,7 @@ class PKASampler(Sampler):
             keys=keys,
             extra_prediction=extra,
             audit=params["audit"],
+            audit_by=params["audit_by"],
         )
 
 

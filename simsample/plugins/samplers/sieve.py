@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from simsample.sdk import (
+    AUDIT_BY_PARAM,
     AUDIT_PARAM,
     Param,
     Plan,
@@ -75,7 +76,7 @@ SECOND_SPLIT_COV = 0.5
 
 class SieveSampler(Sampler):
     name = "sieve"
-    version = "1"
+    version = "2"  # 2: the audit follows the cycles (audit_by=cycles; version 1: audit_by=cost)
     description = "Sieve: per-kernel instruction-count CoV tiers (θ), KDE strata, one launch per stratum"
     params = (
         Param("theta", float, 0.4, "CoV threshold between tier 2 and tier 3", minimum=0.0),
@@ -97,6 +98,7 @@ class SieveSampler(Sampler):
         Param("instructions", str, "auto", "instruction column: auto = first of " + ", ".join(INSTRUCTION_COLUMNS)),
         Param("metric", str, "auto", "per-launch cost column: auto = cycles, else duration_ns"),
         AUDIT_PARAM,
+        AUDIT_BY_PARAM,
     )
     requires = ("smsp__inst_executed.sum",)
     requires_hint = SIEVE_HINT
@@ -178,6 +180,7 @@ class SieveSampler(Sampler):
             keys=keys,
             extra_prediction=extra,
             audit=params["audit"],
+            audit_by=params["audit_by"],
             apportion=inst if params["weighting"] == "instructions" else None,
         )
 

@@ -1,0 +1,102 @@
+"""A second workload written after every default was chosen: breadth-first searches and PageRank
+on one graph (``benchmarks/graph_workload.py``; fixtures in tests/fixtures/accelsim_graph,
+README there), simulated in a real Accel-Sim in full and sampled.
+
+The defaults (margin) were not changed for it. It found that the audit of the representative
+samplers, drawn in proportion to warp instructions, misses where latency-bound launches of few
+instructions carry the cycles; the audit now follows the cycles (``audit_by=cycles``), so for
+the audit this workload is where the change was found, not a held-out check. The tests pin what
+was measured.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+
+import numpy as np
+import pytest
+
+import simsample
+from simsample.sampling.evaluate import score_plan, truth_by_launch
+from simsample.workload import Workload
+from tests.helpers import ROOT, score_sampled_run
+
+FIXTURES = ROOT / "tests" / "fixtures" / "accelsim_graph"
+
+#: sha256 of kernelslist.g followed by kernel-1.traceg .. kernel-66.traceg as the generator writes them
+GRAPH_SHA256 = "5eb602b20c3b77402ac56c91736d65a76c1c95217d6ca7a77d4b35f24a0b8bd0"
+
+
+def _truth() -> float:
+    return float(simsample.collect(FIXTURES / "graph-full.out.gz", sim="accelsim")["cycles"].sum())
+
+
+def test_the_generator_writes_the_simulated_traces(tmp_path):
+    spec = importlib.util.spec_from_file_location("graph_workload", ROOT / "benchmarks" / "graph_workload.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main([str(tmp_path)]) == 0
+    h = hashlib.sha256((tmp_path / "kernelslist.g").read_bytes())
+    for i in range(1, 67):
+        h.update((tmp_path / f"kernel-{i}.traceg").read_bytes())
+    assert h.hexdigest() == GRAPH_SHA256
+
+
+def _scores(sampler: str, seeds: range, **params) -> list[tuple[float, bool, float]]:
+    """(error, covered, relative half-width) of each recorded run of ``sampler``."""
+    wl = simsample.read(FIXTURES / "graph-features.parquet")
+    truth = _truth()
+    out = []
+    for seed in seeds:
+        plan = simsample.plan(wl, sampler, seed=seed, **params)
+        out.append(score_sampled_run(plan, FIXTURES / "runs" / f"{sampler}-seed-{seed:02d}.out.gz", truth))
+    return out
+
+
+def test_the_defaults_hold_the_full_run():
+    """Margin on ``profile features``, ``apply``'s reuse warm-up (functional): measured 20 of 20
+    covering, mean |error| 0.37%, largest 1.02%, at ±4.4 to ±7.5% (one cluster of single-CTA
+    searches drawn once, its warp instructions 26% apart, decides the width)."""
+    scores = _scores("margin", range(20))
+    errors = np.abs([e for e, _, _ in scores])
+    assert sum(c for _, c, _ in scores) >= 18
+    assert errors.mean() < 0.006 and errors.max() < 0.015
+    half = np.array([h for _, _, h in scores])
+    assert np.median(half) < 0.08 and half.min() > 0
+
+
+def _design_coverage(sampler: str, audit_by: str) -> int:
+    """Plans of seeds 0-19 with an audit of 16 whose 95% interval holds the full run's cycles
+    (scored on the full run's own values of the sampled launches, as ``evaluate --truth`` does)."""
+    from simsample_accelsim.collect import collect_logs
+
+    wl = Workload.from_parquet(FIXTURES / "graph-features.parquet")
+    truth = truth_by_launch(wl, collect_logs([FIXTURES / "graph-full.out.gz"]), metric="cycles")
+    ids = wl.kernels["kernel_id"].to_numpy()
+    plans = (simsample.plan(wl, sampler, seed=s, audit=16, audit_by=audit_by) for s in range(20))
+    return sum(bool(score_plan(p, truth, ids).covered) for p in plans)
+
+
+@pytest.mark.parametrize("sampler", ["pka", "sieve", "photon"])
+def test_an_audit_that_follows_the_cycles_holds_the_full_run(sampler):
+    """Measured 20, 19 and 20 of 20 (PKA, Sieve, Photon; 100, 97 and 100 of 100 on seeds 20-119)."""
+    assert _design_coverage(sampler, "cycles") >= 18
+
+
+@pytest.mark.parametrize("sampler", ["sieve", "photon"])
+def test_an_audit_by_warp_instructions_misses_the_latency_bound_launches(sampler):
+    """What the change mended, pinned so that it stays explained: drawn in proportion to warp
+    instructions, sixteen one-CTA ``frontier_count`` launches hold 18% of the cycles and 2% of the
+    draw probability, and the audit covered 10 and 9 of 20 plans (0.42 and 0.41 of 100)."""
+    assert _design_coverage(sampler, "cost") <= 12
+
+
+@pytest.mark.parametrize(("sampler", "least"), [("pka", 10), ("sieve", 9), ("photon", 9)])
+def test_audited_real_sampled_runs_hold_the_full_run(sampler, least):
+    """Real sampled runs of the audited plans (16 draws following the cycles), seeds 0-9:
+    measured PKA 10/10 (+27.5% at ±32%), Sieve 9/10 (−3.9%; seed 6 reports ±2.04% around
+    −3.69%: its walk missed the launches that carry the error) and Photon 9/10 (+2.3%; seed 4
+    +2.39% against ±2.12%)."""
+    scores = _scores(sampler, range(10), audit=16)
+    assert sum(c for _, c, _ in scores) >= least
