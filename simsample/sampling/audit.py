@@ -8,11 +8,13 @@ Swensson and Wretman, *Model Assisted Survey Sampling*, §6.3, the difference es
 
 - the plan predicts every launch j: ŷ_j = share_j · y(representative of j's cluster), where the
   shares of a cluster's members sum to its weight w_c, so that Σ_j ŷ_j is exactly the projection;
-- ``m`` draws land on launch j m·p_j times on average, p_j proportional to the design metric (a
-  profile's duration, a trace's warp instructions: the heavy launches are where the cycles and
-  the error are), mixed with a uniform share :data:`DEFENSIVE` so that every launch can be drawn
-  (Hesterberg 1995, defensive mixtures): a launch the design metric calls free is not thereby
-  outside the audit;
+- ``m`` draws land on launch j m·p_j times on average, p_j proportional to the launch's cycles,
+  half as the projection puts them on it and half its own (:func:`audit_size`: a profile's
+  durations, a trace's modelled cycles; where the cycles and the error are), mixed with a
+  uniform share :data:`DEFENSIVE` so that every launch can be drawn (Hesterberg 1995, defensive
+  mixtures): a launch the model calls free is not thereby outside the audit. ``audit_by=cost``
+  draws in proportion to the cost column alone (warp instructions on a trace), as the samplers'
+  previous versions did;
 - the draws are systematic (Madow 1949; Cochran, chapters 8 and 9A): one random start, then
   steps of 1/m through the cumulated p_j of the launches ordered by cluster, then by design
   value, then by position. Every cluster, and every run of similar launches within one, that holds at least
@@ -90,13 +92,14 @@ def audit_size(labels: np.ndarray, reps: np.ndarray, shares: np.ndarray, cycles:
     share_j·c(representative of j), half to the launch's own c_j, c a model of the cycles.
 
     Why: the error of launch j is ŷ_j − y_j, and a draw's d_j = (ŷ_j − y_j)/p_j is bounded only
-    where p_j follows both: with p_j ∝ ŷ_j + y_j, |d_j| ≤ T̂ + T whatever the representatives.
-    Warp instructions follow neither where a launch is bound by latency: on a graph workload, 16
-    one-CTA launches of 64 warp instructions each carried 18% of the cycles and 2% of the draw
-    probability, so a rare draw there had d 24 times the typical one, and Sieve's and Photon's
-    16-draw intervals covered 0.42 and 0.41 of plans. Each half is normalised on its own (the
-    projection and the launches' own cycles weigh the same); a half whose total is 0 is left out,
-    and a workload with neither is drawn uniformly (:func:`audit_probabilities`)."""
+    where p_j follows both: where c is the cycles themselves, |d_j| ≤ 2·max(T̂, T)/(1 − defensive)
+    whatever the representatives (a model of the cycles keeps it near that). Warp instructions
+    follow neither where a launch is bound by latency: on a graph workload, 16 one-CTA launches of
+    64 warp instructions each carried 18% of the cycles and 2% of the draw probability (one of them
+    24 times more of the cycles than of the probability), and Sieve's and Photon's 16-draw
+    intervals covered 0.42 and 0.41 of plans. Each half is normalised on its own (the projection
+    and the launches' own cycles weigh the same); a half whose total is 0 is left out, and a
+    workload with neither is drawn uniformly (:func:`audit_probabilities`)."""
     labels = np.asarray(labels, dtype=np.int64)
     c = np.asarray(cycles, dtype=np.float64)
     c = np.where(np.isfinite(c) & (c > 0), c, 0.0)
