@@ -145,9 +145,11 @@ def representative_plan(
     if audit > 0:
         shares = member_shares(labels, weights, apportion)
         if audit_by == "cost":
-            size = values
+            size, follows = values, metric
         elif audit_by == "cycles":
-            size = audit_size(labels, reps, shares, model_cycles(workload, metric, values))
+            cycles = model_cycles(workload, metric, values)
+            size = audit_size(labels, reps, shares, cycles)
+            follows = f"the projection's and each launch's {metric if cycles is values else MODEL_COLUMN}"
         else:
             raise ValueError(f"audit_by must be one of {AUDIT_BY}, got {audit_by!r}")
         p = audit_probabilities(size)
@@ -157,7 +159,7 @@ def representative_plan(
         clusters.append(
             Cluster(
                 id=n_clusters,
-                key=f"audit: {audit} draws in proportion to {metric}",
+                key=f"audit: {audit} draws in proportion to {follows}",
                 size=len(labels),
                 draws=int(audit),
                 stats={"total": float(np.sum(values, where=np.isfinite(values)))},

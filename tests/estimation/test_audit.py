@@ -166,8 +166,10 @@ def test_audit_by_cost_draws_as_the_previous_versions_did():
     audit = plan.estimator["audit"]
     p_all = audit_probabilities(wl.values("warp_insts"))
     np.testing.assert_allclose(audit["p"], p_all[audit["launches"]])
+    assert plan.clusters[-1].key == "audit: 16 draws in proportion to warp_insts"
     follows = library.plan(wl, "sieve", seed=3, audit=16)
     assert follows.sampler["params"]["audit_by"] == "cycles" and follows.estimator["audit"]["p"] != audit["p"]
+    assert follows.clusters[-1].key.endswith("in proportion to the projection's and each launch's predicted_cycles")
 
 
 def _audited_estimator(of, p, launches, draws):
