@@ -146,6 +146,39 @@ def signals_deferred() -> Iterator[None]:
                 os.kill(os.getpid(), noted[0])
 
 
+#: the handlers :func:`settle_signals` replaced, to put back when the command returns
+_SETTLED: list[tuple[int, object]] = []
+
+
+def settle_signals() -> None:
+    """The command's output is complete: from here until it returns, Ctrl-C, SIGTERM and SIGHUP
+    are ignored, so that a signal in its last moments (the summary line, the return through
+    click) cannot report a command that wrote its whole output as interrupted, with exit 128+signal
+    and the output in place. :func:`unsettle_signals` puts the handlers back. Main thread only."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        handler = signal.getsignal(sig) if sig is not None else None
+        if sig is None or handler in (signal.SIG_IGN, None):
+            continue
+        _SETTLED.append((sig, handler))
+        signal.signal(sig, signal.SIG_IGN)
+
+
+def unsettle_signals() -> None:
+    """Put back the handlers :func:`settle_signals` replaced (a command run in-process returns to
+    a caller that still wants its Ctrl-C)."""
+    import signal
+
+    while _SETTLED:
+        sig, handler = _SETTLED.pop()
+        signal.signal(sig, handler)
+
+
 def install_termination_handlers() -> None:
     """Handle SIGTERM and SIGHUP like Ctrl-C (see :class:`Terminated`), and record Ctrl-C itself;
     a signal the parent set to be ignored (``nohup``) stays ignored."""

@@ -21,6 +21,7 @@ from simsample.errors import (
     install_termination_handlers,
     one_line,
     received_interrupt,
+    unsettle_signals,
 )
 
 EXIT_OK, EXIT_USER, EXIT_BUG = 0, 1, 2
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> None:
     """
     try:
         install_termination_handlers()  # SIGTERM, SIGHUP: as Ctrl-C, exit 128+signal
-        code = run(argv)
+        code = _run(argv)  # a command that settled its signals (its output complete) keeps them settled
     except KeyboardInterrupt as exc:
         code = _interrupted(exc)
     # The command is over and its outputs are complete: a Ctrl-C during the interpreter's
@@ -115,6 +116,13 @@ def _interrupted(exc: BaseException | None = None) -> int:
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code instead of exiting."""
+    try:
+        return _run(argv)
+    finally:
+        unsettle_signals()
+
+
+def _run(argv: list[str] | None = None) -> int:
     try:
         rv = cli.main(args=argv, prog_name="simsample", standalone_mode=False)
         return rv if isinstance(rv, int) else EXIT_OK

@@ -21,7 +21,7 @@ from simsample.cli.common import (
 )
 from simsample.cli.tables import console as table_console
 from simsample.cli.tables import kernel_label, name_column, one_of, print_csv, print_table, table_options
-from simsample.errors import FormatError, UserError
+from simsample.errors import FormatError, UserError, settle_signals
 from simsample.io.files import check_input_file, check_output_file, writable_parent
 from simsample.io.limits import check_size
 from simsample.library import DEFAULT_SAMPLER
@@ -345,6 +345,7 @@ def plan_cmd(
     if chosen:
         plan_.prediction["default_sampler"] = True  # the plan says it was not asked for by name
     plan_.write(output)
+    settle_signals()  # the plan is written: a signal now cannot make it a failed command
     pred = plan_.prediction
     audit = plan_.estimator.get("audit")
     summary = (

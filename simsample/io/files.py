@@ -461,20 +461,24 @@ def atomic_writer(
         with _write_through(target, mode, encoding) as fh:
             yield fh
         return
+    tmp: str | None = None
     try:
-        if target.is_symlink() and os.path.isfile(target):
-            target = Path(os.path.realpath(target))
-        target.parent.mkdir(parents=True, exist_ok=True)
-        # the temporary's name is kept short: a long (but valid) output name must not fail for it
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:64]}.", suffix=".tmp", dir=target.parent)
-    except OSError as exc:
-        raise (
-            write_error(exc, target)
-            or UserError(
-                f"{target}: cannot write in {target.parent} ({exc.strerror or exc}); choose a writable output path"
-            )
-        ) from None
-    try:
+        try:
+            if target.is_symlink() and os.path.isfile(target):
+                target = Path(os.path.realpath(target))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            # the temporary's name is kept short: a long (but valid) output name must not fail for it;
+            # made with signals held, so that a signal cannot land between the file and its name
+            # (a SIGTERM there left an empty .NAME.XXXX.tmp beside the output)
+            with signals_deferred():
+                fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:64]}.", suffix=".tmp", dir=target.parent)
+        except OSError as exc:
+            raise (
+                write_error(exc, target)
+                or UserError(
+                    f"{target}: cannot write in {target.parent} ({exc.strerror or exc}); choose a writable output path"
+                )
+            ) from None
         binary = "b" in mode
         try:
             with os.fdopen(fd, mode, encoding=None if binary else encoding, newline=None if binary else "") as fh:
@@ -493,8 +497,9 @@ def atomic_writer(
                 or UserError(f"{target}: cannot write it ({exc.strerror or exc}); choose another output path")
             ) from None
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        if tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
         raise
 
 

@@ -1102,3 +1102,38 @@ def test_a_signal_inside_signals_deferred_lands_after_the_name_is_stored() -> No
     finally:
         signal.signal(signal.SIGINT, before)
     assert made == "named"
+
+
+def test_a_signal_after_the_plan_is_written_leaves_a_finished_command() -> None:
+    """Once ``plan`` has written its output, a signal no longer ends it as interrupted: the test
+    above saw exit 129 with the finished plan in place, a SIGHUP landing at 95% of the run, in the
+    summary after the write. ``settle_signals`` ignores them from there; a command run in-process
+    (``simsample.cli.run``) gives its caller the handlers back."""
+    from simsample.cli import run
+    from simsample.errors import settle_signals, unsettle_signals
+
+    before = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        settle_signals()
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+        os.kill(os.getpid(), signal.SIGTERM)  # ignored: nothing is raised
+        time.sleep(0.05)
+        unsettle_signals()
+        assert signal.getsignal(signal.SIGTERM) is signal.default_int_handler
+        assert run(["--version"]) == 0 and signal.getsignal(signal.SIGTERM) is signal.default_int_handler
+    finally:
+        unsettle_signals()
+        signal.signal(signal.SIGTERM, before)
+
+
+def test_plan_run_in_process_gives_the_signal_handlers_back(tmp_path) -> None:
+    """``plan`` settles its signals after writing (previous test); run in-process it must not leave
+    the caller's Ctrl-C ignored."""
+    from simsample.cli import run
+    from tests.helpers import ROOT
+
+    example = ROOT / "examples" / "profile" / "train_step.pt.trace.json.gz"
+    before = signal.getsignal(signal.SIGINT)
+    assert run(["plan", str(example), "-o", str(tmp_path / "p.json")]) == 0
+    assert (tmp_path / "p.json").is_file()
+    assert signal.getsignal(signal.SIGINT) is before
