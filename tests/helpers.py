@@ -70,3 +70,41 @@ def score_sampled_run(plan, log: Path, truth: float) -> tuple[float, bool, float
         bool(cycles.ci_low <= truth <= cycles.ci_high),
         (cycles.ci_high - cycles.ci_low) / 2 / cycles.estimate,
     )
+
+
+def generated_traces_digest(script: str, out: Path) -> str:
+    """sha256 of ``kernelslist.g`` followed by every ``kernel-N.traceg`` (N from 1) that
+    ``benchmarks/SCRIPT`` writes into ``out`` with its defaults: a held-out workload's test checks
+    that the generator still writes the traces its recorded runs simulated."""
+    import hashlib
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(Path(script).stem, ROOT / "benchmarks" / script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main([str(out)]) == 0
+    h = hashlib.sha256((out / "kernelslist.g").read_bytes())
+    n = len(list(out.glob("kernel-*.traceg")))
+    for i in range(1, n + 1):
+        h.update((out / f"kernel-{i}.traceg").read_bytes())
+    return h.hexdigest()
+
+
+def recorded_runs_scores(
+    fixtures: Path, name: str, sampler: str, seeds: range, runs: str = "runs", **params
+) -> list[tuple[float, bool, float]]:
+    """:func:`score_sampled_run` of each recorded run ``fixtures/RUNS/SAMPLER-seed-NN.out.gz`` of
+    a workload whose features and full run are ``fixtures/NAME-features.parquet`` and
+    ``NAME-full.out.gz``, its plan made again here with ``params``."""
+    import simsample
+
+    wl = simsample.read(fixtures / f"{name}-features.parquet")
+    truth = float(simsample.collect(fixtures / f"{name}-full.out.gz", sim="accelsim")["cycles"].sum())
+    return [
+        score_sampled_run(
+            simsample.plan(wl, sampler, seed=seed, **params),
+            fixtures / runs / f"{sampler}-seed-{seed:02d}.out.gz",
+            truth,
+        )
+        for seed in seeds
+    ]

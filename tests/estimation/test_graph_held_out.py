@@ -11,16 +11,13 @@ was measured.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-
 import numpy as np
 import pytest
 
 import simsample
 from simsample.sampling.evaluate import score_plan, truth_by_launch
 from simsample.workload import Workload
-from tests.helpers import ROOT, score_sampled_run
+from tests.helpers import ROOT, generated_traces_digest, recorded_runs_scores
 
 FIXTURES = ROOT / "tests" / "fixtures" / "accelsim_graph"
 
@@ -28,30 +25,13 @@ FIXTURES = ROOT / "tests" / "fixtures" / "accelsim_graph"
 GRAPH_SHA256 = "5eb602b20c3b77402ac56c91736d65a76c1c95217d6ca7a77d4b35f24a0b8bd0"
 
 
-def _truth() -> float:
-    return float(simsample.collect(FIXTURES / "graph-full.out.gz", sim="accelsim")["cycles"].sum())
-
-
 def test_the_generator_writes_the_simulated_traces(tmp_path):
-    spec = importlib.util.spec_from_file_location("graph_workload", ROOT / "benchmarks" / "graph_workload.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    assert mod.main([str(tmp_path)]) == 0
-    h = hashlib.sha256((tmp_path / "kernelslist.g").read_bytes())
-    for i in range(1, 67):
-        h.update((tmp_path / f"kernel-{i}.traceg").read_bytes())
-    assert h.hexdigest() == GRAPH_SHA256
+    assert generated_traces_digest("graph_workload.py", tmp_path) == GRAPH_SHA256
 
 
 def _scores(sampler: str, seeds: range, **params) -> list[tuple[float, bool, float]]:
     """(error, covered, relative half-width) of each recorded run of ``sampler``."""
-    wl = simsample.read(FIXTURES / "graph-features.parquet")
-    truth = _truth()
-    out = []
-    for seed in seeds:
-        plan = simsample.plan(wl, sampler, seed=seed, **params)
-        out.append(score_sampled_run(plan, FIXTURES / "runs" / f"{sampler}-seed-{seed:02d}.out.gz", truth))
-    return out
+    return recorded_runs_scores(FIXTURES, "graph", sampler, seeds, **params)
 
 
 def test_the_defaults_hold_the_full_run():

@@ -10,14 +10,10 @@ full run.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-
 import numpy as np
 import pytest
 
-import simsample
-from tests.helpers import ROOT, score_sampled_run
+from tests.helpers import ROOT, generated_traces_digest, recorded_runs_scores
 
 FIXTURES = ROOT / "tests" / "fixtures" / "accelsim_moe"
 
@@ -25,30 +21,13 @@ FIXTURES = ROOT / "tests" / "fixtures" / "accelsim_moe"
 MOE_SHA256 = "54e85b988460fcef483d60e067b6fc8da9ef40afd6fd94a6c07928838c5d285e"
 
 
-def _truth() -> float:
-    return float(simsample.collect(FIXTURES / "moe-full.out.gz", sim="accelsim")["cycles"].sum())
-
-
 def test_the_generator_writes_the_simulated_traces(tmp_path):
-    spec = importlib.util.spec_from_file_location("moe_workload", ROOT / "benchmarks" / "moe_workload.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    assert mod.main([str(tmp_path)]) == 0
-    h = hashlib.sha256((tmp_path / "kernelslist.g").read_bytes())
-    for i in range(1, 91):
-        h.update((tmp_path / f"kernel-{i}.traceg").read_bytes())
-    assert h.hexdigest() == MOE_SHA256
+    assert generated_traces_digest("moe_workload.py", tmp_path) == MOE_SHA256
 
 
 def _scores(sampler: str, seeds: range, runs: str = "runs", **params) -> list[tuple[float, bool, float]]:
     """(error, covered, relative half-width) of each recorded run of ``sampler`` in ``runs``."""
-    wl = simsample.read(FIXTURES / "moe-features.parquet")
-    truth = _truth()
-    out = []
-    for seed in seeds:
-        plan = simsample.plan(wl, sampler, seed=seed, **params)
-        out.append(score_sampled_run(plan, FIXTURES / runs / f"{sampler}-seed-{seed:02d}.out.gz", truth))
-    return out
+    return recorded_runs_scores(FIXTURES, "moe", sampler, seeds, runs, **params)
 
 
 def test_the_defaults_hold_the_full_run():
