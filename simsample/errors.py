@@ -108,6 +108,20 @@ def raise_interrupted(signum: int, frame: object = None) -> None:
     raise exc
 
 
+def _handled_signals() -> list[tuple[int, object]]:
+    """Ctrl-C, SIGTERM and SIGHUP where this platform has them, with their handlers now; one the
+    process ignores (``nohup``) is left out, so that it stays ignored."""
+    import signal
+
+    out = []
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        handler = signal.getsignal(sig) if sig is not None else None
+        if sig is not None and handler not in (signal.SIG_IGN, None):
+            out.append((sig, handler))
+    return out
+
+
 @contextmanager
 def signals_deferred() -> Iterator[None]:
     """Hold Ctrl-C, SIGTERM and SIGHUP until the block ends, then act on them.
@@ -125,13 +139,8 @@ def signals_deferred() -> Iterator[None]:
         yield
         return
     noted: list[int] = []
-    saved: dict[int, object] = {}
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        sig = getattr(signal, name, None)
-        handler = signal.getsignal(sig) if sig is not None else None
-        if sig is None or handler in (signal.SIG_IGN, None):  # an ignored signal stays ignored
-            continue
-        saved[sig] = handler
+    saved = dict(_handled_signals())
+    for sig in saved:
         signal.signal(sig, lambda signum, frame: noted.append(signum))
     try:
         yield
@@ -160,11 +169,7 @@ def settle_signals() -> None:
 
     if threading.current_thread() is not threading.main_thread():
         return
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        sig = getattr(signal, name, None)
-        handler = signal.getsignal(sig) if sig is not None else None
-        if sig is None or handler in (signal.SIG_IGN, None):
-            continue
+    for sig, handler in _handled_signals():
         _SETTLED.append((sig, handler))
         signal.signal(sig, signal.SIG_IGN)
 
