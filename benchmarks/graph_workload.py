@@ -114,6 +114,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--iterations", type=int, default=6)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
+    for flag, least in (
+        ("searches", 1),
+        ("levels", 1),
+        ("iterations", 0),
+    ):
+        if getattr(args, flag) < least:
+            ap.error(f"--{flag} must be at least {least}")
+    if args.out.exists() and not args.out.is_dir():
+        ap.error(f"{args.out} is a file; give a folder for the traces")
     kernels, memcpys = graph_kernels(args.searches, args.levels, args.iterations, args.seed)
     write_workload(args.out, kernels, seed=0, memcpys=memcpys)
     print(f"{args.out}: {len(kernels)} launches, {len(memcpys)} memcpys")
