@@ -22,6 +22,17 @@ nothing was chosen on (``benchmarks/calibration.py --profiles FOLDER``):
 - ``cudagraph``: an MLP captured in a CUDA graph, replayed five times per iteration;
 - ``compiled-train``: training steps of a ``torch.compile``d MLP (Triton kernels).
 
+Six more, written after the first nine profiles' calibration and every change to the intervals
+since (the ``fresh`` family's second set):
+
+- ``unet-denoise``: twenty denoising steps of a small UNet, fp16 (one shape, repeated);
+- ``moe-train``: mixture-of-experts layers with top-2 routing, training steps (each expert's GEMMs
+  at a shape that changes from launch to launch);
+- ``cg-solve``: conjugate gradients on a sparse Laplacian, the residual checked on the host;
+- ``conv3d-train``: a 3-D convolutional video classifier, fp16 with a gradient scaler;
+- ``mlp-serve``: an MLP serving forty requests of random batch sizes (1 to 512);
+- ``jacobi-stencil``: 300 Jacobi sweeps of a small grid (tiny element-wise launches).
+
 Each trace is ``torch.profiler``'s Chrome trace, gzipped, after warm-up iterations. Needs a CUDA
 GPU and PyTorch (torchvision is not needed)::
 
@@ -38,6 +49,9 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+#: Where the workloads below the first eleven run (a CPU run of them checks that they build and run).
+_DEVICE = "cuda"
 
 
 def _gpt(torch, vocab: int = 8192, d: int = 512, layers: int = 6, heads: int = 8, ctx: int = 512):
@@ -321,6 +335,191 @@ def compiled_train(torch) -> tuple[Callable[[], None], int, int]:
     return step, 3, 4
 
 
+def unet_denoise(torch) -> tuple[Callable[[], None], int, int]:
+    """Twenty denoising steps of a small UNet (convolutions, GroupNorm, SiLU, skip connections,
+    self-attention at the bottleneck), fp16: one fixed shape, the same launches twenty times."""
+    nn = torch.nn
+
+    class Res(nn.Module):
+        def __init__(self, cin: int, cout: int) -> None:
+            super().__init__()
+            self.n1, self.c1 = nn.GroupNorm(8, cin), nn.Conv2d(cin, cout, 3, 1, 1)
+            self.n2, self.c2 = nn.GroupNorm(8, cout), nn.Conv2d(cout, cout, 3, 1, 1)
+            self.t = nn.Linear(128, cout)
+            self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
+
+        def forward(self, x, t):
+            h = self.c1(nn.functional.silu(self.n1(x))) + self.t(t)[:, :, None, None]
+            return self.skip(x) + self.c2(nn.functional.silu(self.n2(h)))
+
+    class UNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inp = nn.Conv2d(4, 64, 3, 1, 1)
+            self.d1, self.d2, self.d3 = Res(64, 64), Res(64, 128), Res(128, 256)
+            self.attn = nn.MultiheadAttention(256, 8, batch_first=True)
+            self.u3, self.u2, self.u1 = Res(512, 128), Res(256, 64), Res(128, 64)
+            self.out = nn.Conv2d(64, 4, 3, 1, 1)
+
+        def forward(self, x, t):
+            h1 = self.d1(self.inp(x), t)
+            h2 = self.d2(nn.functional.avg_pool2d(h1, 2), t)
+            h3 = self.d3(nn.functional.avg_pool2d(h2, 2), t)
+            b, c, hh, ww = h3.shape
+            seq = h3.flatten(2).transpose(1, 2)
+            h3 = h3 + self.attn(seq, seq, seq, need_weights=False)[0].transpose(1, 2).reshape(b, c, hh, ww)
+            u = self.u3(torch.cat([h3, h3], 1), t)
+            u = self.u2(torch.cat([nn.functional.interpolate(u, scale_factor=2.0), h2], 1), t)
+            u = self.u1(torch.cat([nn.functional.interpolate(u, scale_factor=2.0), h1], 1), t)
+            return self.out(u)
+
+    model = UNet().to(_DEVICE).eval()
+    x0 = torch.randn(4, 4, 64, 64, device=_DEVICE)
+    freqs = torch.exp(-torch.arange(64, device=_DEVICE) * (9.2 / 64))
+
+    @torch.no_grad()
+    def denoise() -> None:
+        x = x0
+        with torch.autocast(_DEVICE, dtype=torch.float16):
+            for step in range(20, 0, -1):
+                ang = step * 50.0 * freqs
+                t = torch.cat([ang.sin(), ang.cos()]).expand(x.shape[0], 128)
+                x = x - 0.05 * model(x, t).float()
+
+    return denoise, 1, 2
+
+
+def moe_train(torch) -> tuple[Callable[[], None], int, int]:
+    """Training steps of a mixture-of-experts layer stack with top-2 routing: each expert's GEMMs
+    take the tokens routed to it, so one kernel runs at a shape that changes from launch to launch."""
+    nn = torch.nn
+    d, experts, tokens = 512, 8, 4096
+
+    class MoE(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.router = nn.Linear(d, experts)
+            self.up = nn.ModuleList(nn.Linear(d, 2 * d) for _ in range(experts))
+            self.down = nn.ModuleList(nn.Linear(2 * d, d) for _ in range(experts))
+
+        def forward(self, x):
+            weights, chosen = self.router(x).softmax(-1).topk(2, dim=-1)
+            out = torch.zeros_like(x)
+            for e in range(experts):
+                rows, slot = (chosen == e).nonzero(as_tuple=True)
+                if rows.numel():
+                    h = self.down[e](nn.functional.gelu(self.up[e](x[rows])))
+                    out = out.index_add(0, rows, (h * weights[rows, slot, None]).to(out.dtype))
+            return x + out
+
+    layers = nn.Sequential(*(MoE() for _ in range(4))).to(_DEVICE)
+    opt = torch.optim.AdamW(layers.parameters(), lr=1e-4)
+    gen = torch.Generator(device=_DEVICE).manual_seed(0)
+    batches = [torch.randn(tokens, d, device=_DEVICE, generator=gen) * (1 + i) for i in range(4)]
+    state = {"i": 0}
+
+    def step() -> None:
+        x = batches[state["i"] % len(batches)]
+        state["i"] += 1
+        with torch.autocast(_DEVICE, dtype=torch.bfloat16):
+            loss = layers(x).float().square().mean()
+        loss.backward()
+        _descend(opt)
+
+    return step, 2, 4
+
+
+def cg_solve(torch) -> tuple[Callable[[], None], int, int]:
+    """Conjugate gradients on a sparse 2-D Laplacian (CSR matrix-vector products, dot products,
+    vector updates), the residual checked on the host every ten iterations: short kernels that
+    the host's synchronisations space out."""
+    n = 512
+    idx = torch.arange(n * n, device=_DEVICE)
+    i, j = idx // n, idx % n
+    rows, cols, vals = [idx], [idx], [torch.full((n * n,), 4.0, device=_DEVICE)]
+    for di, dj in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+        ok = (i + di >= 0) & (i + di < n) & (j + dj >= 0) & (j + dj < n)
+        rows.append(idx[ok])
+        cols.append((i[ok] + di) * n + j[ok] + dj)
+        vals.append(torch.full((int(ok.sum()),), -1.0, device=_DEVICE))
+    a = torch.sparse_coo_tensor(torch.stack([torch.cat(rows), torch.cat(cols)]), torch.cat(vals), (n * n, n * n))
+    a = a.coalesce().to_sparse_csr()
+    b = torch.sin(idx.float() / 97.0)
+
+    def solve() -> None:
+        x = torch.zeros_like(b)
+        r = b - a @ x
+        p = r.clone()
+        rr = torch.dot(r, r)
+        for it in range(120):
+            ap = a @ p
+            alpha = rr / torch.dot(p, ap)
+            x = x + alpha * p
+            r = r - alpha * ap
+            rr_new = torch.dot(r, r)
+            if it % 10 == 9 and float(rr_new) < 1e-10:
+                break
+            p = r + (rr_new / rr) * p
+            rr = rr_new
+
+    return solve, 1, 3
+
+
+def conv3d_train(torch) -> tuple[Callable[[], None], int, int]:
+    """Training steps of a small 3-D convolutional video classifier, fp16 autocast with a gradient
+    scaler: cuDNN's 3-D forward, data-gradient and weight-gradient kernels."""
+    nn = torch.nn
+    model = nn.Sequential(
+        nn.Conv3d(3, 32, 3, 1, 1), nn.BatchNorm3d(32), nn.ReLU(),
+        nn.MaxPool3d(2),
+        nn.Conv3d(32, 64, 3, 1, 1), nn.BatchNorm3d(64), nn.ReLU(),
+        nn.MaxPool3d(2),
+        nn.Conv3d(64, 128, 3, 1, 1), nn.BatchNorm3d(128), nn.ReLU(),
+        nn.AdaptiveAvgPool3d(1), nn.Flatten(), nn.Linear(128, 50),
+    ).to(_DEVICE)  # fmt: skip
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    scaler = torch.amp.GradScaler(_DEVICE)
+    x, labels = torch.randn(8, 3, 16, 64, 64, device=_DEVICE), torch.randint(0, 50, (8,), device=_DEVICE)
+
+    def step() -> None:
+        with torch.autocast(_DEVICE, dtype=torch.float16):
+            loss = nn.functional.cross_entropy(model(x), labels)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad(set_to_none=True)
+
+    return step, 3, 4
+
+
+def mlp_serve(torch) -> tuple[Callable[[], None], int, int]:
+    """An MLP serving forty requests of batch sizes drawn at random from 1 to 512: the library
+    picks a different GEMM kernel for some sizes, so launches of one layer differ in kernel and shape."""
+    nn = torch.nn
+    model = nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 4096), nn.ReLU(), nn.Linear(4096, 256))
+    model = model.to(_DEVICE).eval()
+    gen = torch.Generator().manual_seed(0)
+    sizes = torch.randint(1, 513, (40,), generator=gen).tolist()
+    batches = [torch.randn(b, 1024, device=_DEVICE) for b in sizes]
+
+    return _serve(torch, model, batches), 2, 2
+
+
+def jacobi_stencil(torch) -> tuple[Callable[[], None], int, int]:
+    """Jacobi relaxation of a 256 x 256 grid, 300 sweeps of slicing and averaging: thousands of
+    tiny element-wise launches whose time is mostly launch overhead."""
+    grid = torch.zeros(256, 256, device=_DEVICE)
+    grid[0, :] = 1.0
+
+    def sweep() -> None:
+        g = grid.clone()
+        for _ in range(300):
+            inner = 0.25 * (g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:])
+            g[1:-1, 1:-1] = inner
+
+    return sweep, 1, 1
+
+
 WORKLOADS = {
     "gpt-train": gpt_train,
     "gpt-decode": gpt_decode,
@@ -333,6 +532,12 @@ WORKLOADS = {
     "gnn": gnn,
     "cudagraph": cudagraph,
     "compiled-train": compiled_train,
+    "unet-denoise": unet_denoise,
+    "moe-train": moe_train,
+    "cg-solve": cg_solve,
+    "conv3d-train": conv3d_train,
+    "mlp-serve": mlp_serve,
+    "jacobi-stencil": jacobi_stencil,
 }
 
 

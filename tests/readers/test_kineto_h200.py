@@ -1,7 +1,8 @@
 """PyTorch 2.11 profiles recorded on an H200 (``tests/fixtures/kineto_h200``, README there): a
 newer Kineto layout than the development data's (CUDA 13, ``gpu_user_annotation`` and
 ``fwdbwd`` flow events, the ``cuda_driver`` category), read with the launch counts the recorder
-counted, by every engine alike."""
+counted, by every engine alike. ``tests/fixtures/kineto_h200_second`` holds six more workloads of
+the same recorder, recorded the same way later."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ import pytest
 from simsample.reading import detect_format, load_workload
 from tests.helpers import ROOT, assert_kineto_engines_agree
 
-H200 = Path(__file__).resolve().parents[1] / "fixtures" / "kineto_h200"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+H200 = FIXTURES / "kineto_h200"
+SECOND = FIXTURES / "kineto_h200_second"
 
 #: GPU kernels per profile, as ``benchmarks/record_torch_profiles.py`` counted them when recording
 KERNELS = {
@@ -28,28 +31,39 @@ KERNELS = {
     "gnn": 268,
 }
 
+#: the second set, likewise
+KERNELS_SECOND = {
+    "unet-denoise": 8068,
+    "moe-train": 7036,
+    "cg-solve": 5058,
+    "conv3d-train": 412,
+    "mlp-serve": 576,
+    "jacobi-stencil": 1500,
+}
+
 
 def _path(name: str) -> Path:
-    return H200 / f"{name}.pt.trace.json.gz"
+    return (H200 if name in KERNELS else SECOND) / f"{name}.pt.trace.json.gz"
 
 
-def test_every_recorded_profile_is_listed():
-    assert sorted(p.name.split(".")[0] for p in H200.glob("*.pt.trace.json.gz")) == sorted(KERNELS)
+@pytest.mark.parametrize(("folder", "kernels"), [(H200, KERNELS), (SECOND, KERNELS_SECOND)])
+def test_every_recorded_profile_is_listed(folder, kernels):
+    assert sorted(p.name.split(".")[0] for p in folder.glob("*.pt.trace.json.gz")) == sorted(kernels)
 
 
-@pytest.mark.parametrize("name", sorted(KERNELS))
+@pytest.mark.parametrize("name", sorted(KERNELS) + sorted(KERNELS_SECOND))
 def test_kernel_counts_and_order(name):
     f = _path(name)
     assert detect_format(f) == "kineto"
     wl = load_workload([f])
-    assert len(wl) == KERNELS[name]
+    assert len(wl) == {**KERNELS, **KERNELS_SECOND}[name]
     assert wl.kernels["kernel_id"].tolist() == list(range(len(wl)))
     assert (np.diff(wl.kernels["start_ns"].to_numpy()) >= 0).all()
     assert (wl.kernels["duration_ns"].to_numpy() > 0).all()
     assert wl.meta["gpu"] == "NVIDIA H200"
 
 
-@pytest.mark.parametrize("name", ["gpt-train", "scientific", "gnn"])
+@pytest.mark.parametrize("name", ["gpt-train", "scientific", "gnn", "cg-solve", "mlp-serve"])
 def test_every_engine_reads_the_same_launches(name):
     """The bulk engines and json.loads agree on a layout none of them was written against."""
     assert_kineto_engines_agree(_path(name))
@@ -65,7 +79,7 @@ def test_the_recorder_refuses_an_unknown_workload_before_writing(tmp_path, capsy
     )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    assert set(KERNELS) <= set(mod.WORKLOADS)
+    assert set(KERNELS) | set(KERNELS_SECOND) <= set(mod.WORKLOADS)
     with pytest.raises(SystemExit) as exc:
         mod.main([str(tmp_path / "out"), "--only", "gpt-train,gpt"])
     assert exc.value.code == 2
