@@ -24,7 +24,17 @@ from simsample.workload import SHAPE_COLUMNS, Workload
 
 pd = lazy.load("pandas")
 
-GROUPINGS = ("auto", "name", "name+shape", "name+occupancy", "name+occupancy+context")
+GROUPINGS = (
+    "auto",
+    "name",
+    "name+shape",
+    "name+occupancy",
+    "name+occupancy+context",
+    "name+context",
+    "name+shape+context",
+)
+#: The suffix that splits a grouping's groups by :func:`context_class` as well.
+CONTEXT_SUFFIX = "+context"
 
 #: Columns the ``name+occupancy`` grouping reads (``simsample profile features`` writes them).
 OCCUPANCY_COLUMNS = ("sms_used", "waves")
@@ -54,8 +64,10 @@ def resolve_grouping(workload: Workload, by: str) -> str:
         if not all(workload.has(c) for c in OCCUPANCY_COLUMNS):
             return "name"
         return "name+occupancy+context" if workload.has(CONTEXT_COLUMN) else "name+occupancy"
-    if by in ("name+occupancy", "name+occupancy+context"):
-        needed = OCCUPANCY_COLUMNS + ((CONTEXT_COLUMN,) if by.endswith("+context") else ())
+    if by.startswith("name+occupancy") or by.endswith(CONTEXT_SUFFIX):
+        needed = (OCCUPANCY_COLUMNS if by.startswith("name+occupancy") else ()) + (
+            (CONTEXT_COLUMN,) if by.endswith(CONTEXT_SUFFIX) else ()
+        )
         missing = [c for c in needed if not workload.has(c)]
         if missing:
             raise UserError(
@@ -65,7 +77,7 @@ def resolve_grouping(workload: Workload, by: str) -> str:
     named = (
         workload.meta.get("columns") if workload.format == "csv" else None
     )  # the generic CSV reads absent shapes as 1
-    if by == "name+shape" and isinstance(named, dict) and not any(c in named for c in SHAPE_COLUMNS):
+    if by.startswith("name+shape") and isinstance(named, dict) and not any(c in named for c in SHAPE_COLUMNS):
         raise UserError(
             f"{workload.source or 'workload'} has no launch shapes (grid and block columns), which group=name+shape "
             "needs; give their columns or choose group=name"
@@ -90,6 +102,7 @@ def group_launches(workload: Workload, by: str = "name") -> Grouping:
     ``name+occupancy`` (the SMs a launch occupies and its waves: launches of one kernel whose
     shapes spread the same instructions over different parts of the GPU) or
     ``name+occupancy+context`` (and whether its loads find recent lines: :func:`context_class`);
+    ``name+context`` and ``name+shape+context`` likewise split by name or by name and shape;
     ``auto``: see :func:`resolve_grouping`."""
     if by not in GROUPINGS:
         raise UserError(f"unknown grouping {by!r} (known: {', '.join(GROUPINGS)})")
@@ -102,6 +115,8 @@ def group_launches(workload: Workload, by: str = "name") -> Grouping:
     rank = {c: i for i, c in enumerate(uniq)}
     remap = np.array([rank[c] for c in cats], dtype=np.int64)
     cat_codes = names.cat.codes.to_numpy()
+    context = by.endswith(CONTEXT_SUFFIX)
+    base = by[: -len(CONTEXT_SUFFIX)] if context else by
     if by == "name" and len(cats) and cat_codes.size and int(cat_codes.min()) >= 0:
         # the codes _compress gives, through a table over the categories: one pass over the
         # launches instead of a hash factorisation (a tenth of a second at 10^6 launches)
@@ -114,11 +129,11 @@ def group_launches(workload: Workload, by: str = "name") -> Grouping:
     if by == "name":
         used, codes = _compress(codes)
         return Grouping(codes=codes, keys=[uniq[u] for u in used])
-    # name + shape: mixed-radix codes, name most significant, re-compressed before overflow
+    # name + shape, occupancy or context: mixed-radix codes, name most significant, re-compressed before overflow
     k = workload.kernels
-    columns = SHAPE_COLUMNS if by == "name+shape" else OCCUPANCY_COLUMNS
+    columns = {"name+shape": SHAPE_COLUMNS, "name+occupancy": OCCUPANCY_COLUMNS}.get(base, ())
     values = [k[col].to_numpy() for col in columns]
-    if by == "name+occupancy+context":
+    if context:
         values.append(context_class(k[CONTEXT_COLUMN].to_numpy(np.float64)))
     shape_levels = []
     for v in values:
@@ -133,16 +148,16 @@ def group_launches(workload: Workload, by: str = "name") -> Grouping:
     first = _first_rows(codes, len(used))
     keys = []
     for row in first:
-        name = uniq[int(remap[names.cat.codes.iat[row]])]
-        if by == "name+shape":
+        key = uniq[int(remap[names.cat.codes.iat[row]])]
+        if base == "name+shape":
             gx, gy, gz, bx, by_, bz = (int(k[col].iat[row]) for col in SHAPE_COLUMNS)
-            keys.append(f"{name} grid=({gx},{gy},{gz}) block=({bx},{by_},{bz})")
-        else:
-            used, waves = (int(k[col].iat[row]) for col in OCCUPANCY_COLUMNS)
-            key = f"{name} sms={used} waves={waves}"
-            if by == "name+occupancy+context":
-                key += f" reads={CONTEXT_CLASSES[int(values[-1][row])]}"
-            keys.append(key)
+            key += f" grid=({gx},{gy},{gz}) block=({bx},{by_},{bz})"
+        elif base == "name+occupancy":
+            sms, waves = (int(k[col].iat[row]) for col in OCCUPANCY_COLUMNS)
+            key += f" sms={sms} waves={waves}"
+        if context:
+            key += f" reads={CONTEXT_CLASSES[int(values[-1][row])]}"
+        keys.append(key)
     return Grouping(codes=codes, keys=keys)
 
 

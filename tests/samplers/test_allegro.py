@@ -1,11 +1,14 @@
-"""Allegro: (name, grid, block) groups, the 30-sample floor, and the m_th splitting rule."""
+"""Allegro: (name, grid, block) groups, the 30-sample floor, the m_th splitting rule, and the
+cache context classes on trace features."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+import pytest
 
+from simsample.errors import UserError
 from simsample.manager import get_host
 from simsample.plugins.samplers.allegro import m_min
 from simsample.sampling.strata import Range
@@ -83,3 +86,55 @@ def test_allegro_plan_is_reproducible(tmp_path):
     allegro(wl, 3).write(tmp_path / "a.json")
     allegro(wl, 3).write(tmp_path / "b.json")
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+
+
+def _solver_like(cold: int = 2):
+    """200 launches of one kernel and shape, equal warp instructions (the design metric of trace
+    features), the first ``cold`` of them reading lines no recent launch touched."""
+    n = 200
+    return from_records(
+        {
+            "name": ["jacobi"] * n,
+            "grid_x": np.full(n, 80),
+            "block_x": np.full(n, 256),
+            "duration_ns": np.zeros(n),
+            "warp_insts": np.full(n, 30720.0),
+            "warm_reads": np.r_[np.zeros(cold), np.ones(n - cold)],
+        },
+        source="test",
+    )
+
+
+def test_trace_features_split_each_group_by_cache_context():
+    """Equal instructions cannot show that the first launches ran cold: on a workload with the
+    context column each (name, grid, block) group is split by context class, so the cold ones
+    are a cluster of their own (here censused) instead of two launches thirty draws of 200 miss
+    seven times in ten."""
+    wl = _solver_like()
+    plan = allegro(wl, metric="warp_insts")
+    keys = {c.key: (c.size, c.draws) for c in plan.clusters}
+    assert keys == {
+        "jacobi grid=(80,1,1) block=(256,1,1) reads=cold": (2, 2),
+        "jacobi grid=(80,1,1) block=(256,1,1) reads=warm": (198, 30),
+    }
+    assert plan.sampler["params"]["context"] == "auto" and plan.prediction["grouping"] == "name+shape+context"
+    # the paper's groups, as before, with context=off
+    off = allegro(wl, metric="warp_insts", context="off")
+    assert [(c.key, c.size, c.draws) for c in off.clusters] == [("jacobi grid=(80,1,1) block=(256,1,1)", 200, 30)]
+
+
+def test_context_needs_its_column_and_leaves_profiles_as_they_were():
+    wl = wl_of(["k"] * 100, np.full(100, 100.0))
+    auto = allegro(wl)
+    assert [c.key for c in auto.clusters] == ["k grid=(1,1,1) block=(64,1,1)"]
+    assert auto.prediction["grouping"] == "name+shape"
+    assert [c.key for c in allegro(wl, context="off").clusters] == [c.key for c in auto.clusters]
+    with pytest.raises(UserError, match="'warm_reads' column, which group=name\\+shape\\+context needs"):
+        allegro(wl, context="on")
+
+
+def test_a_grouping_that_splits_by_context_already_is_kept():
+    wl = _solver_like()
+    plan = allegro(wl, metric="warp_insts", group="name+context")
+    assert sorted(c.key for c in plan.clusters) == ["jacobi reads=cold", "jacobi reads=warm"]
+    assert plan.prediction["grouping"] == "name+context"
