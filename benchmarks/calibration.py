@@ -25,9 +25,9 @@ Workloads, in five families:
   traces, whose features are made here; MacSim's ``layers`` workload, its traces written by
   ``benchmarks/macsim_layers_workload.py``), scored against the full run's cycles (``simsample
   evaluate --truth``);
-- ``trace-holdout``: the same for trace workloads that chose nothing: ``moe`` and ``graph``
-  (``tests/fixtures/accelsim_moe``, ``tests/fixtures/accelsim_graph``, written after the
-  defaults) and ``short_kernels``
+- ``trace-holdout``: the same for trace workloads that chose nothing: ``moe``, ``graph`` and
+  ``solver`` (``tests/fixtures/accelsim_moe``, ``accelsim_graph``, ``accelsim_solver``, written
+  after the defaults) and ``short_kernels``
   (``tests/fixtures/accelsim_photon``, written for Photon; see the calibration page);
 - ``fresh``: every profile in the folder ``--profiles`` names, each its own truth: profiles that
   nothing was chosen on, such as those ``benchmarks/record_torch_profiles.py`` records.
@@ -77,6 +77,11 @@ TRACE_HOLDOUT = (
         "graph",
         ROOT / "tests" / "fixtures" / "accelsim_graph" / "graph-features.parquet",
         ROOT / "tests" / "fixtures" / "accelsim_graph" / "graph-full.out.gz",
+    ),
+    (
+        "solver",
+        ROOT / "tests" / "fixtures" / "accelsim_solver" / "solver-features.parquet",
+        ROOT / "tests" / "fixtures" / "accelsim_solver" / "solver-full.out.gz",
     ),
 )
 SAMPLERS = ("margin", "root", "stem", "allegro", "pka", "sieve", "photon", "random")

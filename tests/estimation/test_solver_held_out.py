@@ -1,0 +1,86 @@
+"""A third workload written after every default was chosen: an iterative solver's time loop of
+498 launches (``benchmarks/solver_workload.py``; fixtures in tests/fixtures/accelsim_solver,
+README there), simulated in a real Accel-Sim in full and sampled.
+
+The defaults (margin) were not changed for it. It found that Allegro's groups, split on the
+design metric alone, could not see the two cold relaxation steps among 200 equal ones; Allegro
+splits by cache context on trace features since (``context=auto``), so for Allegro this workload
+is where the change was found, not a held-out check. The tests pin what was measured.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import simsample
+from simsample.sampling.evaluate import score_plan, truth_by_launch
+from simsample.workload import Workload
+from tests.helpers import ROOT, generated_traces_digest, recorded_runs_scores
+
+FIXTURES = ROOT / "tests" / "fixtures" / "accelsim_solver"
+
+#: sha256 of kernelslist.g followed by kernel-1.traceg .. kernel-498.traceg as the generator writes them
+SOLVER_SHA256 = "a277626470a15b1c6bcdbe179a8ebfb3a67017cf9308fc8cbf0e11c024461018"
+
+
+@pytest.mark.slow
+def test_the_generator_writes_the_simulated_traces(tmp_path):
+    """660 MB of traces: about a minute and a half."""
+    assert generated_traces_digest("solver_workload.py", tmp_path) == SOLVER_SHA256
+
+
+def test_the_defaults_hold_the_full_run():
+    """Margin on ``profile features``, ``apply``'s reuse warm-up (functional), seeds 0-19:
+    measured 20 of 20 covering, mean |error| 0.07%, largest 0.18%, median ±0.48%, 27 of 498
+    launches simulated (17.2 times fewer cycles)."""
+    scores = recorded_runs_scores(FIXTURES, "solver", "margin", range(20))
+    errors = np.abs([e for e, _, _ in scores])
+    assert sum(c for _, c, _ in scores) >= 19
+    assert errors.mean() < 0.002 and errors.max() < 0.004
+    half = np.array([h for _, _, h in scores])
+    assert np.median(half) < 0.008 and half.min() > 0
+
+
+def _allegro_coverage(context: str, seeds: range) -> int:
+    """Plans whose 95% interval holds the full run's cycles, scored on the full run's own values
+    of the sampled launches (as ``evaluate --truth`` does)."""
+    from simsample_accelsim.collect import collect_logs
+
+    wl = Workload.from_parquet(FIXTURES / "solver-features.parquet")
+    truth = truth_by_launch(wl, collect_logs([FIXTURES / "solver-full.out.gz"]), metric="cycles")
+    ids = wl.kernels["kernel_id"].to_numpy()
+    plans = (simsample.plan(wl, "allegro", seed=s, context=context) for s in seeds)
+    return sum(bool(score_plan(p, truth, ids).covered) for p in plans)
+
+
+def test_allegro_split_by_cache_context_holds_the_full_run():
+    """Seeds 0-19: measured 19 of 20 (92 of 100 on seeds 20-119)."""
+    assert _allegro_coverage("auto", range(20)) >= 17
+
+
+def test_allegro_on_the_papers_groups_alone_misses_the_cold_steps():
+    """What the change mended, pinned so that it stays explained: 200 relaxation steps of equal
+    instructions in one group, two of them cold (+16% cycles); thirty draws miss both in seven
+    plans of ten and the interval, from the draws alone, then misses the total: measured 11 of 20
+    (47 of 100 on seeds 20-119)."""
+    assert _allegro_coverage("off", range(20)) <= 14
+
+
+def test_the_generator_refuses_a_count_or_a_folder_it_cannot_use(tmp_path, capsys):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("solver_workload", ROOT / "benchmarks" / "solver_workload.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(SystemExit) as exc:
+        mod.main([str(tmp_path / "out"), "--steps", "0"])
+    assert exc.value.code == 2 and "error: --steps must be at least 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        mod.main([str(tmp_path / "out"), "--vcycle-every", "-1"])
+    assert "error: --vcycle-every must be at least 0" in capsys.readouterr().err
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(SystemExit):
+        mod.main([str(tmp_path / "file")])
+    assert "is a file; give a folder for the traces" in capsys.readouterr().err
+    assert (tmp_path / "file").read_text() == "x" and not (tmp_path / "out").exists()
