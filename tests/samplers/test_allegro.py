@@ -138,3 +138,13 @@ def test_a_grouping_that_splits_by_context_already_is_kept():
     plan = allegro(wl, metric="warp_insts", group="name+context")
     assert sorted(c.key for c in plan.clusters) == ["jacobi reads=cold", "jacobi reads=warm"]
     assert plan.prediction["grouping"] == "name+context"
+
+
+def test_context_on_and_off_win_over_the_grouping():
+    """``off`` never splits by context, even a grouping that names it; ``on`` on a profile is
+    refused in one line whatever the grouping, ``auto`` (by name there) included."""
+    off = allegro(_solver_like(), metric="warp_insts", group="name+context", context="off")
+    assert off.prediction["grouping"] == "name" and len(off.clusters) == 1
+    profile = wl_of(["k"] * 100, np.full(100, 100.0))
+    with pytest.raises(UserError, match="'warm_reads' column, which group=name\\+context needs"):
+        allegro(profile, group="auto", context="on")

@@ -46,6 +46,9 @@ from simsample.sdk import (
     z_value,
 )
 
+#: The suffix of a grouping that splits its groups by cache context class.
+_CONTEXT = "+context"
+
 
 def m_min(r: Range, eps: float, z: float, floor: int) -> int:
     """⌈(z·σ/(ε·μ))²⌉, at least ``floor`` (the paper's eq. 2)."""
@@ -75,7 +78,8 @@ class AllegroSampler(Sampler):
             str,
             "auto",
             "also split groups by cache context class (warm_reads): auto = where the workload has that "
-            "column (trace features, whose design metric cannot show the caches a launch meets)",
+            "column (trace features, whose design metric cannot show the caches a launch meets); off = "
+            "never, whatever the grouping",
             choices=("auto", "on", "off"),
         ),
         Param("replace", bool, False, "draw with replacement (the paper's prototype)"),
@@ -109,18 +113,21 @@ class AllegroSampler(Sampler):
             strata,
             leaves,
             np.asarray(draws, dtype=np.int64),
-            {"splits": len(leaves) - strata.groups, "grouping": resolve_grouping(workload, grouping)},
+            {"splits": len(leaves) - strata.groups, "grouping": grouping},
         )
 
 
 def allegro_grouping(workload: Workload, params: Mapping[str, Any]) -> str:
-    """The ``group`` parameter, with ``+context`` where ``context`` asks for it (``on``, or
-    ``auto`` on a workload with the context column) and the grouping does not split by it already."""
-    group = params["group"]
-    wanted = params["context"] == "on" or (params["context"] == "auto" and workload.has(CONTEXT_COLUMN))
-    if not wanted or group == "auto" or group.endswith("+context"):
-        return group
-    return f"{group}+context"
+    """The ``group`` parameter (``auto`` resolved for this workload), split by context class as
+    ``context`` says: ``on`` always (a workload without the column is refused in one line),
+    ``auto`` where the workload has the column, ``off`` never, whatever the grouping."""
+    group = resolve_grouping(workload, params["group"]) if params["group"] == "auto" else params["group"]
+    split = group.endswith(_CONTEXT)
+    if params["context"] == "off":
+        return group[: -len(_CONTEXT)] if split else group
+    if not split and (params["context"] == "on" or workload.has(CONTEXT_COLUMN)):
+        return group + _CONTEXT
+    return group
 
 
 def allegro_tree(strata: Strata, top: Range, params: Mapping[str, Any], z: float, seed: int) -> list[Range]:
