@@ -35,6 +35,7 @@ from simsample.sdk import (
     Range,
     Sampler,
     Strata,
+    UserError,
     Workload,
     exact_stats,
     finish,
@@ -121,6 +122,11 @@ def allegro_grouping(workload: Workload, params: Mapping[str, Any]) -> str:
     """The ``group`` parameter (``auto`` resolved for this workload), split by context class as
     ``context`` says: ``on`` always (a workload without the column is refused in one line),
     ``auto`` where the workload has the column, ``off`` never, whatever the grouping."""
+    if params["context"] == "on" and not workload.has(CONTEXT_COLUMN):
+        raise UserError(
+            f"{workload.source or 'workload'} has no {CONTEXT_COLUMN!r} column, which context=on needs; "
+            "plan on trace features (`simsample profile features`) or choose context=auto"
+        )
     group = resolve_grouping(workload, params["group"]) if params["group"] == "auto" else params["group"]
     split = group.endswith(_CONTEXT)
     if params["context"] == "off":
