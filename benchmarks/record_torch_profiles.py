@@ -44,7 +44,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -541,6 +540,13 @@ WORKLOADS = {
 }
 
 
+def named_trace(text: str, exported_as: str, name: str) -> str:
+    """The exported trace with its ``traceName`` (the path it was exported to, a path of the
+    recording machine) replaced by the file's own name; the rest byte for byte."""
+    old, new = f'"traceName": {json.dumps(exported_as)}', f'"traceName": {json.dumps(name)}'
+    return text.replace(old, new, 1)
+
+
 def record(torch, name: str, out: Path, *, steps: bool = False) -> dict:
     """Warm the workload up, profile its active iterations, write ``out/NAME.pt.trace.json.gz``.
 
@@ -560,16 +566,16 @@ def record(torch, name: str, out: Path, *, steps: bool = False) -> dict:
             torch.cuda.synchronize()
             prof.step()  # as a training loop calls it (without a schedule, no ProfilerStep#N range is recorded)
     wall = time.perf_counter() - t0
-    # exported beside its gzipped copy, so that the trace's own traceName is the file's name
     raw = out / f"{name}.pt.trace.json"
     target = out / f"{name}.pt.trace.json.gz"
     partial = out / f"{name}.pt.trace.json.gz.part"
     try:
         prof.export_chrome_trace(str(raw))
-        kernels = sum(1 for e in json.loads(raw.read_text())["traceEvents"] if e.get("cat") == "kernel")
-        with open(raw, "rb") as src, open(partial, "wb") as fh:
+        text = named_trace(raw.read_text(), str(raw), raw.name)
+        kernels = sum(1 for e in json.loads(text)["traceEvents"] if e.get("cat") == "kernel")
+        with open(partial, "wb") as fh:
             with gzip.GzipFile(raw.name, "wb", compresslevel=9, fileobj=fh, mtime=0) as dst:
-                shutil.copyfileobj(src, dst)
+                dst.write(text.encode())
         partial.replace(target)
     finally:
         raw.unlink(missing_ok=True)

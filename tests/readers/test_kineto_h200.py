@@ -85,3 +85,21 @@ def test_the_recorder_refuses_an_unknown_workload_before_writing(tmp_path, capsy
     assert exc.value.code == 2
     assert "--only: no workload gpt (known: gpt-train," in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_recorder_names_the_trace_after_its_file():
+    """``export_chrome_trace`` writes the path it exported to as ``traceName``, a path of the
+    recording machine; the recorder replaces it with the file's own name and leaves the rest
+    byte for byte (the fixtures hold what it writes)."""
+    import gzip
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "record_torch_profiles", ROOT / "benchmarks" / "record_torch_profiles.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    kept = gzip.open(_path("mlp-serve")).read().decode()
+    exported = kept.replace('"traceName": "mlp-serve.pt.trace.json"', '"traceName": "/data/p/mlp-serve.pt.trace.json"')
+    assert exported != kept
+    assert mod.named_trace(exported, "/data/p/mlp-serve.pt.trace.json", "mlp-serve.pt.trace.json") == kept
