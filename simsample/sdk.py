@@ -145,7 +145,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
     from simsample.sampling.allocation import allocate, pair_draws, sampled_time, z_value
     from simsample.sampling.draws import cluster_stats, draw, make_cluster, rng
     from simsample.sampling.filters import WHOLE_PROCESS_FORMATS, launch_numbers, sample_launches, subset_launches
-    from simsample.sampling.grouping import CONTEXT_COLUMN, GROUPINGS, Grouping, resolve_grouping
+    from simsample.sampling.grouping import CONTEXT_COLUMN, CONTEXT_SUFFIX, GROUPINGS, Grouping, resolve_grouping
     from simsample.sampling.metrics import Metric, count, not_estimable, ratio
     from simsample.sampling.representatives import (
         AUDIT_BY_PARAM,
@@ -171,7 +171,14 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
         size_clusters,
         split_range,
     )
-    from simsample.workload import REQUIRED_COLUMNS, SHAPE_COLUMNS, Workload, extras_path, from_records
+    from simsample.workload import (
+        MEASURED_METRICS,
+        REQUIRED_COLUMNS,
+        SHAPE_COLUMNS,
+        Workload,
+        extras_path,
+        from_records,
+    )
 
 #: Each public name and the module that defines it (the implementation's place may move; the
 #: name here does not). Grouped as the module docstring describes.
@@ -271,7 +278,9 @@ _PROVISIONAL_NAMES: dict[str, str] = {
     "pair_draws": "simsample.sampling.allocation",
     "sampled_time": "simsample.sampling.allocation",
     "GROUPINGS": "simsample.sampling.grouping",
+    "CONTEXT_SUFFIX": "simsample.sampling.grouping",
     "resolve_grouping": "simsample.sampling.grouping",
+    "MEASURED_METRICS": "simsample.workload",
     "Grouping": "simsample.sampling.grouping",
     # the built-in readers' table helpers (Arrow CSV, exact nanoseconds, narrow integer columns)
     "make_workload": "simsample.io.tables",
@@ -384,6 +393,7 @@ __all__ = [
     "BINARY_BYTE_SCALE",
     "COMMON_PARAMS",
     "CONTEXT_COLUMN",
+    "CONTEXT_SUFFIX",
     "CSV_KEYS",
     "CSV_UNITS",
     "Cluster",
@@ -399,6 +409,7 @@ __all__ = [
     "MEM_LOAD",
     "MEM_NONE",
     "MEM_STORE",
+    "MEASURED_METRICS",
     "Metric",
     "PLAN_FILE",
     "PROVISIONAL",

@@ -29,6 +29,7 @@ import numpy as np
 
 from simsample.sdk import (
     CONTEXT_COLUMN,
+    CONTEXT_SUFFIX,
     GROUPINGS,
     Param,
     Plan,
@@ -46,9 +47,6 @@ from simsample.sdk import (
     split_range,
     z_value,
 )
-
-#: The suffix of a grouping that splits its groups by cache context class.
-_CONTEXT = "+context"
 
 
 def m_min(r: Range, eps: float, z: float, floor: int) -> int:
@@ -128,11 +126,11 @@ def allegro_grouping(workload: Workload, params: Mapping[str, Any]) -> str:
             "plan on trace features (`simsample profile features`) or choose context=auto"
         )
     group = resolve_grouping(workload, params["group"]) if params["group"] == "auto" else params["group"]
-    split = group.endswith(_CONTEXT)
+    split = group.endswith(CONTEXT_SUFFIX)
     if params["context"] == "off":
-        return group[: -len(_CONTEXT)] if split else group
+        return group[: -len(CONTEXT_SUFFIX)] if split else group
     if not split and (params["context"] == "on" or workload.has(CONTEXT_COLUMN)):
-        return group + _CONTEXT
+        return group + CONTEXT_SUFFIX
     return group
 
 

@@ -73,6 +73,7 @@ from simsample.plugins.samplers._margin.pooling import (
 from simsample.plugins.samplers.root import root_tree
 from simsample.sdk import (
     GROUPINGS,
+    MEASURED_METRICS,
     Param,
     Plan,
     Range,
@@ -92,10 +93,6 @@ from simsample.sdk import (
 
 #: Draws of a pooled stratum: two, so that it estimates its own variance.
 POOLED_DRAWS = 2
-
-#: Design metrics that are measured times of the launches themselves (a profile's durations, a
-#: simulator's cycles): their spread within a cluster is the launches' own, known exactly.
-MEASURED_TIMES = ("duration_ns", "cycles")
 
 #: Degrees of freedom of spread that second draws buy on a proxy design metric (``pool_dof``).
 PROXY_POOL_DOF = 4
@@ -228,7 +225,7 @@ class MarginSampler(Sampler):
         before_pool = int(np.sum(draws))
         pool_dof = params["pool_dof"]
         if pool_dof is None:
-            pool_dof = 0 if metric in MEASURED_TIMES else PROXY_POOL_DOF
+            pool_dof = 0 if metric in MEASURED_METRICS else PROXY_POOL_DOF
         draws = pool_donors(draws, sizes, means, pool_dof, stds=stds)
         after_pool = int(np.sum(draws))
         cost = params["spread_draw"]
