@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from simsample_accelsim.synth import KernelSpec, write_workload
+from simsample_accelsim.synth import KernelSpec, generate
 
 KIB = 1 << 10
 MIB = 1 << 20
@@ -113,20 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--levels", type=int, default=8)
     ap.add_argument("--iterations", type=int, default=6)
     ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
-    for flag, least in (
-        ("searches", 1),
-        ("levels", 1),
-        ("iterations", 0),
-    ):
-        if getattr(args, flag) < least:
-            ap.error(f"--{flag} must be at least {least}")
-    if args.out.exists() and not args.out.is_dir():
-        ap.error(f"{args.out} is a file; give a folder for the traces")
-    kernels, memcpys = graph_kernels(args.searches, args.levels, args.iterations, args.seed)
-    write_workload(args.out, kernels, seed=0, memcpys=memcpys)
-    print(f"{args.out}: {len(kernels)} launches, {len(memcpys)} memcpys")
-    return 0
+    least = {"searches": 1, "levels": 1, "iterations": 0}
+    return generate(ap, argv, least, lambda a: graph_kernels(a.searches, a.levels, a.iterations, a.seed))
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from simsample_accelsim.synth import KernelSpec, tiled_gemm, write_workload
+from simsample_accelsim.synth import KernelSpec, generate, tiled_gemm
 
 KIB = 1 << 10
 MIB = 1 << 20
@@ -114,19 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
-    for flag, least in (
-        ("layers", 1),
-        ("steps", 1),
-    ):
-        if getattr(args, flag) < least:
-            ap.error(f"--{flag} must be at least {least}")
-    if args.out.exists() and not args.out.is_dir():
-        ap.error(f"{args.out} is a file; give a folder for the traces")
-    kernels, memcpys = moe_kernels(args.layers, args.steps, args.seed)
-    write_workload(args.out, kernels, seed=0, memcpys=memcpys)
-    print(f"{args.out}: {len(kernels)} launches, {len(memcpys)} memcpys")
-    return 0
+    return generate(ap, argv, {"layers": 1, "steps": 1}, lambda a: moe_kernels(a.layers, a.steps, a.seed))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from simsample_accelsim.synth import KernelSpec, write_workload
+from simsample_accelsim.synth import KernelSpec, generate
 
 KIB = 1 << 10
 MIB = 1 << 20
@@ -111,16 +111,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--residual-every", type=int, default=10, help="0: no residual checks")
     ap.add_argument("--vcycle-every", type=int, default=25, help="0: no V-cycles")
     ap.add_argument("--checkpoint-every", type=int, default=100, help="0: no checkpoints")
-    args = ap.parse_args(argv)
-    for flag, least in (("steps", 1), ("residual_every", 0), ("vcycle_every", 0), ("checkpoint_every", 0)):
-        if getattr(args, flag) < least:
-            ap.error(f"--{flag.replace('_', '-')} must be at least {least}")
-    if args.out.exists() and not args.out.is_dir():
-        ap.error(f"{args.out} is a file; give a folder for the traces")
-    kernels, memcpys = solver_kernels(args.steps, args.residual_every, args.vcycle_every, args.checkpoint_every)
-    write_workload(args.out, kernels, seed=0, memcpys=memcpys)
-    print(f"{args.out}: {len(kernels)} launches, {len(memcpys)} memcpys")
-    return 0
+    least = {"steps": 1, "residual_every": 0, "vcycle_every": 0, "checkpoint_every": 0}
+    return generate(
+        ap, argv, least, lambda a: solver_kernels(a.steps, a.residual_every, a.vcycle_every, a.checkpoint_every)
+    )
 
 
 if __name__ == "__main__":

@@ -75,22 +75,3 @@ def test_allegro_real_sampled_runs_split_by_context():
     scores = recorded_runs_scores(FIXTURES, "solver", "allegro", range(5))
     assert sum(c for _, c, _ in scores) >= 4
     assert all(-0.001 < e < 0 for e, _, _ in scores)
-
-
-def test_the_generator_refuses_a_count_or_a_folder_it_cannot_use(tmp_path, capsys):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("solver_workload", ROOT / "benchmarks" / "solver_workload.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    with pytest.raises(SystemExit) as exc:
-        mod.main([str(tmp_path / "out"), "--steps", "0"])
-    assert exc.value.code == 2 and "error: --steps must be at least 1" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        mod.main([str(tmp_path / "out"), "--vcycle-every", "-1"])
-    assert "error: --vcycle-every must be at least 0" in capsys.readouterr().err
-    (tmp_path / "file").write_text("x")
-    with pytest.raises(SystemExit):
-        mod.main([str(tmp_path / "file")])
-    assert "is a file; give a folder for the traces" in capsys.readouterr().err
-    assert (tmp_path / "file").read_text() == "x" and not (tmp_path / "out").exists()

@@ -18,9 +18,10 @@ scanners find. Everything is deterministic in ``seed``.
 
 from __future__ import annotations
 
+import argparse
 import lzma
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -361,3 +362,26 @@ def example_kernels() -> list[KernelSpec]:
     )
     seq = [gemm, relu, red, relu, gemm, relu, red, gemm, relu, red]
     return seq
+
+
+def generate(
+    ap: argparse.ArgumentParser,
+    argv: Sequence[str] | None,
+    least: Mapping[str, int],
+    make: Callable[[argparse.Namespace], tuple[Sequence[KernelSpec], Sequence[tuple[int, int, int]]]],
+) -> int:
+    """The command line of a trace generator (``benchmarks/*_workload.py``): parse ``argv`` with
+    ``ap`` (whose first argument is the output folder ``out``), refuse a count below its least
+    (``least``: option dest → smallest value) and an output that is a file with argparse's
+    one-line error before anything is written, then write the folder :func:`write_workload`
+    makes of ``make(args)`` (kernels, memcpys) and say what it holds."""
+    args = ap.parse_args(argv)
+    for dest, low in least.items():
+        if getattr(args, dest) < low:
+            ap.error(f"--{dest.replace('_', '-')} must be at least {low}")
+    if args.out.exists() and not args.out.is_dir():
+        ap.error(f"{args.out} is a file; give a folder for the traces")
+    kernels, memcpys = make(args)
+    write_workload(args.out, kernels, seed=0, memcpys=memcpys)
+    print(f"{args.out}: {len(kernels)} launches, {len(memcpys)} memcpys")
+    return 0
