@@ -108,3 +108,18 @@ def recorded_runs_scores(
         )
         for seed in seeds
     ]
+
+
+def assert_runs_hold(
+    scores: list[tuple[float, bool, float]], *, covered: int, mean_error: float, max_error: float, median_half: float
+) -> None:
+    """The recorded runs of :func:`recorded_runs_scores`: at least ``covered`` intervals hold the
+    full run, the mean and largest |error| are below the bounds, and the median relative
+    half-width is below ``median_half`` and none is 0 (an interval of no width is a bug)."""
+    import numpy as np
+
+    errors = np.abs([e for e, _, _ in scores])
+    assert sum(c for _, c, _ in scores) >= covered
+    assert errors.mean() < mean_error and errors.max() < max_error
+    half = np.array([h for _, _, h in scores])
+    assert np.median(half) < median_half and half.min() > 0

@@ -17,7 +17,7 @@ import pytest
 import simsample
 from simsample.sampling.evaluate import score_plan, truth_by_launch
 from simsample.workload import Workload
-from tests.helpers import ROOT, generated_traces_digest, recorded_runs_scores
+from tests.helpers import ROOT, assert_runs_hold, generated_traces_digest, recorded_runs_scores
 
 FIXTURES = ROOT / "tests" / "fixtures" / "accelsim_graph"
 
@@ -38,12 +38,7 @@ def test_the_defaults_hold_the_full_run():
     """Margin on ``profile features``, ``apply``'s reuse warm-up (functional): measured 20 of 20
     covering, mean |error| 0.37%, largest 1.02%, at ±4.4 to ±7.5% (one cluster of single-CTA
     searches drawn once, its warp instructions 26% apart, decides the width)."""
-    scores = _scores("margin", range(20))
-    errors = np.abs([e for e, _, _ in scores])
-    assert sum(c for _, c, _ in scores) >= 18
-    assert errors.mean() < 0.006 and errors.max() < 0.015
-    half = np.array([h for _, _, h in scores])
-    assert np.median(half) < 0.08 and half.min() > 0
+    assert_runs_hold(_scores("margin", range(20)), covered=18, mean_error=0.006, max_error=0.015, median_half=0.08)
 
 
 def _design_coverage(sampler: str, audit_by: str) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.helpers import ROOT, generated_traces_digest, recorded_runs_scores
+from tests.helpers import ROOT, assert_runs_hold, generated_traces_digest, recorded_runs_scores
 
 FIXTURES = ROOT / "tests" / "fixtures" / "accelsim_moe"
 
@@ -33,12 +33,7 @@ def _scores(sampler: str, seeds: range, runs: str = "runs", **params) -> list[tu
 def test_the_defaults_hold_the_full_run():
     """Margin on ``profile features``, ``apply``'s reuse warm-up (functional): measured 20 of 20
     covering, mean |error| 0.06%, largest 0.15%."""
-    scores = _scores("margin", range(20))
-    errors = np.abs([e for e, _, _ in scores])
-    assert sum(c for _, c, _ in scores) >= 18
-    assert errors.mean() < 0.003 and errors.max() < 0.005
-    half = np.array([h for _, _, h in scores])
-    assert np.median(half) < 0.01 and half.min() > 0
+    assert_runs_hold(_scores("margin", range(20)), covered=18, mean_error=0.003, max_error=0.005, median_half=0.01)
 
 
 @pytest.mark.parametrize("sampler", ["pka", "sieve"])

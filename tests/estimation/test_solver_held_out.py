@@ -16,7 +16,7 @@ import pytest
 import simsample
 from simsample.sampling.evaluate import score_plan, truth_by_launch
 from simsample.workload import Workload
-from tests.helpers import ROOT, generated_traces_digest, recorded_runs_scores
+from tests.helpers import ROOT, assert_runs_hold, generated_traces_digest, recorded_runs_scores
 
 FIXTURES = ROOT / "tests" / "fixtures" / "accelsim_solver"
 
@@ -35,11 +35,7 @@ def test_the_defaults_hold_the_full_run():
     measured 20 of 20 covering, mean |error| 0.07%, largest 0.18%, median ±0.48%, 27 of 498
     launches simulated (17.2 times fewer cycles)."""
     scores = recorded_runs_scores(FIXTURES, "solver", "margin", range(20))
-    errors = np.abs([e for e, _, _ in scores])
-    assert sum(c for _, c, _ in scores) >= 19
-    assert errors.mean() < 0.002 and errors.max() < 0.004
-    half = np.array([h for _, _, h in scores])
-    assert np.median(half) < 0.008 and half.min() > 0
+    assert_runs_hold(scores, covered=19, mean_error=0.002, max_error=0.004, median_half=0.008)
 
 
 def _allegro_coverage(context: str, seeds: range) -> int:
