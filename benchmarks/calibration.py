@@ -60,29 +60,17 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILES = ROOT.parent / "shared" / "data" / "profiles"
-TRACES = ROOT / "tests" / "fixtures" / "accelsim_workloads"
+FIXTURES = ROOT / "tests" / "fixtures"
+TRACES = FIXTURES / "accelsim_workloads"
 #: trace workloads with a full run that chose nothing: (name, features, full run)
-TRACE_HOLDOUT = (
-    (
-        "moe",
-        ROOT / "tests" / "fixtures" / "accelsim_moe" / "moe-features.parquet",
-        ROOT / "tests" / "fixtures" / "accelsim_moe" / "moe-full.out.gz",
-    ),
-    (
-        "short_kernels",
-        ROOT / "tests" / "fixtures" / "accelsim_photon" / "short_kernels-features.parquet",
-        ROOT / "tests" / "fixtures" / "accelsim_photon" / "short_kernels_full.out.gz",
-    ),
-    (
-        "graph",
-        ROOT / "tests" / "fixtures" / "accelsim_graph" / "graph-features.parquet",
-        ROOT / "tests" / "fixtures" / "accelsim_graph" / "graph-full.out.gz",
-    ),
-    (
-        "solver",
-        ROOT / "tests" / "fixtures" / "accelsim_solver" / "solver-features.parquet",
-        ROOT / "tests" / "fixtures" / "accelsim_solver" / "solver-full.out.gz",
-    ),
+TRACE_HOLDOUT = tuple(
+    (name, FIXTURES / folder / f"{name}-features.parquet", FIXTURES / folder / full)
+    for name, folder, full in (
+        ("moe", "accelsim_moe", "moe-full.out.gz"),
+        ("short_kernels", "accelsim_photon", "short_kernels_full.out.gz"),
+        ("graph", "accelsim_graph", "graph-full.out.gz"),
+        ("solver", "accelsim_solver", "solver-full.out.gz"),
+    )
 )
 SAMPLERS = ("margin", "root", "stem", "allegro", "pka", "sieve", "photon", "random")
 
