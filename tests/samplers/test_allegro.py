@@ -148,3 +148,35 @@ def test_context_on_and_off_win_over_the_grouping():
     profile = wl_of(["k"] * 100, np.full(100, 100.0))
     with pytest.raises(UserError, match="'warm_reads' column, which context=on needs"):
         allegro(profile, group="auto", context="on")
+
+
+def test_the_command_and_the_api_split_alike_and_refuse_alike(tmp_path, capsys):
+    """``plan --sampler allegro --param context=...`` writes the plan ``simsample.plan`` makes
+    (same launches, same grouping), on the solver's trace features; ``context=on`` on a profile
+    is the API's message, one line, and no plan file."""
+    import json
+
+    import simsample
+    from simsample.cli import run
+    from tests.helpers import ROOT
+
+    features = ROOT / "tests" / "fixtures" / "accelsim_solver" / "solver-features.parquet"
+    for context in ("auto", "off"):
+        out = tmp_path / f"{context}.json"
+        assert (
+            run(["plan", str(features), "--sampler", "allegro", "--param", f"context={context}", "-o", str(out)]) == 0
+        )
+        written = json.loads(out.read_text())
+        api = simsample.plan(simsample.read(features), "allegro", context=context)
+        assert [s["kernel_id"] for s in written["samples"]] == api.samples["kernel_id"].tolist()
+        assert written["prediction"]["grouping"] == api.prediction["grouping"]
+    profile = ROOT / "tests" / "fixtures" / "kineto_h200" / "gnn.pt.trace.json.gz"
+    with pytest.raises(UserError) as api_error:
+        simsample.plan(profile, "allegro", context="on")
+    capsys.readouterr()
+    assert (
+        run(["plan", str(profile), "--sampler", "allegro", "--param", "context=on", "-o", str(tmp_path / "x.json")])
+        == 1
+    )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {api_error.value}"] and not (tmp_path / "x.json").exists()
