@@ -35,8 +35,10 @@ Workloads, in five families:
     python benchmarks/calibration.py --family dev,trace --repeat 20 --cache /tmp/cal.pkl
     python benchmarks/calibration.py --family trace --samplers margin,root --repeat 5
     python benchmarks/calibration.py --family dev --samplers margin --params margin:pool_dof=0
-    python benchmarks/calibration.py --family trace --samplers margin --params margin:spread_draw=0 \
-        --repeat 200 --first-seed 20 --smaller-eps 0    # margin 6 without its extra draw (version 5's plans)
+    python benchmarks/calibration.py --family trace --samplers margin \\
+        --params margin:spread_draw=0,donors_by=design --repeat 200 --first-seed 20 --smaller-eps 0  # version 5's plans
+    python benchmarks/calibration.py --family trace,trace-holdout --samplers margin --repeat 200 \\
+        --first-seed 20 --smaller-eps 0 --params margin:donors_by=design    # version 6's plans
     python benchmarks/calibration.py --family dev --samplers root --workloads lud-8192,fdtd2d \\
         --repeat 100 --first-seed 20 --smaller-eps 0
 

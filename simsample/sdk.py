@@ -143,6 +143,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
     from simsample.runner.jobs import run_in_group
     from simsample.runner.options import executor_options, make_executor
     from simsample.sampling.allocation import allocate, pair_draws, sampled_time, z_value
+    from simsample.sampling.audit import MODEL_COLUMN
     from simsample.sampling.draws import cluster_stats, draw, make_cluster, rng
     from simsample.sampling.filters import WHOLE_PROCESS_FORMATS, launch_numbers, sample_launches, subset_launches
     from simsample.sampling.grouping import CONTEXT_COLUMN, CONTEXT_SUFFIX, GROUPINGS, Grouping, resolve_grouping
@@ -281,6 +282,7 @@ _PROVISIONAL_NAMES: dict[str, str] = {
     "CONTEXT_SUFFIX": "simsample.sampling.grouping",
     "resolve_grouping": "simsample.sampling.grouping",
     "MEASURED_METRICS": "simsample.workload",
+    "MODEL_COLUMN": "simsample.sampling.audit",
     "Grouping": "simsample.sampling.grouping",
     # the built-in readers' table helpers (Arrow CSV, exact nanoseconds, narrow integer columns)
     "make_workload": "simsample.io.tables",
@@ -410,6 +412,7 @@ __all__ = [
     "MEM_NONE",
     "MEM_STORE",
     "MEASURED_METRICS",
+    "MODEL_COLUMN",
     "Metric",
     "PLAN_FILE",
     "PROVISIONAL",

@@ -58,7 +58,7 @@ def test_the_extra_draw_lands_in_the_heaviest_flat_cluster():
     after = s.plan(wl, s.resolve_params(params), 3)
     assert before.prediction["spread_draws"] == 0 and after.prediction["spread_draws"] == 1
     assert after.sampler["params"]["spread_draw"] is None  # the choice is recorded (none: the default rule)
-    assert after.sampler["version"] == "6"
+    assert after.sampler["version"] == "7"
     old, new = _draws(before), _draws(after)
     changed = [k for k in old if old[k] != new[k]]
     assert len(changed) == 1 and new[changed[0]] == old[changed[0]] + 1
@@ -175,6 +175,12 @@ def test_the_bundled_trace_example_keeps_its_recorded_plan(tmp_path):
     old = s.plan(wl, s.resolve_params({"spread_draw": "0"}), 0)
     assert new.prediction["pool_draws"] > 0 and new.prediction["spread_draws"] == 0
     assert new.samples["kernel_id"].tolist() == old.samples["kernel_id"].tolist()
-    forced = s.plan(wl, s.resolve_params({"spread_draw": "1"}), 0)
-    assert forced.prediction["spread_draws"] == 1  # it would apply at a looser bound
+    forced = s.plan(wl, s.resolve_params({"spread_draw": "1", "donors_by": "design"}), 0)
+    assert forced.prediction["spread_draws"] == 1  # by warp instructions it would apply at a looser bound
     assert SPREAD_DRAW_COST < 0.28
+    # version 7 weighs the flat clusters by the features' model of the cycles, by which none holds
+    # two thirds of their variance: no draw at any bound, and the plan is version 6's
+    assert s.plan(wl, s.resolve_params({"spread_draw": "1"}), 0).prediction["spread_draws"] == 0
+    design = s.plan(wl, s.resolve_params({"donors_by": "design"}), 0)
+    assert new.prediction["donors_by"] == "cycles" and design.prediction["donors_by"] == "design"
+    assert new.samples["kernel_id"].tolist() == design.samples["kernel_id"].tolist()

@@ -29,7 +29,10 @@ It keeps what the measurements on real profiles favour and sizes with a margin:
    stand for the largest part of the total, if that cluster holds two thirds of the variance
    and the draw costs at most a fifth of the plan's sampled time (``spread_draw``, version 6;
    :func:`spread_draw`): the spread that matters most is then measured with two degrees of
-   freedom, not one.
+   freedom, not one. "Heaviest" and "variance" are the cycles': where the features model each
+   launch's cycles (``predicted_cycles``), the second draws go in turn to the heaviest by the
+   design metric and by that model, and the spread draw follows the model (``donors_by``,
+   version 7): warp instructions miss the cycles of launches bound by latency.
 6. **Occupancy and cache context on trace features** (``group=auto``): launches of one kernel
    are grouped by the SMs their grid occupies and their waves, and by whether their loads find
    lines recent launches touched (cold, partly warm, warm; :mod:`simsample.sampling.grouping`),
@@ -74,6 +77,7 @@ from simsample.plugins.samplers.root import root_tree
 from simsample.sdk import (
     GROUPINGS,
     MEASURED_METRICS,
+    MODEL_COLUMN,
     Param,
     Plan,
     Range,
@@ -106,12 +110,16 @@ SPREAD_DRAW_COST = 0.2
 #: whose real sampled runs it made miss, do not.
 SPREAD_DRAW_SHARE = 2 / 3
 
+#: What weighs the clusters for the second draws and the spread draw (``donors_by``).
+DONORS_BY = ("cycles", "design")
+
 
 class MarginSampler(Sampler):
     name = "margin"
     # 5: stats.tail: the launches' own quantile, and for clusters drawn 2-4 times (same draws);
-    # 6: one more draw in the heaviest flat cluster where second draws apply (spread_draw)
-    version = "6"
+    # 6: one more draw in the heaviest flat cluster where second draws apply (spread_draw);
+    # 7: those draws weigh the clusters by the features' model of the cycles too (donors_by)
+    version = "7"
     description = (
         "simsample's default: ROOT's splits, one allocation with the finite-population correction, sized with a margin"
     )
@@ -183,6 +191,15 @@ class MarginSampler(Sampler):
             maximum=1.0,
             nullable=True,
         ),
+        Param(
+            "donors_by",
+            str,
+            "cycles",
+            "what weighs the clusters for the second draws and the spread draw: cycles = half the second draws by "
+            f"the design metric, half by the features' model of the cycles ({MODEL_COLUMN}), and the spread draw by "
+            "the model, where the workload has that column; design = the design metric alone (version 6)",
+            choices=DONORS_BY,
+        ),
     )
     bounded = True
 
@@ -226,12 +243,15 @@ class MarginSampler(Sampler):
         pool_dof = params["pool_dof"]
         if pool_dof is None:
             pool_dof = 0 if metric in MEASURED_METRICS else PROXY_POOL_DOF
-        draws = pool_donors(draws, sizes, means, pool_dof, stds=stds)
-        after_pool = int(np.sum(draws))
         cost = params["spread_draw"]
         if cost is None:
             cost = SPREAD_DRAW_COST if pool_dof > 0 else 0.0
-        draws = spread_draw(draws, sizes, means, stds, cost)
+        model = None
+        if params["donors_by"] == "cycles" and (pool_dof > 0 or cost > 0) and metric not in MEASURED_METRICS:
+            model = modelled_means(workload, layout, ranges)
+        draws = pool_donors(draws, sizes, means, pool_dof, stds=stds, model=model)
+        after_pool = int(np.sum(draws))
+        draws = spread_draw(draws, sizes, means if model is None else model, stds, cost)
         extra = {
             "grouping": resolve_grouping(workload, params["group"]),
             "groups": strata.groups,
@@ -241,6 +261,9 @@ class MarginSampler(Sampler):
             "skew_draws": int(before_pool - alloc.draws.sum()),
             "pool_draws": int(after_pool - before_pool),
             "spread_draws": int(np.sum(draws) - after_pool),
+            # what weighed the clusters for those draws: the design metric alone where the
+            # workload has no model of the cycles, or on measured times (no such draws there)
+            "donors_by": "design" if model is None else "cycles",
         }
         return draw_plan(
             workload,
@@ -321,7 +344,13 @@ def collector_paused() -> Iterator[None]:
 
 
 def pool_donors(
-    draws: np.ndarray, sizes: np.ndarray, means: np.ndarray, dof: int, *, stds: np.ndarray | None = None
+    draws: np.ndarray,
+    sizes: np.ndarray,
+    means: np.ndarray,
+    dof: int,
+    *,
+    stds: np.ndarray | None = None,
+    model: np.ndarray | None = None,
 ) -> np.ndarray:
     """Draws raised to 2 in the heaviest clusters drawn once (largest N·mean first) until the
     clusters drawn two or more times (a census included) give ``dof`` degrees of freedom of the
@@ -342,6 +371,15 @@ def pool_donors(
     heaviest clusters, not one of each kernel: their spread is the one the total's variance is
     made of, and measured across kernels instead, the pool missed the spread of hetero's GEMMs
     (coverage 8 of 20 plans against the full run's cycles, where heaviest-first gave 18).
+
+    With ``model`` (each cluster's mean of the features' model of the cycles, version 7) the
+    clusters are taken in turn from two orders: heaviest by the design metric, heaviest by the
+    model. Warp instructions misjudge where the cycles are for launches bound by latency (a
+    two-CTA boundary fix: 34% of a solver's cycles, a sliver of its instructions), so the pool
+    measured the spread of instruction-heavy clusters and lent it to cycle-heavy ones whose
+    cycles barely vary (short kernels: intervals 17 times the error). By the model alone, the
+    pool missed the instruction-heavy ones' spread instead (chains and training covered 0.85 and
+    0.75 of 200 fresh seeds); taken in turn, both kinds are measured.
     """
     out = np.asarray(draws, dtype=np.int64).copy()
     n = np.asarray(sizes, dtype=np.int64)
@@ -351,13 +389,45 @@ def pool_donors(
     if have >= dof:
         return out
     candidates = np.flatnonzero((m == 1) & (n >= 2) & flat)
-    weight = n[candidates] * np.asarray(means, dtype=np.float64)[candidates]
-    for i in candidates[np.argsort(-weight, kind="stable")]:
+    orders = [candidates[np.argsort(-(n[candidates] * np.asarray(means, dtype=np.float64)[candidates]), kind="stable")]]
+    if model is not None:
+        orders.append(
+            candidates[np.argsort(-(n[candidates] * np.asarray(model, dtype=np.float64)[candidates]), kind="stable")]
+        )
+    for i in _in_turn(orders):
         if have >= dof:
             break
         out[i] = 2
         have += 1
     return out
+
+
+def _in_turn(orders: list[np.ndarray]) -> Iterator[int]:
+    """The first of each order, then the second of each, ..., each index once."""
+    seen: set[int] = set()
+    for rank in range(max((len(o) for o in orders), default=0)):
+        for order in orders:
+            if rank < len(order) and int(order[rank]) not in seen:
+                seen.add(int(order[rank]))
+                yield int(order[rank])
+
+
+def modelled_means(workload: Workload, strata: Strata, ranges: list[Range]) -> np.ndarray | None:
+    """Each cluster's mean of the features' model of the cycles (:data:`MODEL_COLUMN`), or None
+    where the workload has no such column or a value in it is not a finite number (the plan is
+    then version 6's, and says so: ``prediction.donors_by`` is ``design``)."""
+    if MODEL_COLUMN not in workload.kernels.columns:
+        return None
+    try:
+        model = workload.kernels[MODEL_COLUMN].to_numpy(np.float64)
+    except (TypeError, ValueError):  # a column of that name that holds no numbers: no model
+        return None
+    if not np.all(np.isfinite(model)):
+        return None
+    cum = np.concatenate(([0.0], np.cumsum(model[strata.order])))
+    lo = np.array([r.lo for r in ranges], dtype=np.int64)
+    hi = np.array([r.hi for r in ranges], dtype=np.int64)
+    return (cum[hi] - cum[lo]) / np.maximum(hi - lo, 1)
 
 
 def spread_draw(draws: np.ndarray, sizes: np.ndarray, means: np.ndarray, stds: np.ndarray, cost: float) -> np.ndarray:
@@ -382,7 +452,11 @@ def spread_draw(draws: np.ndarray, sizes: np.ndarray, means: np.ndarray, stds: n
     cluster holds most of the variance (chains, decoder). The cost bound keeps a small plan whose
     every draw is a large share (the bundled example: 28%, 2.71x -> 2.12x) as it was.
     Only clusters of equal design values: a cluster with design spread has its own floor, and
-    the estimator's line through its draws needs the draw more than once to measure anything."""
+    the estimator's line through its draws needs the draw more than once to measure anything.
+    Version 7 passes the features' model of the cycles as ``means`` where the workload has one
+    (``donors_by=cycles``): the share and the cost are then the cycles', not the instructions'
+    (the decoder's heaviest flat cluster holds 0.76 of the variance in warp instructions, 0.45 in
+    modelled cycles, and no longer gets the draw)."""
     out = np.asarray(draws, dtype=np.int64).copy()
     if cost <= 0:
         return out
