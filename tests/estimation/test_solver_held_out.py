@@ -31,10 +31,10 @@ def test_the_generator_writes_the_simulated_traces(tmp_path):
 
 
 def test_the_defaults_hold_the_full_run():
-    """Margin on ``profile features``, ``apply``'s reuse warm-up (functional), seeds 0-19:
-    measured 20 of 20 covering, mean |error| 0.07%, largest 0.18%, median ±0.48%, 27 of 498
-    launches simulated (17.2 times fewer cycles)."""
-    scores = recorded_runs_scores(FIXTURES, "solver", "margin", range(20))
+    """Margin version 6 (``donors_by=design``) on ``profile features``, ``apply``'s reuse warm-up
+    (functional), seeds 0-19: measured 20 of 20 covering, mean |error| 0.07%, largest 0.18%,
+    median ±0.48%, 27 of 498 launches simulated (17.2 times fewer cycles)."""
+    scores = recorded_runs_scores(FIXTURES, "solver", "margin", range(20), donors_by="design")
     assert_runs_hold(scores, covered=19, mean_error=0.002, max_error=0.004, median_half=0.008)
 
 
