@@ -91,15 +91,16 @@ def generated_traces_digest(script: str, out: Path) -> str:
 
 
 def recorded_runs_scores(
-    fixtures: Path, name: str, sampler: str, seeds: range, runs: str = "runs", **params
+    fixtures: Path, name: str, sampler: str, seeds: range, runs: str = "runs", full: str | None = None, **params
 ) -> list[tuple[float, bool, float]]:
     """:func:`score_sampled_run` of each recorded run ``fixtures/RUNS/SAMPLER-seed-NN.out.gz`` of
     a workload whose features and full run are ``fixtures/NAME-features.parquet`` and
-    ``NAME-full.out.gz``, its plan made again here with ``params``."""
+    ``NAME-full.out.gz`` (or ``full``), its plan made again here with ``params``."""
     import simsample
 
     wl = simsample.read(fixtures / f"{name}-features.parquet")
-    truth = float(simsample.collect(fixtures / f"{name}-full.out.gz", sim="accelsim")["cycles"].sum())
+    full_run = fixtures / (full or f"{name}-full.out.gz")
+    truth = float(simsample.collect(full_run, sim="accelsim")["cycles"].sum())
     return [
         score_sampled_run(
             simsample.plan(wl, sampler, seed=seed, **params),
