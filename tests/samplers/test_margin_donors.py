@@ -164,8 +164,9 @@ def test_second_draws_in_turn_from_both_orders(clusters, dof):
 
 
 def _short_kernels_half_widths(**params) -> tuple[list[float], int]:
-    """Median relative half-width of margin's 99% intervals on the short-kernels trace workload
-    (scored on the full run's cycles, as ``evaluate --truth`` does), seeds 0-19, and how many cover."""
+    """The relative half-width of margin's 99% interval on the short-kernels trace workload for each
+    of seeds 0-19 (scored on the full run's cycles, as ``evaluate --truth`` does), and how many
+    of those intervals cover."""
     from simsample_accelsim.collect import collect_logs
 
     wl = Workload.from_parquet(SHORT_KERNELS / "short_kernels-features.parquet")
@@ -178,7 +179,7 @@ def _short_kernels_half_widths(**params) -> tuple[list[float], int]:
 def test_short_kernels_get_an_interval_the_size_of_their_error():
     """The launches that hold the cycles are one-wave layer norms and residual adds, light in warp
     instructions and nearly constant in cycles (±0.01%). Version 6 measured the spread of the
-    GEMMs (±0.2-1%) and lent it to them: ±0.72% around errors of 0.04% (18 times the error).
+    GEMMs (±0.2-0.8%) and lent it to them: ±0.72% around errors of 0.04% (18 times the error).
     Version 7 measures theirs too: measured ±0.32% (median) at 0.07% mean error, 20 of 20 covering."""
     pytest.importorskip("simsample_accelsim")
     v6, covered6 = _short_kernels_half_widths(donors_by="design")
