@@ -21,7 +21,10 @@ from simsample.errors import UserError
 INT64_MAX = (1 << 63) - 1
 INT64_MIN = -(1 << 63)
 
-_INT_TEXT = re.compile(r"\s*[+-]?\d+\s*")
+#: an integer as int() reads it: ASCII white space around (\s would also take the separators
+#: U+001C-U+001F, which str.isspace() counts and int() refuses: "0\x1f" passed the check and
+#: then raised ValueError instead of the one-line refusal)
+_INT_TEXT = re.compile(r"[ \t\n\r\f\v]*[+-]?\d+[ \t\n\r\f\v]*")
 
 
 def fits_int64(value: int) -> bool:

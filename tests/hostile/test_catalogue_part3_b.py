@@ -27,7 +27,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from simsample.cli import run as cli_run
@@ -943,6 +943,9 @@ def test_a_plan_made_on_a_folder_of_some_launches_applies_to_the_whole_folder(tm
 
 @settings(max_examples=200, deadline=None)
 @given(st.one_of(st.text(max_size=60), st.integers(-(1 << 70), 1 << 70).map(str)))
+@example("0\x1f")  # an information separator: white space to str.isspace(), not to int()
+@example("\x1c12")
+@example(" 7\t")
 def test_parse_int_takes_int64_or_refuses(text):
     from simsample.io.numbers import parse_int
 
