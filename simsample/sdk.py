@@ -152,6 +152,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
         AUDIT_BY_PARAM,
         AUDIT_PARAM,
         first_of_each,
+        model_cycles,
         relabel_by_first,
         representative_plan,
         resolve_metric,
@@ -283,6 +284,7 @@ _PROVISIONAL_NAMES: dict[str, str] = {
     "resolve_grouping": "simsample.sampling.grouping",
     "MEASURED_METRICS": "simsample.workload",
     "MODEL_COLUMN": "simsample.sampling.audit",
+    "model_cycles": "simsample.sampling.representatives",
     "Grouping": "simsample.sampling.grouping",
     # the built-in readers' table helpers (Arrow CSV, exact nanoseconds, narrow integer columns)
     "make_workload": "simsample.io.tables",
@@ -486,6 +488,7 @@ __all__ = [
     "make_workload",
     "match_plan",
     "missing_message",
+    "model_cycles",
     "nan_to_zero",
     "narrow",
     "narrow_whole",

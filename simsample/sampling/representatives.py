@@ -194,9 +194,14 @@ def model_cycles(workload: Workload, metric: str, values: np.ndarray) -> np.ndar
     """Each launch's cycles as the audit's size measure knows them: the cost column where it is a
     measured time (a profile's durations, a simulator's cycles), else the features' model of the
     cycles (:data:`~simsample.sampling.audit.MODEL_COLUMN`) where they carry one, else the cost
-    column (a proxy such as warp instructions, the best there is)."""
+    column (a proxy such as warp instructions, the best there is). A model column with a value
+    that is no finite number (text, NaN) is no model: the cost column is returned, the same array.
+    Margin's second draws weigh clusters by it too (``donors_by=cycles``)."""
     if metric not in MEASURED_METRICS and MODEL_COLUMN in workload.kernels.columns:
-        model = workload.kernels[MODEL_COLUMN].to_numpy(np.float64)
+        try:
+            model = workload.kernels[MODEL_COLUMN].to_numpy(np.float64)
+        except (TypeError, ValueError):  # a column of that name that holds text: no model
+            return values
         if np.all(np.isfinite(model)) and np.any(model > 0):
             return model
     return values

@@ -441,3 +441,20 @@ def test_audited_real_sampled_runs_cover_the_full_run(name, sampler):
         plan = simsample.plan(wl, sampler, seed=seed, audit=16, audit_by="cost")
         covered += score_sampled_run(plan, RUNS / name / f"{sampler}-seed-{seed:02d}.out.gz", truth)[1]
     assert covered >= len(runs) - 1, f"{covered} of {len(runs)} cover"
+
+
+@pytest.mark.parametrize("sampler", ["pka", "sieve"])
+def test_a_model_column_of_text_is_no_model(sampler):
+    """A features file whose ``predicted_cycles`` holds text (a hand-edited or foreign file) gives
+    the audit of a workload without the column, drawn in proportion to the cost column; it used to
+    end in a ValueError from NumPy."""
+    wl = Workload.from_parquet(ROOT / "tests" / "fixtures" / "accelsim_photon" / "short_kernels-features.parquet")
+    bare = Workload.from_parquet(ROOT / "tests" / "fixtures" / "accelsim_photon" / "short_kernels-features.parquet")
+    bare.kernels = bare.kernels.drop(columns=["predicted_cycles"])
+    column = wl.kernels["predicted_cycles"].astype(object)
+    column.iloc[0] = "fast"
+    wl.kernels["predicted_cycles"] = column
+    plan = library.plan(wl, sampler, seed=0, audit=8)
+    assert (
+        plan.samples["kernel_id"].tolist() == library.plan(bare, sampler, seed=0, audit=8).samples["kernel_id"].tolist()
+    )

@@ -89,6 +89,7 @@ from simsample.sdk import (
     exact_stats,
     group_ranges,
     hookimpl,
+    model_cycles,
     prepare,
     resolve_grouping,
     sampled_time,
@@ -247,8 +248,10 @@ class MarginSampler(Sampler):
         if cost is None:
             cost = SPREAD_DRAW_COST if pool_dof > 0 else 0.0
         model = None
-        if params["donors_by"] == "cycles" and (pool_dof > 0 or cost > 0) and metric not in MEASURED_METRICS:
-            model = modelled_means(workload, layout, ranges)
+        if params["donors_by"] == "cycles" and (pool_dof > 0 or cost > 0):
+            cycles = model_cycles(workload, metric, strata.values)
+            if cycles is not strata.values:  # the features model the cycles (a proxy design metric)
+                model = range_means(layout, ranges, cycles)
         draws = pool_donors(draws, sizes, means, pool_dof, stds=stds, model=model)
         after_pool = int(np.sum(draws))
         draws = spread_draw(draws, sizes, means if model is None else model, stds, cost)
@@ -412,19 +415,11 @@ def _in_turn(orders: list[np.ndarray]) -> Iterator[int]:
                 yield int(order[rank])
 
 
-def modelled_means(workload: Workload, strata: Strata, ranges: list[Range]) -> np.ndarray | None:
-    """Each cluster's mean of the features' model of the cycles (:data:`MODEL_COLUMN`), or None
-    where the workload has no such column or a value in it is not a finite number (the plan is
-    then version 6's, and says so: ``prediction.donors_by`` is ``design``)."""
-    if MODEL_COLUMN not in workload.kernels.columns:
-        return None
-    try:
-        model = workload.kernels[MODEL_COLUMN].to_numpy(np.float64)
-    except (TypeError, ValueError):  # a column of that name that holds no numbers: no model
-        return None
-    if not np.all(np.isfinite(model)):
-        return None
-    cum = np.concatenate(([0.0], np.cumsum(model[strata.order])))
+def range_means(strata: Strata, ranges: list[Range], per_launch: np.ndarray) -> np.ndarray:
+    """Each cluster's mean of ``per_launch`` (one value per launch of the workload), from one
+    cumulative sum over the launches in the strata's order: every cluster is a contiguous range
+    of it."""
+    cum = np.concatenate(([0.0], np.cumsum(np.asarray(per_launch, dtype=np.float64)[strata.order])))
     lo = np.array([r.lo for r in ranges], dtype=np.int64)
     hi = np.array([r.hi for r in ranges], dtype=np.int64)
     return (cum[hi] - cum[lo]) / np.maximum(hi - lo, 1)
