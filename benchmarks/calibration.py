@@ -13,7 +13,7 @@ values of the sampled launches):
 - refused: plans whose degrees of freedom cannot support an interval at their confidence
   (``simsample estimate`` says so in one line; left out of the coverage).
 
-Workloads, in five families:
+Workloads, in six families:
 
 - ``dev``: development profiles, each its own truth (the STEM paper's protocol), a documented
   subset: every Kineto and Nsight Systems profile, Rodinia, PolyBench and Lonestar under
@@ -29,6 +29,8 @@ Workloads, in five families:
   ``solver`` (``tests/fixtures/accelsim_moe``, ``accelsim_graph``, ``accelsim_solver``, written
   after the defaults) and ``short_kernels``
   (``tests/fixtures/accelsim_photon``, written for Photon; see the calibration page);
+- ``trace-fresh``: the same for trace workloads written after margin version 7, the default:
+  ``convnet`` (``tests/fixtures/accelsim_convnet``);
 - ``fresh``: every profile in the folder ``--profiles`` names, each its own truth: profiles that
   nothing was chosen on, such as those ``benchmarks/record_torch_profiles.py`` records.
 
@@ -73,6 +75,14 @@ TRACE_HOLDOUT = tuple(
         ("graph", "accelsim_graph", "graph-full.out.gz"),
         ("solver", "accelsim_solver", "solver-full.out.gz"),
     )
+)
+#: trace workloads with a full run written after margin version 7, the default: checked, chose nothing
+TRACE_FRESH = (
+    (
+        "convnet",
+        FIXTURES / "accelsim_convnet" / "convnet-features.parquet",
+        FIXTURES / "accelsim_convnet" / "convnet-full.out.gz",
+    ),
 )
 SAMPLERS = ("margin", "root", "stem", "allegro", "pka", "sieve", "photon", "random")
 
@@ -119,12 +129,12 @@ def load_family(
         if key in store:
             return store[key]
     out: list[tuple[str, object, np.ndarray | None]] = []
-    if family == "trace-holdout":
+    if family in ("trace-holdout", "trace-fresh"):
         from simsample.sampling.evaluate import truth_by_launch
         from simsample.workload import Workload
         from simsample_accelsim.collect import collect_logs
 
-        for name, features, full in TRACE_HOLDOUT:
+        for name, features, full in TRACE_HOLDOUT if family == "trace-holdout" else TRACE_FRESH:
             if features.is_file() and full.is_file():
                 wl = Workload.from_parquet(features)
                 out.append((name, wl, truth_by_launch(wl, collect_logs([full]), source=str(full), metric="cycles")))
@@ -268,7 +278,9 @@ def verdict(row: dict, nominal: float) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--family", default="dev,trace", help="comma-separated: dev, holdout, trace, trace-holdout, fresh")
+    ap.add_argument(
+        "--family", default="dev,trace", help="comma-separated: dev, holdout, trace, trace-holdout, trace-fresh, fresh"
+    )
     ap.add_argument(
         "--profiles",
         type=Path,
