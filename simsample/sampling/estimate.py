@@ -23,7 +23,9 @@ samplers draw once exactly where the design metric has (nearly) no spread, while
 metric (cycles, which depend on caches and context) still varies there. It takes a variance
 model, ȳ_i²·(CoV_x,i² + δ) (:func:`_borrow`):
 
-- CoV_x,i²: its design metric's own relative spread, known exactly: what the design shows;
+- CoV_x,i²: its design metric's own relative spread, known exactly: what the design shows (on
+  a proxy design metric, or the features' model of the cycles' where that is larger:
+  ``stats.model_cov``, :meth:`_Design.floor_cov2`);
 - δ: the relative spread that the design metric does *not* explain, pooled over the clusters
   that measured it (:func:`_excess_pool`): each cluster of two or more draws gives the scatter
   of its simulated values about the least-squares line in x through its own draws (ddof 2; ddof
@@ -179,6 +181,23 @@ class _Design:
     #: the design metric is a measured time of the launches (a profile's durations, cycles), not a
     #: proxy such as warp instructions: a cluster of equal values then has no spread to borrow
     measured: bool = True
+    #: the features' model of the cycles: its CoV over each cluster (``stats.model_cov``), on a
+    #: proxy design metric only; NaN where none
+    model_cov: np.ndarray | None = None
+
+    def floor_cov2(self) -> np.ndarray:
+        """Per cluster, the relative variance (S², ddof 1, over μ²) the simulated metric has at
+        least: the design metric's, or the features' model's where that is larger.
+
+        Equal warp instructions can hide launches whose cycles differ (one GEMM kernel at two
+        shapes, 4 CTAs of a long loop and 16 of a short one, 1.5 times apart): the model sees the
+        shapes. It only raises the floor; what decides whether a spread is known at all (a
+        proxy's equal values, nothing measured) stays the design metric's, so a model never turns
+        a refused interval into one, nor lets a cluster skip the pooled estimate."""
+        cov2 = np.nan_to_num(self.cov) ** 2
+        if self.model_cov is not None:
+            cov2 = np.fmax(cov2, np.where(np.isnan(self.cov), 0.0, np.nan_to_num(self.model_cov) ** 2))
+        return cov2 * self.ddof1
 
 
 def _stat(plan: Plan, key: str) -> np.ndarray:
@@ -200,6 +219,7 @@ def _design(plan: Plan) -> _Design:
     total = _stat(plan, "total")
     total = np.where(np.isnan(total), mean * size, total)
     tail = _stat(plan, "tail")
+    measured = design_is_measured(plan)
     return _Design(
         k,
         [c.key for c in plan.clusters],
@@ -214,7 +234,8 @@ def _design(plan: Plan) -> _Design:
         plan_design_values(plan),
         tail if np.any(np.isfinite(tail)) else None,
         plan_confidence(plan),
-        design_is_measured(plan),
+        measured,
+        np.full(k, np.nan) if measured else _stat(plan, "model_cov"),
     )
 
 
@@ -487,7 +508,8 @@ def _borrow(d: _Design, y: np.ndarray, scale: np.ndarray, *, design_cov: bool) -
         flat = cov2 <= 0
         delta_c = np.where(flat, flat_pool[0], delta_c)
         dof_c = np.where(flat, flat_pool[1], dof_c)
-    return _Borrowed((cov2 + delta_c) * sbar**2, cov2 * sbar**2, dof_c)
+    floor = d.floor_cov2() if design_cov else cov2
+    return _Borrowed((floor + delta_c) * sbar**2, floor * sbar**2, dof_c)
 
 
 def _variance(
@@ -541,7 +563,7 @@ def _variance(
         # (S_x² of the cluster, in y's units: see _cluster_level)
         multi = used & (d.m >= 2) & (d.fpc > 0) & ~borrow & ~np.isnan(d.cov) & ~np.isnan(d.mean)
         if np.any(multi):
-            floor = np.nan_to_num(d.cov) ** 2 * d.ddof1 * _cluster_level(d, own) ** 2
+            floor = d.floor_cov2() * _cluster_level(d, own) ** 2
             # what the design spread explains, known, plus the cluster's own scatter about its
             # line in x (the model of clusters of fewer draws, with the cluster's own excess):
             # on a profile its own truth the scatter is 0, and more draws only narrow the interval

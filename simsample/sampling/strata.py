@@ -27,6 +27,7 @@ from simsample.plugin_base import Param, Sampler
 from simsample.sampling.allocation import allocate, design_variance, z_value
 from simsample.sampling.draws import rng
 from simsample.sampling.grouping import GROUPINGS, Grouping, group_launches
+from simsample.sampling.representatives import model_cycles
 from simsample.workload import Workload
 
 
@@ -223,6 +224,7 @@ def draw_plan(
     ids = workload.kernels["kernel_id"].to_numpy()  # as stored (int32 mostly): no int64 copy of every id
     rows_parts = []
     clusters: list[Cluster] = []
+    model_in_order = model_spread_source(workload, metric, strata)
     sizes = np.array([r.size for r in ranges], dtype=np.int64)
     m_all = np.asarray(draws, dtype=np.int64)
     if not replace:
@@ -253,6 +255,7 @@ def draw_plan(
                     "cov": r.std / r.mean if r.mean > 0 else 0.0,
                     "total": r.mean * n,
                     **single_draw_tail(strata, r, m, confidence),
+                    **model_spread(model_in_order, r),
                 },
                 representatives=representatives,
             )
@@ -410,6 +413,30 @@ def finish(
         confidence=params["confidence"],
         extra_prediction={"groups": strata.groups, **(extra or {})},
     )
+
+
+def model_spread_source(workload: Workload, metric: str, strata: Strata) -> np.ndarray | None:
+    """The features' model of each launch's cycles in the strata's order, or None where there is
+    none (a measured design metric, or features without the column: see
+    :func:`~simsample.sampling.representatives.model_cycles`)."""
+    model = model_cycles(workload, metric, strata.values)
+    return None if model is strata.values else model[strata.order]
+
+
+def model_spread(model_in_order: np.ndarray | None, r: Range) -> dict[str, float]:
+    """``{"model_cov": σ/μ}`` of the features' model of the cycles over a cluster (ddof 0, as
+    ``cov``), or nothing without a model.
+
+    A proxy design metric can be equal, or nearly, across launches whose cycles differ: one GEMM
+    kernel at several shapes of equal warp instructions (4 CTAs of a long loop against 16 of a
+    short one) falls in one cluster of a sampler that groups by name, drawn once. The model sees
+    the shapes, and the estimator takes the cycles' spread to be at least the larger of the two
+    (:func:`simsample.sampling.estimate._design`)."""
+    if model_in_order is None:
+        return {}
+    v = model_in_order[r.lo : r.hi]
+    mean = float(v.mean())
+    return {"model_cov": float(v.std()) / mean if mean > 0 else 0.0}
 
 
 def single_draw_tail(strata: Strata, r: Range, m: int, confidence: float) -> dict[str, float]:

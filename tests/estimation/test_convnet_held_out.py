@@ -3,8 +3,11 @@ residual convolutional network's inference over six batches and a short one
 (``benchmarks/convnet_workload.py``; fixtures in tests/fixtures/accelsim_convnet, README there),
 simulated in a real Accel-Sim in full and sampled.
 
-Nothing was changed for it; the tests pin what was measured (docs/results/held-out-workloads.md,
-"A fourth workload written after the defaults").
+Nothing was changed for the defaults (margin) on it; the tests pin what was measured
+(docs/results/held-out-workloads.md, "A fourth workload written after the defaults"). Root's
+intervals were: they missed here, and a cluster's spread is now at least what the features'
+model of the cycles shows (``stats.model_cov``), so for that change this workload is where it was
+found, not a held-out check.
 """
 
 from __future__ import annotations
@@ -54,15 +57,28 @@ def test_the_defaults_plans_hold_the_full_runs_cycles(design):
     assert np.median([s.half_width for s in scores]) < 0.03
 
 
-def test_root_by_name_misses_where_one_gemm_kernel_runs_at_four_shapes(design):
-    """Root groups launches by kernel name: convolutions of three stages share clusters of
-    nearly equal warp instructions and cycles up to 1.5 times apart, each drawn once, and
-    nothing in the plan measures their spread. Measured 13 of 20 covering at 95% (0.74 of 200 later
-    seeds), mean |error| 3.97% around ±5.0%. Pinned so that it stays explained; the alternative
-    measured before this workload existed, ``group=auto,min_draws=2``, covers (the next test)."""
+def test_root_by_name_holds_it_through_the_models_spread(design):
+    """Root groups launches by kernel name: convolutions of three stages share clusters of nearly
+    equal warp instructions (3,648 to 3,840) whose cycles are up to 1.5 times apart, each drawn
+    once. The features' model of the cycles sees the shapes, and the estimator takes a cluster's
+    spread to be at least the model's (``stats.model_cov``): measured 20 of 20 covering at 95%
+    (1.00 of 200 later seeds), mean |error| 3.97% around ±17.5%."""
     scores = _scores(design, "root")
+    assert sum(bool(s.covered) for s in scores) >= 19
+    assert np.median([s.half_width for s in scores]) < 5 * np.mean(np.abs([s.error for s in scores]))
+
+
+def test_root_by_name_misses_without_the_model(design):
+    """What the model's spread mended, pinned so that it stays explained: the same features
+    without ``predicted_cycles`` give root's clusters only the warp instructions' spread (2%),
+    and 13 of 20 plans covered (0.74 of 200 later seeds), errors of 4% around ±5.0%."""
+    wl, truth, ids = design
+    bare = simsample.Workload(
+        wl.kernels.drop(columns=["predicted_cycles"]), source=wl.source, format=wl.format, meta=dict(wl.meta)
+    )
+    scores = [score_plan(simsample.plan(bare, "root", seed=s), truth, ids) for s in range(20)]
+    assert all("model_cov" not in c.stats for c in simsample.plan(bare, "root", seed=0).clusters)
     assert sum(bool(s.covered) for s in scores) <= 16
-    assert np.mean(np.abs([s.error for s in scores])) > 0.02
 
 
 def test_root_grouped_by_shape_with_two_draws_holds_it(design):
