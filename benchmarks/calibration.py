@@ -30,7 +30,7 @@ Workloads, in six families:
   after the defaults) and ``short_kernels``
   (``tests/fixtures/accelsim_photon``, written for Photon; see the calibration page);
 - ``trace-fresh``: the same for trace workloads written after margin version 7, the default:
-  ``convnet`` (``tests/fixtures/accelsim_convnet``);
+  ``convnet`` and ``serving`` (``tests/fixtures/accelsim_convnet``, ``accelsim_serving``);
 - ``fresh``: every profile in the folder ``--profiles`` names, each its own truth: profiles that
   nothing was chosen on, such as those ``benchmarks/record_torch_profiles.py`` records.
 
@@ -77,12 +77,13 @@ TRACE_HOLDOUT = tuple(
     )
 )
 #: trace workloads with a full run written after margin version 7, the default: checked, chose nothing
-TRACE_FRESH = (
+TRACE_FRESH = tuple(
     (
-        "convnet",
-        FIXTURES / "accelsim_convnet" / "convnet-features.parquet",
-        FIXTURES / "accelsim_convnet" / "convnet-full.out.gz",
-    ),
+        name,
+        FIXTURES / f"accelsim_{name}" / f"{name}-features.parquet",
+        FIXTURES / f"accelsim_{name}" / f"{name}-full.out.gz",
+    )
+    for name in ("convnet", "serving")
 )
 SAMPLERS = ("margin", "root", "stem", "allegro", "pka", "sieve", "photon", "random")
 

@@ -431,7 +431,7 @@ def model_spread(model_in_order: np.ndarray | None, r: Range) -> dict[str, float
     kernel at several shapes of equal warp instructions (4 CTAs of a long loop against 16 of a
     short one) falls in one cluster of a sampler that groups by name, drawn once. The model sees
     the shapes, and the estimator takes the cycles' spread to be at least the larger of the two
-    (:func:`simsample.sampling.estimate._design`)."""
+    (:meth:`simsample.sampling.estimate._Design.floor_cov2`)."""
     if model_in_order is None:
         return {}
     v = model_in_order[r.lo : r.hi]
