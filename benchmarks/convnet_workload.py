@@ -31,23 +31,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from simsample_accelsim.synth import KernelSpec, generate, tiled_gemm
+from simsample_accelsim.synth import KernelSpec, elementwise, generate, tiled_gemm
 
 KIB = 1 << 10
 MIB = 1 << 20
 ROOT = 0x7A0000000000
-BLOCK = (128, 1, 1)  # four warps
 #: (CTAs, loop iterations) of a stage's convolutions: CTAs x iterations stays 64 (128 KiB of weights)
 STAGES = ((32, 2), (16, 4), (8, 8), (4, 16))
 #: the stem's convolution (it streams the images) and the classifier
 STEM, FC = (64, 2), (8, 8)
 #: top-k's loop count per batch: the candidates above the threshold, which the data decide
 TOPK_ITERS = (5, 9, 3, 7, 12, 4, 8)
-
-
-def elementwise(name: str, base: int, ctas: int, body: tuple[str, ...], iters: int = 2) -> KernelSpec:
-    """A memory-bound kernel over a feature map at ``base`` (its warps read neighbouring lines)."""
-    return KernelSpec(name, grid=(ctas, 1, 1), block=BLOCK, nregs=24, body=body, iters=iters, base_address=base)
 
 
 BN_RELU = ("LDG.E.128", "FFMA", "FMNMX", "STG.E.128")

@@ -27,7 +27,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from simsample_accelsim.synth import KernelSpec, tiled_gemm, write_workload
+from simsample_accelsim.synth import KernelSpec, elementwise, tiled_gemm, write_workload
 
 KIB = 1 << 10
 MIB = 1 << 20
@@ -38,10 +38,6 @@ BLOCK = (128, 1, 1)  # four warps
 def _slot(iters: int, width: int = 16) -> int:
     """Bytes a warp reads over ``iters`` coalesced iterations of ``width``-byte loads."""
     return iters * 32 * width
-
-
-def elementwise(name: str, base: int, ctas: int, body: tuple[str, ...], iters: int = 2) -> KernelSpec:
-    return KernelSpec(name, grid=(ctas, 1, 1), block=BLOCK, nregs=24, body=body, iters=iters, base_address=base)
 
 
 def decoder_kernels(layers: int = 4, decode: int = 4) -> tuple[list[KernelSpec], list[tuple[int, int, int]]]:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from simsample_accelsim.synth import KernelSpec, generate, tiled_gemm
+from simsample_accelsim.synth import KernelSpec, elementwise, generate, tiled_gemm
 
 KIB = 1 << 10
 MIB = 1 << 20
@@ -36,13 +36,6 @@ EXPERTS = 4
 TOKENS = 16  # CTAs' worth of tokens routed per step and layer
 #: the experts' and router's GEMM loop: four FMAs where the other workloads' GEMMs have six
 GEMM_BODY = ("LDG.E.128", "LDG.E.128", "STS.128", "BAR.SYNC", "LDS.U.128", "FFMA", "FFMA", "FFMA", "FFMA")
-BLOCK = (128, 1, 1)
-
-
-def elementwise(name: str, base: int, ctas: int, body: tuple[str, ...], *, pattern: str = "coalesced") -> KernelSpec:
-    return KernelSpec(
-        name, grid=(ctas, 1, 1), block=BLOCK, nregs=24, body=body, iters=2, pattern=pattern, base_address=base
-    )
 
 
 def routing(layers: int, steps: int, seed: int) -> np.ndarray:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from simsample_accelsim.synth import KernelSpec, generate, tiled_gemm
+from simsample_accelsim.synth import KernelSpec, elementwise, generate, tiled_gemm
 
 KIB = 1 << 10
 MIB = 1 << 20
@@ -38,11 +38,6 @@ BLOCK = (128, 1, 1)  # four warps
 MAX_BATCH, PROMPT, OUTPUT = 16, (32, 256), (4, 16)
 #: the most requests whose prefill one step runs (the rest wait for the next step)
 MAX_ARRIVALS = 4
-
-
-def elementwise(name: str, base: int, ctas: int, body: tuple[str, ...], iters: int = 2) -> KernelSpec:
-    """A memory-bound kernel over the batch's hidden states at ``base``."""
-    return KernelSpec(name, grid=(ctas, 1, 1), block=BLOCK, nregs=24, body=body, iters=iters, base_address=base)
 
 
 def schedule(steps: int, seed: int) -> list[tuple[list[int], int]]:

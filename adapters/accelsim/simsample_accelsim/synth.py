@@ -107,6 +107,17 @@ def tiled_gemm(base: int, ctas: int, iters: int, *, body: tuple[str, ...] = GEMM
     )
 
 
+def elementwise(
+    name: str, base: int, ctas: int, body: tuple[str, ...], iters: int = 2, *, pattern: str = "coalesced"
+) -> KernelSpec:
+    """A memory-bound kernel over a buffer at ``base`` (four warps a CTA, 24 registers; its warps
+    read neighbouring lines): the norms, activations and adds between the GEMMs of the benchmark
+    workloads (decoder, moe, convnet, serving)."""
+    return KernelSpec(
+        name, grid=(ctas, 1, 1), block=(128, 1, 1), nregs=24, body=body, iters=iters, pattern=pattern, base_address=base
+    )
+
+
 @dataclass
 class TraceManifest:
     """What a written trace contains (the scanners must find the same)."""
