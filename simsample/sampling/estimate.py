@@ -630,6 +630,7 @@ def _cluster_means_total(plan: Plan, y: np.ndarray) -> float:
     return float(np.dot(plan.samples["weight"].to_numpy(np.float64), y))
 
 
+@np.errstate(over="ignore", invalid="ignore")  # a non-finite variance is refused in _finish
 def estimate_total(
     plan: Plan,
     values: Mapping[int, float] | pd.Series,
@@ -672,6 +673,7 @@ def estimate_total(
     )
 
 
+@np.errstate(over="ignore", invalid="ignore")  # a non-finite variance is refused in _finish
 def estimate_ratio_total(
     plan: Plan,
     values: Mapping[int, float] | pd.Series,
@@ -716,6 +718,7 @@ def estimate_ratio_total(
     return _finish(metric, total, var, confidence, len(y), "total", _total_bounds(plan, y), strict=strict)
 
 
+@np.errstate(over="ignore", invalid="ignore")  # a non-finite variance is refused in _finish
 def estimate_ratio(
     plan: Plan,
     numerator: Mapping[int, float] | pd.Series,
@@ -839,10 +842,18 @@ def _finish(
     quantile the plan's degrees of freedom make degenerate (:data:`MAX_T_RATIO`); ``"blank"``:
     give that estimate without an interval instead."""
     q = _z(confidence)
-    if np.isinf(est) or (var_dof is not None and np.isinf(var_dof[0])):
+    if np.isinf(est):
         raise UserError(
             f"{metric}: the estimate overflows (beyond {np.finfo(np.float64).max:.3g}); check the values, or give "
             "them in larger units"
+        )
+    if var_dof is not None and not np.isfinite(var_dof[0]):
+        # the values are summable (est is finite); what overflowed is a square of a spread: the
+        # plan's (a hand-edited cov, model_cov or tail: simsample writes none near 1e154) or the
+        # values' own
+        raise UserError(
+            f"{metric}: the interval overflows (its variance is beyond {np.finfo(np.float64).max:.3g}); check the "
+            "plan's cluster spreads (stats cov, model_cov, tail) and the values, or give them in larger units"
         )
     if var_dof is None:
         return MetricEstimate(metric, est, None, None, None, confidence, n, kind)

@@ -129,3 +129,35 @@ def test_the_models_spread_never_lowers_the_standard_error(model_cov: float, see
     assert spread.estimate == base.estimate
     assert spread.std_error >= base.std_error * (1 - 1e-12)
     assert (spread.ci_high is None) == (base.ci_high is None)
+
+
+@pytest.mark.parametrize("stat", ["cov", "model_cov"])
+def test_a_spread_too_large_to_square_is_one_line(stat: str, tmp_path, capsys):
+    """A hand-edited plan whose spread (1e308) overflows when squared: ``simsample estimate``
+    says so in one line that names the plan's spreads, with no numpy warnings, and changes no
+    file. (It said to check the values, which were fine, after two RuntimeWarnings.)"""
+    import json
+    import warnings
+
+    from simsample.cli import run
+
+    wl = _shapes_workload()
+    plan = _root_plan(wl)
+    doc = plan.to_json()
+    for c in doc["clusters"]:
+        c["stats"][stat] = 1e308
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(doc))
+    values = tmp_path / "values.csv"
+    cycles = _cycles(wl)
+    values.write_text("kernel_id,value\n" + "".join(f"{k},{cycles[k]}\n" for k in plan.sampled_ids))
+    before = (path.read_bytes(), values.read_bytes())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code = run(["estimate", "--plan", str(path), str(values)])
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 1 and len(errors) == 1 and "Traceback" not in err, err
+    assert "overflows" in errors[0] and "stats" in errors[0], errors[0]
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
+    assert (path.read_bytes(), values.read_bytes()) == before
