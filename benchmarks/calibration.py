@@ -30,7 +30,8 @@ Workloads, in six families:
   after the defaults) and ``short_kernels``
   (``tests/fixtures/accelsim_photon``, written for Photon; see the calibration page);
 - ``trace-fresh``: the same for trace workloads written after margin version 7, the default:
-  ``convnet`` and ``serving`` (``tests/fixtures/accelsim_convnet``, ``accelsim_serving``);
+  ``convnet``, ``serving`` and ``particles`` (``tests/fixtures/accelsim_convnet``,
+  ``accelsim_serving``, ``accelsim_particles``);
 - ``fresh``: every profile in the folder ``--profiles`` names, each its own truth: profiles that
   nothing was chosen on, such as those ``benchmarks/record_torch_profiles.py`` records.
 
@@ -76,14 +77,15 @@ TRACE_HOLDOUT = tuple(
         ("solver", "accelsim_solver", "solver-full.out.gz"),
     )
 )
-#: trace workloads with a full run written after margin version 7, the default: checked, chose nothing
+#: trace workloads with a full run written after margin version 7, the default (convnet and serving then
+#: chose how the estimator reads the features' model of the cycles; particles, written after, chose nothing)
 TRACE_FRESH = tuple(
     (
         name,
         FIXTURES / f"accelsim_{name}" / f"{name}-features.parquet",
         FIXTURES / f"accelsim_{name}" / f"{name}-full.out.gz",
     )
-    for name in ("convnet", "serving")
+    for name in ("convnet", "serving", "particles")
 )
 SAMPLERS = ("margin", "root", "stem", "allegro", "pka", "sieve", "photon", "random")
 
@@ -235,7 +237,7 @@ def run_one(sampler, params: dict, wl, truth: np.ndarray | None, repeat: int, fi
     resolved = sampler.resolve_params(params)
     try:
         if first_seed == 0:
-            res = evaluate_workload(wl, sampler, resolved, repeat, truth=truth)
+            res = evaluate_workload(wl, sampler, resolved, repeat, truth=truth, truth_metric="cycles")
         else:
             sampler.check_workload(wl, resolved)
             res = WorkloadResult(wl.source, len(wl), sampler.name, dict(resolved))
@@ -243,7 +245,8 @@ def run_one(sampler, params: dict, wl, truth: np.ndarray | None, repeat: int, fi
             for seed in range(first_seed, first_seed + repeat):
                 plan = sampler.plan(wl, resolved, seed)
                 vals = truth if truth is not None else wl.values(plan.workload.get("metric") or wl.default_metric())
-                res.scores.append(score_plan(plan, vals, ids, truth=float(vals.sum())))
+                metric = "cycles" if truth is not None else plan.workload.get("metric") or wl.default_metric()
+                res.scores.append(score_plan(plan, vals, ids, truth=float(vals.sum()), metric=metric))
     except UserError:
         return None
     errs = [abs(s.error) for s in res.scores if s.error is not None]

@@ -578,7 +578,17 @@ def evaluate(
         tick = (lambda: on_progress(1)) if on_progress is not None else None
         for p in resolved:
             results.append(
-                evaluate_workload(wl, s, p, repeats, name=name, against=truth_wl, truth=truth_values, on_repeat=tick)
+                evaluate_workload(
+                    wl,
+                    s,
+                    p,
+                    repeats,
+                    name=name,
+                    against=truth_wl,
+                    truth=truth_values,
+                    truth_metric=truth_metric,
+                    on_repeat=tick,
+                )
             )
     if not results:
         raise UserError(f"no workload with at least {min_launches} launches among {len(todo)} profile(s)")

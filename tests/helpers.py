@@ -124,3 +124,15 @@ def assert_runs_hold(
     assert errors.mean() < mean_error and errors.max() < max_error
     half = np.array([h for _, _, h in scores])
     assert np.median(half) < median_half and half.min() > 0
+
+
+def without_model_spread(plan):
+    """``plan`` as the estimator read it before plans recorded the features' model of the
+    cycles: no ``model_cov`` or ``model_tail``, so the design metric's spread stands alone."""
+    from simsample.planfile import Plan
+
+    doc = plan.to_json()
+    for c in doc["clusters"]:
+        c["stats"].pop("model_cov", None)
+        c["stats"].pop("model_tail", None)
+    return Plan.from_json(doc)

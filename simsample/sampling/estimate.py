@@ -24,7 +24,8 @@ metric (cycles, which depend on caches and context) still varies there. It takes
 model, ȳ_i²·(CoV_x,i² + δ) (:func:`_borrow`):
 
 - CoV_x,i²: its design metric's own relative spread, known exactly: what the design shows (on
-  a proxy design metric, or the features' model of the cycles' where that is larger:
+  a proxy design metric, warp instructions, the features' model of the cycles' wherever the
+  model spreads when the cycles are estimated, the larger of the two for other metrics:
   ``stats.model_cov``, :meth:`_Design.floor_cov2`);
 - δ: the relative spread that the design metric does *not* explain, pooled over the clusters
   that measured it (:func:`_excess_pool`): each cluster of two or more draws gives the scatter
@@ -50,8 +51,9 @@ not counted as spread: the line has an intercept.
 
 A single draw's estimate of a cluster is as skewed as the cluster, and a few draws' nearly so:
 stratified plans record for each cluster drawn one to four times how far from its mean the mean
-of its draws lands at the plan's confidence (``stats.tail``, the launches' own quantile), and
-the interval reaches at least the root sum of squares of their N·ȳ·tail (:func:`_tail_half_width`).
+of its draws lands at the plan's confidence (``stats.tail``, the launches' own quantile; on
+trace features, for the cycles, the model's, ``stats.model_tail``, as for the spread), and the interval reaches
+at least the root sum of squares of their N·ȳ·tail (:func:`_tail_half_width`).
 
 Degrees of freedom: the known parts count as known, each own estimate with m_i − 1, the pooled
 δ as one shared estimate with its pool's degrees of freedom (Welch–Satterthwaite:
@@ -184,19 +186,33 @@ class _Design:
     #: the features' model of the cycles: its CoV over each cluster (``stats.model_cov``), on a
     #: proxy design metric only; NaN where none
     model_cov: np.ndarray | None = None
+    #: the estimated metric is the one the model models (:data:`MODEL_METRIC`): its spread takes the
+    #: proxy's place; for any other metric (instructions, cache accesses) it only raises the floor
+    model_in_place: bool = False
 
     def floor_cov2(self) -> np.ndarray:
-        """Per cluster, the relative variance (S², ddof 1, over μ²) the simulated metric has at
-        least: the design metric's, or the features' model's where that is larger.
+        """Per cluster, the relative variance (S², ddof 1, over μ²) the simulated metric is taken
+        to have at least: the design metric's, or on a proxy the features' model's of the cycles
+        wherever the model spreads, for the cycles; for another metric the larger of the two.
 
-        Equal warp instructions can hide launches whose cycles differ (one GEMM kernel at two
-        shapes, 4 CTAs of a long loop and 16 of a short one, 1.5 times apart): the model sees the
-        shapes. It only raises the floor; what decides whether a spread is known at all (a
-        proxy's equal values, nothing measured) stays the design metric's, so a model never turns
-        a refused interval into one, nor lets a cluster skip the pooled estimate."""
+        Warp instructions misjudge the cycles' spread both ways. Equal instructions can hide
+        launches whose cycles differ (one GEMM kernel at two shapes, 4 CTAs of a long loop and 16
+        of a short one, 1.5 times apart), and short launches bound by their latency spread far
+        less in cycles than in instructions (a top-k 39% apart in instructions, 10% in cycles):
+        the model sees the shapes and counts the latency (16.5% there). Neither bounds the
+        cycles' spread (over 29 clusters of thirteen trace workloads the cycles spread more than
+        the model in 6, all below 2.2%, and more than the instructions in 10); the pooled δ
+        stands for the rest. Where the model sees no spread the instructions' stays. The model is
+        of the cycles: a simulated metric that follows the instructions (their count, the cache
+        accesses) keeps their spread as its floor (the bundled example's instructions: an
+        interval of the model's spread missed the full run's count). What decides
+        whether a spread is known at all (a proxy's equal values, nothing measured) stays the
+        design metric's, so a model never turns a refused interval into one, nor lets a cluster
+        skip the pooled estimate."""
         cov2 = np.nan_to_num(self.cov) ** 2
         if self.model_cov is not None:
-            cov2 = np.fmax(cov2, np.where(np.isnan(self.cov), 0.0, np.nan_to_num(self.model_cov) ** 2))
+            model2 = np.where(np.isnan(self.cov), 0.0, np.nan_to_num(self.model_cov) ** 2)
+            cov2 = np.where(model2 > 0, model2, cov2) if self.model_in_place else np.fmax(cov2, model2)
         return cov2 * self.ddof1
 
 
@@ -204,7 +220,13 @@ def _stat(plan: Plan, key: str) -> np.ndarray:
     return np.array([np.nan if c.stats.get(key) is None else float(c.stats[key]) for c in plan.clusters])
 
 
-def _design(plan: Plan) -> _Design:
+#: The metric the features' model (``predicted_cycles``) models: estimating it, a cluster's spread
+#: is the model's in place of the proxy design metric's (:meth:`_Design.floor_cov2`).
+MODEL_METRIC = "cycles"
+
+
+def _design(plan: Plan, metric: str | None = None) -> _Design:
+    """The plan's clusters as arrays, for estimating ``metric`` (None: not the model's metric)."""
     replace = bool(plan.estimator.get("replace"))
     ids = np.array([c.id for c in plan.clusters], dtype=np.int64)
     size = np.array([c.size for c in plan.clusters], dtype=np.float64)
@@ -220,6 +242,10 @@ def _design(plan: Plan) -> _Design:
     total = np.where(np.isnan(total), mean * size, total)
     tail = _stat(plan, "tail")
     measured = design_is_measured(plan)
+    in_place = metric == MODEL_METRIC
+    if not measured and in_place:  # the model's tail where it has one: the same reasoning as floor_cov2's
+        model_tail = _stat(plan, "model_tail")
+        tail = np.where(np.isfinite(model_tail) & np.isfinite(tail), model_tail, tail)
     return _Design(
         k,
         [c.key for c in plan.clusters],
@@ -236,6 +262,7 @@ def _design(plan: Plan) -> _Design:
         plan_confidence(plan),
         measured,
         np.full(k, np.nan) if measured else _stat(plan, "model_cov"),
+        in_place,
     )
 
 
@@ -651,7 +678,7 @@ def estimate_total(
     total = _cluster_means_total(plan, y)
     if plan.estimator.get("kind") != "stratified":
         return _audited(plan, metric, total, y, confidence, len(y), "total", _total_bounds(plan, y), strict=strict)
-    d = _design(plan)
+    d = _design(plan, metric)
     var = _variance(
         plan,
         d,

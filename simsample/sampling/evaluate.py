@@ -160,8 +160,12 @@ def suite_summary(results: Sequence[WorkloadResult]) -> dict[str, float | None]:
     }
 
 
-def score_plan(plan: Plan, values: np.ndarray, kernel_ids: np.ndarray, *, truth: float | None = None) -> RepeatScore:
-    """Score a plan against per-launch ``values`` (indexed by launch position)."""
+def score_plan(
+    plan: Plan, values: np.ndarray, kernel_ids: np.ndarray, *, truth: float | None = None, metric: str = "value"
+) -> RepeatScore:
+    """Score a plan against per-launch ``values`` (indexed by launch position) of ``metric``: its
+    interval is the one ``simsample estimate`` gives that metric (the cycles', on trace features,
+    takes the spread of the features' model of the cycles)."""
     launches = plan.samples["launch"].to_numpy(np.int64)
     weights = plan.samples["weight"].to_numpy(np.float64)
     t = float(values.sum()) if truth is None else truth
@@ -177,7 +181,7 @@ def score_plan(plan: Plan, values: np.ndarray, kernel_ids: np.ndarray, *, truth:
         series = pd.Series(values[distinct], index=kernel_ids[distinct])
         conf = plan.prediction.get("confidence") or 0.95
         try:
-            e = estimate_total(plan, series, confidence=conf, strict=True)  # as simsample estimate computes it
+            e = estimate_total(plan, series, metric=metric, confidence=conf, strict=True)  # as simsample estimate does
         except UnsupportedConfidence:
             e, refused = None, True
         if e is not None and e.ci_low is not None:
@@ -318,12 +322,14 @@ def evaluate_workload(
     name: str | None = None,
     against: Workload | None = None,
     truth: np.ndarray | None = None,
+    truth_metric: str = "value",
     on_repeat: Callable[[], None] | None = None,
 ) -> WorkloadResult:
     """Plan with seeds 0..repeats-1 on ``workload`` (resolved ``params``), score each plan.
 
     ``truth``: per-launch values in launch order (:func:`truth_by_launch`) to score against
-    instead of the design metric (cross-metric)."""
+    instead of the design metric (cross-metric); ``truth_metric`` names them (``cycles`` for a
+    full simulation's)."""
     if repeats < 1:
         raise UserError("--repeat must be at least 1")
     if len(workload) == 0:
@@ -343,7 +349,7 @@ def evaluate_workload(
     for seed in range(repeats):
         plan = sampler.plan(workload, params, seed)
         if truth is not None:
-            out.scores.append(score_plan(plan, truth, ids, truth=float(truth.sum())))
+            out.scores.append(score_plan(plan, truth, ids, truth=float(truth.sum()), metric=truth_metric))
             if on_repeat is not None:
                 on_repeat()
             continue
@@ -354,7 +360,7 @@ def evaluate_workload(
             vals = truth_wl.values(metric)
             cache[metric] = (vals, float(vals.sum()))
         vals, total = cache[metric]
-        out.scores.append(score_plan(plan, vals, ids, truth=total))
+        out.scores.append(score_plan(plan, vals, ids, truth=total, metric=metric))
         if on_repeat is not None:
             on_repeat()
     return out

@@ -254,8 +254,8 @@ def draw_plan(
                     "std": r.std,
                     "cov": r.std / r.mean if r.mean > 0 else 0.0,
                     "total": r.mean * n,
-                    **single_draw_tail(strata, r, m, confidence),
-                    **model_spread(model_in_order, r),
+                    **(tail := single_draw_tail(strata, r, m, confidence)),
+                    **model_spread(model_in_order, r, m if tail else 0, confidence),
                 },
                 representatives=representatives,
             )
@@ -423,20 +423,36 @@ def model_spread_source(workload: Workload, metric: str, strata: Strata) -> np.n
     return None if model is strata.values else model[strata.order]
 
 
-def model_spread(model_in_order: np.ndarray | None, r: Range) -> dict[str, float]:
+def model_spread(model_in_order: np.ndarray | None, r: Range, m: int = 0, confidence: float = 0.99) -> dict[str, float]:
     """``{"model_cov": σ/μ}`` of the features' model of the cycles over a cluster (ddof 0, as
-    ``cov``), or nothing without a model.
+    ``cov``), and, for a cluster of ``m`` ≥ 1 draws (where its design metric records a tail),
+    ``"model_tail"``: how far the mean of m draws lands at ``confidence`` by the model's values
+    (:func:`single_draw_tail`'s quantile); nothing without a model.
 
-    A proxy design metric can be equal, or nearly, across launches whose cycles differ: one GEMM
-    kernel at several shapes of equal warp instructions (4 CTAs of a long loop against 16 of a
-    short one) falls in one cluster of a sampler that groups by name, drawn once. The model sees
-    the shapes, and the estimator takes the cycles' spread to be at least the larger of the two
+    Warp instructions are a proxy of the cycles that misjudges their spread both ways. One GEMM
+    kernel at several shapes of equal instructions (4 CTAs of a long loop against 16 of a short
+    one) spreads in cycles where its instructions do not; the model sees the shapes. A short
+    launch bound by its latency spreads far less in cycles than in instructions (a top-k of
+    instructions 39% apart, cycles 10% apart, the model 16.5%); the model counts the latency.
+    The estimator takes a cluster's spread to be the model's wherever the model has one
     (:meth:`simsample.sampling.estimate._Design.floor_cov2`)."""
     if model_in_order is None:
         return {}
     v = model_in_order[r.lo : r.hi]
     mean = float(v.mean())
-    return {"model_cov": float(v.std()) / mean if mean > 0 else 0.0}
+    out = {"model_cov": float(v.std()) / mean if mean > 0 else 0.0}
+    if 1 <= m <= TAIL_MAX_DRAWS and r.size > m and mean > 0 and (m == 1 or math.comb(r.size, m) <= TAIL_MAX_SETS):
+        out["model_tail"] = draws_tail(v, mean, m, confidence) / mean
+    return out
+
+
+def draws_tail(values: np.ndarray, mean: float, m: int, confidence: float) -> float:
+    """The ``confidence`` quantile of |x̄_m − μ| over every set of ``m`` of ``values`` (one
+    draw: over the values), in their units."""
+    if m == 1:
+        return draw_quantile(np.abs(values - mean), confidence)
+    means = values[_draw_sets(values.size, m)].mean(axis=1)
+    return draw_quantile(np.abs(means - mean), confidence)
 
 
 def single_draw_tail(strata: Strata, r: Range, m: int, confidence: float) -> dict[str, float]:
@@ -452,13 +468,9 @@ def single_draw_tail(strata: Strata, r: Range, m: int, confidence: float) -> dic
     or the cluster's share small). Empty otherwise."""
     if m < 1 or m > TAIL_MAX_DRAWS or r.size <= m or r.std <= 0 or r.mean <= 0:
         return {}
-    if m == 1:
-        dev = np.abs(strata.xs[r.lo : r.hi] - r.mean)
-        return {"tail": draw_quantile(dev, confidence) / r.mean}
-    if math.comb(r.size, m) > TAIL_MAX_SETS:
+    if m > 1 and math.comb(r.size, m) > TAIL_MAX_SETS:
         return {}
-    means = strata.xs[r.lo : r.hi][_draw_sets(r.size, m)].mean(axis=1)
-    return {"tail": draw_quantile(np.abs(means - r.mean), confidence) / r.mean}
+    return {"tail": draws_tail(strata.xs[r.lo : r.hi], r.mean, m, confidence) / r.mean}
 
 
 #: Clusters drawn at most this many times record the tail of their draws' mean (:func:`single_draw_tail`).

@@ -20,14 +20,15 @@ SEEDS = range(20)
 
 #: workload: (fixtures folder, least covering of seeds 0-19, mean |error|, largest |error|, median half-width)
 #: Measured (README of each folder and the calibration page): moe 20/20, 0.03%, 0.08%, ±0.23%;
-#: graph 20/20, 0.41%, 1.10%, ±4.58%; hetero 20/20, 0.14%, 0.41%, ±0.68%; decoder 20/20, 0.18%,
+#: graph 20/20, 0.41%, 1.10%, ±2.99% (±4.58% before the model's spread took the instructions'
+#: place); hetero 20/20, 0.14%, 0.41%, ±0.68%; decoder 20/20, 0.18%,
 #: 0.57%, ±0.95%; training 19/20, 0.07%, 0.17%, ±0.30% (seed 2: −0.17% against ±0.08%); solver
 #: 20/20, 0.04%, 0.10%, ±0.30%; short kernels 18/20, 0.06%, 0.13%, ±0.24%, whose two misses (+0.13% against
 #: ±0.12% and ±0.10%) are where the warm-up leaves the sampled launches a little slower than in
 #: the full run (+0.03% on average).
 BOUNDS = {
     "moe": ("accelsim_moe", 18, 0.003, 0.006, 0.01),
-    "graph": ("accelsim_graph", 18, 0.006, 0.015, 0.08),
+    "graph": ("accelsim_graph", 18, 0.006, 0.015, 0.04),
     "short_kernels": ("accelsim_photon", 18, 0.001, 0.002, 0.004),
     "solver": ("accelsim_solver", 19, 0.001, 0.002, 0.004),
     "hetero": ("accelsim_workloads", 19, 0.003, 0.006, 0.01),

@@ -1,12 +1,16 @@
-"""A cluster's spread is at least what the features' model of the cycles shows (``stats.model_cov``).
+"""A cluster's spread is the features' model of the cycles' (``stats.model_cov``, ``model_tail``)
+wherever the model spreads, on trace features.
 
-On trace features the design metric is a proxy (warp instructions). One kernel at several shapes
-of equal instructions (4 CTAs of a long loop, 16 of a short one) falls in one cluster of a
-sampler that groups by name, and a cluster drawn once then borrowed an instruction spread near
-0 while its cycles were 1.5 times apart: root covered 13 of 20 plans of the convnet workload at
-95%. Stratified plans record the relative spread of ``predicted_cycles`` over each cluster, and
-the estimator takes the larger of that and the design metric's. Profiles (measured times) record
-none and keep their intervals.
+On trace features the design metric is a proxy (warp instructions), and it misjudges the cycles'
+spread both ways. One kernel at several shapes of equal instructions (4 CTAs of a long loop, 16
+of a short one) falls in one cluster of a sampler that groups by name, and a cluster drawn once
+then borrowed an instruction spread near 0 while its cycles were 1.5 times apart: root covered
+13 of 20 plans of the convnet workload at 95%. Short launches bound by their latency spread far
+less in cycles than in instructions: convnet's six top-k launches, instructions 39% apart, cycles
+10%, made margin's intervals 9.8 times its errors. Stratified plans record the relative spread
+of ``predicted_cycles`` over each cluster and the tail of its draws' mean, and the estimator
+takes them in place of the instructions'. Profiles (measured times) record none and keep their
+intervals.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import simsample
 from simsample.planfile import Plan
 from simsample.sampling.estimate import estimate_total
 from simsample.workload import Workload, from_records
-from tests.helpers import ROOT
+from tests.helpers import ROOT, without_model_spread
 
 EXAMPLE = ROOT / "examples" / "profile" / "train_step.pt.trace.json.gz"
 
@@ -71,13 +75,6 @@ def _cycles(wl: Workload) -> dict[int, float]:
     return dict(zip(ids.tolist(), (model * noise).tolist()))
 
 
-def _without_model_spread(plan: Plan) -> Plan:
-    doc = plan.to_json()
-    for c in doc["clusters"]:
-        c["stats"].pop("model_cov", None)
-    return Plan.from_json(doc)
-
-
 def test_the_models_spread_holds_roots_missed_plan():
     """Root on the convnet features, seed 4: one cluster of GEMMs at three shapes of nearly equal
     warp instructions, drawn once. Its interval missed an error of 6.0% at ±5.0%; with the
@@ -92,7 +89,7 @@ def test_the_models_spread_holds_roots_missed_plan():
     plan = simsample.plan(wl, "root", seed=4)
     total = float(truth.sum())
     with_model = estimate_total(plan, cycles, metric="cycles", confidence=0.95)
-    without = estimate_total(_without_model_spread(plan), cycles, metric="cycles", confidence=0.95)
+    without = estimate_total(without_model_spread(plan), cycles, metric="cycles", confidence=0.95)
     assert with_model.estimate == without.estimate and abs(with_model.estimate / total - 1) > 0.05
     assert not without.ci_low <= total <= without.ci_high
     assert with_model.ci_low <= total <= with_model.ci_high
@@ -114,14 +111,15 @@ def test_on_a_measured_design_metric_the_model_is_not_read():
 
 @settings(max_examples=40, deadline=None)
 @given(st.floats(0.0, 2.0), st.integers(0, 50))
-def test_the_models_spread_never_lowers_the_standard_error(model_cov: float, seed: int):
-    """Whatever the model says, the standard error is at least the design spread's alone. (The
-    interval itself may narrow a little where a known part gives Student's t more degrees of
-    freedom, as a design spread does.)"""
+def test_where_instructions_are_equal_the_model_only_widens(model_cov: float, seed: int):
+    """Where every cluster's warp instructions are equal, whatever the model says, the standard
+    error is at least the one without it, and an interval appears or disappears only with it.
+    (The interval itself may narrow a little where a known part gives Student's t more degrees
+    of freedom, as a design spread does.)"""
     wl = _shapes_workload()
     plan = _root_plan(wl, seed)
     cycles = _cycles(wl)
-    base = estimate_total(_without_model_spread(plan), cycles, metric="cycles", confidence=0.95)
+    base = estimate_total(without_model_spread(plan), cycles, metric="cycles", confidence=0.95)
     doc = plan.to_json()
     for c in doc["clusters"]:
         c["stats"]["model_cov"] = model_cov
@@ -129,6 +127,79 @@ def test_the_models_spread_never_lowers_the_standard_error(model_cov: float, see
     assert spread.estimate == base.estimate
     assert spread.std_error >= base.std_error * (1 - 1e-12)
     assert (spread.ci_high is None) == (base.ci_high is None)
+
+
+def _latency_workload() -> Workload:
+    """Six short launches of a top-k whose loops give warp instructions 1,000 to 2,000, bound by
+    their latency (the model: 5,000 cycles of launch plus a quarter of a cycle an instruction),
+    beside sixty heavy copies of equal instructions; trace-like columns."""
+    n, m = 6, 60
+    loop = np.linspace(1_000.0, 2_000.0, n)
+    model = np.concatenate([5_000.0 + loop / 4, np.full(m, 30_000.0)])
+    records = {
+        "name": np.array(["topk"] * n + ["copy"] * m),
+        "grid_x": np.ones(n + m, int),
+        "block_x": np.ones(n + m, int),
+        "duration_ns": model,
+        "warp_insts": np.concatenate([loop, np.full(m, 20_000.0)]),
+        "predicted_cycles": model,
+    }
+    return from_records(records)
+
+
+def _margin_plan(wl: Workload, seed: int = 0) -> Plan:
+    return simsample.plan(wl, "margin", seed=seed, metric="warp_insts")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(1e-3, 2.0), st.floats(1e-3, 2.0), st.integers(0, 50))
+def test_the_standard_error_grows_with_the_models_spread(a: float, b: float, seed: int):
+    """A model that spreads more never gives a smaller standard error, and whether there is an
+    interval at all does not depend on the model."""
+    wl = _latency_workload()
+    plan = _margin_plan(wl, seed)
+    cycles = _cycles(wl)
+
+    def with_model(v: float):
+        doc = plan.to_json()
+        for c in doc["clusters"]:
+            c["stats"]["model_cov"] = v
+        return estimate_total(Plan.from_json(doc), cycles, metric="cycles", confidence=0.99)
+
+    lo, hi = with_model(min(a, b)), with_model(max(a, b))
+    assert lo.estimate == hi.estimate
+    assert lo.std_error <= hi.std_error * (1 + 1e-12)
+    assert (lo.ci_high is None) == (hi.ci_high is None)
+
+
+def test_a_latency_bound_clusters_spread_is_the_models():
+    """Two top-k launches of 1,200 and 1,400 warp instructions drawn once, 5,300 and 5,350
+    cycles: the plan records the model's spread and tail beside the instructions', and the
+    interval takes the model's, many times narrower, and holds the cycles."""
+    wl = _latency_workload()
+    plan = _margin_plan(wl)
+    pair = next(c for c in plan.clusters if c.key == "topk [1200, 1400]")
+    assert (pair.size, pair.draws) == (2, 1)
+    assert pair.stats["cov"] == pytest.approx(100.0 / 1_300.0)
+    assert pair.stats["tail"] == pytest.approx(100.0 / 1_300.0)  # one draw lands 100 from the mean
+    assert pair.stats["model_cov"] == pytest.approx(25.0 / 5_325.0)
+    assert pair.stats["model_tail"] == pytest.approx(25.0 / 5_325.0)
+    ids = wl.kernels["kernel_id"].to_numpy()
+    cycles = dict(zip(ids.tolist(), wl.kernels["predicted_cycles"].tolist()))
+    model = estimate_total(plan, cycles, metric="cycles", confidence=0.99)
+    bare = estimate_total(without_model_spread(plan), cycles, metric="cycles", confidence=0.99)
+    assert model.estimate == bare.estimate
+    assert model.std_error < bare.std_error / 5
+    total = sum(cycles.values())
+    assert model.ci_low <= total <= model.ci_high
+
+
+def test_the_models_tail_is_recorded_only_beside_the_instructions():
+    """A cluster of equal instructions records no tail, and so no model tail: the model's spread
+    raises its floor, its tail is not asked for."""
+    plan = _root_plan(_shapes_workload())
+    gemm = next(c for c in plan.clusters if c.key.startswith("gemm"))
+    assert "tail" not in gemm.stats and "model_tail" not in gemm.stats
 
 
 @pytest.mark.parametrize("stat", ["cov", "model_cov"])
@@ -161,3 +232,28 @@ def test_a_spread_too_large_to_square_is_one_line(stat: str, tmp_path, capsys):
     assert "overflows" in errors[0] and "stats" in errors[0], errors[0]
     assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
     assert (path.read_bytes(), values.read_bytes()) == before
+
+
+def test_only_the_cycles_take_the_models_spread(tmp_path):
+    """The model is of the cycles. The bundled example's recorded sampled run: the cycles'
+    interval takes the model's spread (±0.29% against ±0.71%) and holds the full run; the
+    instructions' keeps the instructions' spread and holds the full run's count, which an
+    interval of the model's spread (±0.01%) missed, as it missed the L1 and L2 accesses."""
+    from simsample.cli import run
+
+    feats = tmp_path / "features.parquet"
+    assert run(["profile", "features", "--sim", "accelsim", str(ROOT / "examples" / "traces"), "-o", str(feats)]) == 0
+    plan = simsample.plan(simsample.read(feats))
+    recorded = ROOT / "examples" / "simulator" / "accelsim"
+    full = simsample.collect(recorded / "full.out.gz", sim="accelsim")
+    sampled = simsample.collect(recorded / "sampled.out.gz", sim="accelsim")
+    by_id = sampled.set_index("kernel_id")
+    for metric in ("cycles", "instructions", "l1_accesses", "l2_accesses"):
+        model = estimate_total(plan, by_id[metric], metric=metric, confidence=0.99)
+        bare = estimate_total(without_model_spread(plan), by_id[metric], metric=metric, confidence=0.99)
+        truth = float(full[metric].sum())
+        assert model.ci_low <= truth <= model.ci_high, metric
+        if metric == "cycles":
+            assert model.std_error < bare.std_error / 2
+        else:
+            assert model.std_error == pytest.approx(bare.std_error)

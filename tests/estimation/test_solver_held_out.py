@@ -47,7 +47,7 @@ def _allegro_coverage(context: str, seeds: range) -> int:
     truth = truth_by_launch(wl, collect_logs([FIXTURES / "solver-full.out.gz"]), metric="cycles")
     ids = wl.kernels["kernel_id"].to_numpy()
     plans = (simsample.plan(wl, "allegro", seed=s, context=context) for s in seeds)
-    return sum(bool(score_plan(p, truth, ids).covered) for p in plans)
+    return sum(bool(score_plan(p, truth, ids, metric="cycles").covered) for p in plans)
 
 
 def test_allegro_split_by_cache_context_holds_the_full_run():

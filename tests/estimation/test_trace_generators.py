@@ -22,6 +22,8 @@ from tests.helpers import ROOT
         ("convnet_workload.py", "--short-batch", "-1", 0),
         ("serving_workload.py", "--steps", "0", 1),
         ("serving_workload.py", "--seed", "-1", 0),
+        ("particles_workload.py", "--steps", "0", 1),
+        ("particles_workload.py", "--seed", "-1", 0),
     ],
 )
 def test_the_generators_refuse_a_count_or_a_folder_they_cannot_use(script, flag, value, least, tmp_path, capsys):

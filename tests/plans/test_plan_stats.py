@@ -25,10 +25,10 @@ def plan_document(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return json.loads(path.read_text())
 
 
-@pytest.mark.parametrize("stat", ["std", "cov", "tail", "model_cov"])
+@pytest.mark.parametrize("stat", ["std", "cov", "tail", "model_cov", "model_tail"])
 def test_negative_spread_is_refused(plan_document: dict, stat: str, tmp_path) -> None:
     doc = json.loads(json.dumps(plan_document))
-    # model_cov is recorded on trace features only: the profile's plan gets one to spoil
+    # model_cov and model_tail are recorded on trace features only: the profile's plan gets one to spoil
     cluster = next((c for c in doc["clusters"] if stat in c["stats"]), doc["clusters"][0])
     cluster["stats"][stat] = -1.0
     bad = tmp_path / "bad.json"

@@ -172,7 +172,7 @@ def _short_kernels_half_widths(**params) -> tuple[list[float], int]:
     wl = Workload.from_parquet(SHORT_KERNELS / "short_kernels-features.parquet")
     truth = truth_by_launch(wl, collect_logs([SHORT_KERNELS / "short_kernels_full.out.gz"]), metric="cycles")
     ids = wl.kernels["kernel_id"].to_numpy()
-    scores = [score_plan(simsample.plan(wl, seed=s, **params), truth, ids) for s in range(20)]
+    scores = [score_plan(simsample.plan(wl, seed=s, **params), truth, ids, metric="cycles") for s in range(20)]
     return [sc.half_width for sc in scores], sum(bool(sc.covered) for sc in scores)
 
 
