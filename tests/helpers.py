@@ -136,3 +136,26 @@ def without_model_spread(plan):
         c["stats"].pop("model_cov", None)
         c["stats"].pop("model_tail", None)
     return Plan.from_json(doc)
+
+
+def full_run_design(fixtures: Path, name: str, full: str | None = None):
+    """``(workload, cycles, kernel ids)``: the features ``fixtures/NAME-features.parquet`` and the
+    full run's cycles of each launch in launch order (``NAME-full.out.gz``, or ``full``), what
+    ``simsample evaluate --truth`` scores plans on."""
+    import simsample
+    from simsample.sampling.evaluate import truth_by_launch
+    from simsample_accelsim.collect import collect_logs
+
+    wl = simsample.read(fixtures / f"{name}-features.parquet")
+    truth = truth_by_launch(wl, collect_logs([fixtures / (full or f"{name}-full.out.gz")]), metric="cycles")
+    return wl, truth, wl.kernels["kernel_id"].to_numpy()
+
+
+def design_scores(design, sampler: str, seeds=range(20), **params) -> list:
+    """:func:`~simsample.sampling.evaluate.score_plan` of the plans of ``seeds`` on a
+    :func:`full_run_design`, each interval the one ``simsample estimate`` gives the cycles."""
+    import simsample
+    from simsample.sampling.evaluate import score_plan
+
+    wl, truth, ids = design
+    return [score_plan(simsample.plan(wl, sampler, seed=s, **params), truth, ids, metric="cycles") for s in seeds]

@@ -17,7 +17,14 @@ import pytest
 
 import simsample
 from simsample.sampling.evaluate import score_plan, truth_by_launch
-from tests.helpers import ROOT, assert_runs_hold, generated_traces_digest, recorded_runs_scores
+from tests.helpers import (
+    ROOT,
+    assert_runs_hold,
+    design_scores,
+    full_run_design,
+    generated_traces_digest,
+    recorded_runs_scores,
+)
 
 FIXTURES = ROOT / "tests" / "fixtures" / "accelsim_convnet"
 
@@ -33,16 +40,7 @@ def test_the_generator_writes_the_simulated_traces(tmp_path):
 @pytest.fixture(scope="module")
 def design():
     """The features and the full run's cycles of each launch, as ``evaluate --truth`` reads them."""
-    from simsample_accelsim.collect import collect_logs
-
-    wl = simsample.read(FIXTURES / "convnet-features.parquet")
-    truth = truth_by_launch(wl, collect_logs([FIXTURES / "convnet-full.out.gz"]), metric="cycles")
-    return wl, truth, wl.kernels["kernel_id"].to_numpy()
-
-
-def _scores(design, sampler: str, **params) -> list:
-    wl, truth, ids = design
-    return [score_plan(simsample.plan(wl, sampler, seed=s, **params), truth, ids, metric="cycles") for s in range(20)]
+    return full_run_design(FIXTURES, "convnet")
 
 
 def test_the_defaults_plans_hold_the_full_runs_cycles(design):
@@ -52,7 +50,7 @@ def test_the_defaults_plans_hold_the_full_runs_cycles(design):
     top-k launches, one CTA each, whose warp instructions are 39% apart, the features' model of
     their cycles 16.5% and their cycles 10%. With the instructions' spread it was ±1.62%, 9.8
     times the error."""
-    scores = _scores(design, "margin")
+    scores = design_scores(design, "margin")
     errors = np.abs([s.error for s in scores])
     assert sum(bool(s.covered) for s in scores) >= 19
     assert errors.mean() < 0.004 and errors.max() < 0.012
@@ -65,7 +63,7 @@ def test_root_by_name_holds_it_through_the_models_spread(design):
     once. The features' model of the cycles sees the shapes, and the estimator takes a cluster's
     spread to be at least the model's (``stats.model_cov``): measured 20 of 20 covering at 95%
     (1.00 of 200 later seeds), mean |error| 3.97% around ±17.5%."""
-    scores = _scores(design, "root")
+    scores = design_scores(design, "root")
     assert sum(bool(s.covered) for s in scores) >= 19
     assert np.median([s.half_width for s in scores]) < 5 * np.mean(np.abs([s.error for s in scores]))
 
@@ -86,7 +84,7 @@ def test_root_by_name_misses_without_the_model(design):
 def test_root_grouped_by_shape_with_two_draws_holds_it(design):
     """``group=auto,min_draws=2`` (the calibration page's alternative for root on trace
     features): measured 20 of 20 covering, mean |error| 0.085%, median ±0.96% at 4.71 times."""
-    scores = _scores(design, "root", group="auto", min_draws=2)
+    scores = design_scores(design, "root", group="auto", min_draws=2)
     assert sum(bool(s.covered) for s in scores) >= 18
     assert np.mean(np.abs([s.error for s in scores])) < 0.002
 

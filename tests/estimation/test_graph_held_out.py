@@ -17,7 +17,14 @@ import pytest
 import simsample
 from simsample.sampling.evaluate import score_plan, truth_by_launch
 from simsample.workload import Workload
-from tests.helpers import ROOT, assert_runs_hold, generated_traces_digest, recorded_runs_scores
+from tests.helpers import (
+    ROOT,
+    assert_runs_hold,
+    design_scores,
+    full_run_design,
+    generated_traces_digest,
+    recorded_runs_scores,
+)
 
 FIXTURES = ROOT / "tests" / "fixtures" / "accelsim_graph"
 
@@ -47,13 +54,8 @@ def test_the_defaults_hold_the_full_run():
 def _design_coverage(sampler: str, audit_by: str) -> int:
     """Plans of seeds 0-19 with an audit of 16 whose 95% interval holds the full run's cycles
     (scored on the full run's own values of the sampled launches, as ``evaluate --truth`` does)."""
-    from simsample_accelsim.collect import collect_logs
-
-    wl = Workload.from_parquet(FIXTURES / "graph-features.parquet")
-    truth = truth_by_launch(wl, collect_logs([FIXTURES / "graph-full.out.gz"]), metric="cycles")
-    ids = wl.kernels["kernel_id"].to_numpy()
-    plans = (simsample.plan(wl, sampler, seed=s, audit=16, audit_by=audit_by) for s in range(20))
-    return sum(bool(score_plan(p, truth, ids, metric="cycles").covered) for p in plans)
+    scores = design_scores(full_run_design(FIXTURES, "graph"), sampler, audit=16, audit_by=audit_by)
+    return sum(bool(s.covered) for s in scores)
 
 
 @pytest.mark.parametrize("sampler", ["pka", "sieve", "photon"])

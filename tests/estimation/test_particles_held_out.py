@@ -18,6 +18,8 @@ from simsample.sampling.evaluate import score_plan, truth_by_launch
 from tests.helpers import (
     ROOT,
     assert_runs_hold,
+    design_scores,
+    full_run_design,
     generated_traces_digest,
     recorded_runs_scores,
     without_model_spread,
@@ -37,11 +39,7 @@ def test_the_generator_writes_the_simulated_traces(tmp_path):
 @pytest.fixture(scope="module")
 def design():
     """The features and the full run's cycles of each launch, as ``evaluate --truth`` reads them."""
-    from simsample_accelsim.collect import collect_logs
-
-    wl = simsample.read(FIXTURES / "particles-features.parquet")
-    truth = truth_by_launch(wl, collect_logs([FIXTURES / "particles-full.out.gz"]), metric="cycles")
-    return wl, truth, wl.kernels["kernel_id"].to_numpy()
+    return full_run_design(FIXTURES, "particles")
 
 
 def test_the_defaults_plans_hold_the_full_runs_cycles(design):
@@ -65,8 +63,7 @@ def test_the_defaults_plans_hold_the_full_runs_cycles(design):
 def test_the_other_stratified_samplers_hold_it(design, sampler):
     """Root and stem (95%), seeds 0-19: measured 20 of 20 covering each, 0.14% mean |error| at
     ±0.99%, 2.02 times fewer launches; the model's spread changes neither."""
-    wl, truth, ids = design
-    scores = [score_plan(simsample.plan(wl, sampler, seed=s), truth, ids, metric="cycles") for s in range(20)]
+    scores = design_scores(design, sampler)
     assert sum(bool(s.covered) for s in scores) >= 18
     assert np.mean(np.abs([s.error for s in scores])) < 0.003
 

@@ -14,7 +14,14 @@ import pytest
 
 import simsample
 from simsample.sampling.evaluate import score_plan, truth_by_launch
-from tests.helpers import ROOT, assert_runs_hold, generated_traces_digest, recorded_runs_scores
+from tests.helpers import (
+    ROOT,
+    assert_runs_hold,
+    design_scores,
+    full_run_design,
+    generated_traces_digest,
+    recorded_runs_scores,
+)
 
 FIXTURES = ROOT / "tests" / "fixtures" / "accelsim_serving"
 
@@ -34,12 +41,7 @@ def test_the_defaults_plans_hold_the_full_runs_cycles():
     width is that of GEMM clusters of one occupancy class whose loops differ (2 to 16 iterations
     on 1 to 3 CTAs): warp instructions 33% to 77% apart, the features' model of the cycles 15%
     to 43%, cycles 5% to 26%. With the instructions' spread it was ±3.90%."""
-    from simsample_accelsim.collect import collect_logs
-
-    wl = simsample.read(FIXTURES / "serving-features.parquet")
-    truth = truth_by_launch(wl, collect_logs([FIXTURES / "serving-full.out.gz"]), metric="cycles")
-    ids = wl.kernels["kernel_id"].to_numpy()
-    scores = [score_plan(simsample.plan(wl, "margin", seed=s), truth, ids, metric="cycles") for s in range(20)]
+    scores = design_scores(full_run_design(FIXTURES, "serving"), "margin")
     errors = np.abs([s.error for s in scores])
     assert sum(bool(s.covered) for s in scores) >= 19
     assert errors.mean() < 0.009 and errors.max() < 0.02

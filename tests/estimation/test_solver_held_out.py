@@ -16,7 +16,14 @@ import pytest
 import simsample
 from simsample.sampling.evaluate import score_plan, truth_by_launch
 from simsample.workload import Workload
-from tests.helpers import ROOT, assert_runs_hold, generated_traces_digest, recorded_runs_scores
+from tests.helpers import (
+    ROOT,
+    assert_runs_hold,
+    design_scores,
+    full_run_design,
+    generated_traces_digest,
+    recorded_runs_scores,
+)
 
 FIXTURES = ROOT / "tests" / "fixtures" / "accelsim_solver"
 
@@ -41,13 +48,8 @@ def test_the_defaults_hold_the_full_run():
 def _allegro_coverage(context: str, seeds: range) -> int:
     """Plans whose 95% interval holds the full run's cycles, scored on the full run's own values
     of the sampled launches (as ``evaluate --truth`` does)."""
-    from simsample_accelsim.collect import collect_logs
-
-    wl = Workload.from_parquet(FIXTURES / "solver-features.parquet")
-    truth = truth_by_launch(wl, collect_logs([FIXTURES / "solver-full.out.gz"]), metric="cycles")
-    ids = wl.kernels["kernel_id"].to_numpy()
-    plans = (simsample.plan(wl, "allegro", seed=s, context=context) for s in seeds)
-    return sum(bool(score_plan(p, truth, ids, metric="cycles").covered) for p in plans)
+    scores = design_scores(full_run_design(FIXTURES, "solver"), "allegro", seeds, context=context)
+    return sum(bool(s.covered) for s in scores)
 
 
 def test_allegro_split_by_cache_context_holds_the_full_run():
