@@ -434,7 +434,8 @@ def model_spread(model_in_order: np.ndarray | None, r: Range, m: int = 0, confid
     one) spreads in cycles where its instructions do not; the model sees the shapes. A short
     launch bound by its latency spreads far less in cycles than in instructions (a top-k of
     instructions 39% apart, cycles 10% apart, the model 16.5%); the model counts the latency.
-    The estimator takes a cluster's spread to be the model's wherever the model has one
+    Estimating the cycles, the estimator takes a cluster's spread and tail to be the model's
+    wherever the model spreads; other metrics take the larger of the two spreads
     (:meth:`simsample.sampling.estimate._Design.floor_cov2`)."""
     if model_in_order is None:
         return {}
