@@ -52,8 +52,8 @@ not counted as spread: the line has an intercept.
 A single draw's estimate of a cluster is as skewed as the cluster, and a few draws' nearly so:
 stratified plans record for each cluster drawn one to four times how far from its mean the mean
 of its draws lands at the plan's confidence (``stats.tail``, the launches' own quantile; on
-trace features, for the cycles, the model's, ``stats.model_tail``, as for the spread), and the interval reaches
-at least the root sum of squares of their N·ȳ·tail (:func:`_tail_half_width`).
+trace features, for the cycles, the model's, ``stats.model_tail``, as for the spread), and the
+interval reaches at least the root sum of squares of their N·ȳ·tail (:func:`_tail_half_width`).
 
 Degrees of freedom: the known parts count as known, each own estimate with m_i − 1, the pooled
 δ as one shared estimate with its pool's degrees of freedom (Welch–Satterthwaite:
@@ -874,13 +874,13 @@ def _finish(
             f"{metric}: the estimate overflows (beyond {np.finfo(np.float64).max:.3g}); check the values, or give "
             "them in larger units"
         )
-    if var_dof is not None and not np.isfinite(var_dof[0]):
-        # the values are summable (est is finite); what overflowed is a square of a spread: the
-        # plan's (a hand-edited cov, model_cov or tail: simsample writes none near 1e154) or the
-        # values' own
+    if (var_dof is not None and not np.isfinite(var_dof[0])) or not np.isfinite(least):
+        # the values are summable (est is finite); what overflowed is a square of a spread, or a
+        # tail's reach: the plan's (a hand-edited cov, model_cov, tail or model_tail: simsample
+        # writes none near 1e154) or the values' own. An infinite reach printed [x, inf] at inf%.
         raise UserError(
-            f"{metric}: the interval overflows (its variance is beyond {np.finfo(np.float64).max:.3g}); check the "
-            "plan's cluster spreads (stats cov, model_cov, tail) and the values, or give them in larger units"
+            f"{metric}: the interval overflows (beyond {np.finfo(np.float64).max:.3g}); check the plan's cluster "
+            "spreads (stats cov, model_cov, tail, model_tail) and the values, or give them in larger units"
         )
     if var_dof is None:
         return MetricEstimate(metric, est, None, None, None, confidence, n, kind)

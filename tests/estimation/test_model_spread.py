@@ -234,6 +234,42 @@ def test_a_spread_too_large_to_square_is_one_line(stat: str, tmp_path, capsys):
     assert (path.read_bytes(), values.read_bytes()) == before
 
 
+@pytest.mark.parametrize("stat", ["tail", "model_tail"])
+def test_a_tail_too_large_to_reach_is_one_line(stat: str, tmp_path, capsys):
+    """A hand-edited tail (1e308) of the convnet plan's single-draw clusters: the interval's
+    reach overflows, and ``simsample estimate`` says so in one line naming the plan's spreads,
+    changing no file. (It printed the interval [291,277.0, inf] at inf%.) ``tail`` is edited in
+    a plan without the model's statistics, where it is the one read."""
+    import json
+    import warnings
+
+    from simsample.cli import run
+    from tests.helpers import full_run_design
+
+    wl, truth, ids = full_run_design(ROOT / "tests" / "fixtures" / "accelsim_convnet", "convnet")
+    plan = simsample.plan(wl, "margin", seed=0)
+    doc = (without_model_spread(plan) if stat == "tail" else plan).to_json()
+    edited = [c for c in doc["clusters"] if stat in c["stats"]]
+    assert edited
+    for c in edited:
+        c["stats"][stat] = 1e308
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(doc))
+    cycles = dict(zip(ids.tolist(), truth.tolist()))
+    values = tmp_path / "values.csv"
+    values.write_text("kernel_id,cycles\n" + "".join(f"{k},{cycles[k]}\n" for k in plan.sampled_ids))
+    before = (path.read_bytes(), values.read_bytes())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code = run(["estimate", "--plan", str(path), str(values)])
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 1 and len(errors) == 1 and "Traceback" not in err, err
+    assert "overflows" in errors[0] and stat in errors[0], errors[0]
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
+    assert (path.read_bytes(), values.read_bytes()) == before
+
+
 def test_only_the_cycles_take_the_models_spread(tmp_path):
     """The model is of the cycles. The bundled example's recorded sampled run: the cycles'
     interval takes the model's spread (±0.29% against ±0.71%) and holds the full run; the
