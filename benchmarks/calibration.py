@@ -232,21 +232,13 @@ def run_one(sampler, params: dict, wl, truth: np.ndarray | None, repeat: int, fi
     workload (columns it needs). Seeds 0.. are what ``simsample evaluate --repeat`` scores; later
     ones check a workload chosen for missing a target on those seeds without the choice's bias."""
     from simsample.errors import UserError
-    from simsample.sampling.evaluate import WorkloadResult, evaluate_workload, score_plan
+    from simsample.sampling.evaluate import evaluate_workload
 
     resolved = sampler.resolve_params(params)
     try:
-        if first_seed == 0:
-            res = evaluate_workload(wl, sampler, resolved, repeat, truth=truth, truth_metric="cycles")
-        else:
-            sampler.check_workload(wl, resolved)
-            res = WorkloadResult(wl.source, len(wl), sampler.name, dict(resolved))
-            ids = wl.kernels["kernel_id"].to_numpy(np.int64)
-            for seed in range(first_seed, first_seed + repeat):
-                plan = sampler.plan(wl, resolved, seed)
-                vals = truth if truth is not None else wl.values(plan.workload.get("metric") or wl.default_metric())
-                metric = "cycles" if truth is not None else plan.workload.get("metric") or wl.default_metric()
-                res.scores.append(score_plan(plan, vals, ids, truth=float(vals.sum()), metric=metric))
+        res = evaluate_workload(
+            wl, sampler, resolved, repeat, truth=truth, truth_metric="cycles", first_seed=first_seed
+        )
     except UserError:
         return None
     errs = [abs(s.error) for s in res.scores if s.error is not None]

@@ -323,13 +323,16 @@ def evaluate_workload(
     against: Workload | None = None,
     truth: np.ndarray | None = None,
     truth_metric: str = "value",
+    first_seed: int = 0,
     on_repeat: Callable[[], None] | None = None,
 ) -> WorkloadResult:
-    """Plan with seeds 0..repeats-1 on ``workload`` (resolved ``params``), score each plan.
+    """Plan with seeds first_seed..first_seed+repeats-1 on ``workload`` (resolved ``params``),
+    score each plan.
 
     ``truth``: per-launch values in launch order (:func:`truth_by_launch`) to score against
     instead of the design metric (cross-metric); ``truth_metric`` names them (``cycles`` for a
-    full simulation's)."""
+    full simulation's). ``first_seed``: seeds 0.. are what ``simsample evaluate --repeat`` scores;
+    later ones check a setting chosen on those without the choice's bias."""
     if repeats < 1:
         raise UserError("--repeat must be at least 1")
     if len(workload) == 0:
@@ -346,7 +349,7 @@ def evaluate_workload(
     )
     ids = workload.kernels["kernel_id"].to_numpy(np.int64)
     cache: dict[str, tuple[np.ndarray, float]] = {}
-    for seed in range(repeats):
+    for seed in range(first_seed, first_seed + repeats):
         plan = sampler.plan(workload, params, seed)
         if truth is not None:
             out.scores.append(score_plan(plan, truth, ids, truth=float(truth.sum()), metric=truth_metric))

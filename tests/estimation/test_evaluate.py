@@ -64,6 +64,17 @@ def test_coverage_counts_the_repeats_whose_interval_holds_the_truth():
     assert [sc.seed for sc in res.scores] == list(range(40))
 
 
+def test_later_seeds_score_the_plans_of_those_seeds():
+    """``first_seed``: the plans of seeds 5..7, each scored as the run from seed 0 scores it."""
+    wl = synthetic(1)
+    s = get_host().sampler("random")
+    params = s.resolve_params({"rate": 0.02})
+    later = evaluate_workload(wl, s, params, 3, first_seed=5)
+    whole = evaluate_workload(wl, s, params, 8)
+    assert [sc.seed for sc in later.scores] == [5, 6, 7]
+    assert later.scores == whole.scores[5:]
+
+
 def test_representative_plans_have_no_coverage(tmp_path):
     wl = synthetic(2, n=50)
     (tmp_path / "s.csv").write_text("kernel_id,weight\n0,25\n1,25\n")
