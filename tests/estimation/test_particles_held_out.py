@@ -20,20 +20,11 @@ from tests.helpers import (
     assert_runs_hold,
     design_scores,
     full_run_design,
-    generated_traces_digest,
     recorded_runs_scores,
     without_model_spread,
 )
 
 FIXTURES = ROOT / "tests" / "fixtures" / "accelsim_particles"
-
-#: sha256 of kernelslist.g followed by kernel-1.traceg .. kernel-242.traceg as the generator writes them
-PARTICLES_SHA256 = "3893269b5093f6359808ac7696b0f89c09466acb8f70b9c2dd4b8f9ed1995e1f"
-
-
-@pytest.mark.slow
-def test_the_generator_writes_the_simulated_traces(tmp_path):
-    assert generated_traces_digest("particles_workload.py", tmp_path) == PARTICLES_SHA256
 
 
 @pytest.fixture(scope="module")

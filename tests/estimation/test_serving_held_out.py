@@ -19,19 +19,10 @@ from tests.helpers import (
     assert_runs_hold,
     design_scores,
     full_run_design,
-    generated_traces_digest,
     recorded_runs_scores,
 )
 
 FIXTURES = ROOT / "tests" / "fixtures" / "accelsim_serving"
-
-#: sha256 of kernelslist.g followed by kernel-1.traceg .. kernel-420.traceg as the generator writes them
-SERVING_SHA256 = "cff84d5af9c3b88ee530492fef2b095eab91958a4a5b65e83ab93ea3e15cc2bf"
-
-
-@pytest.mark.slow
-def test_the_generator_writes_the_simulated_traces(tmp_path):
-    assert generated_traces_digest("serving_workload.py", tmp_path) == SERVING_SHA256
 
 
 def test_the_defaults_plans_hold_the_full_runs_cycles():

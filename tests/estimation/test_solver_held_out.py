@@ -21,20 +21,10 @@ from tests.helpers import (
     assert_runs_hold,
     design_scores,
     full_run_design,
-    generated_traces_digest,
     recorded_runs_scores,
 )
 
 FIXTURES = ROOT / "tests" / "fixtures" / "accelsim_solver"
-
-#: sha256 of kernelslist.g followed by kernel-1.traceg .. kernel-498.traceg as the generator writes them
-SOLVER_SHA256 = "a277626470a15b1c6bcdbe179a8ebfb3a67017cf9308fc8cbf0e11c024461018"
-
-
-@pytest.mark.slow
-def test_the_generator_writes_the_simulated_traces(tmp_path):
-    """660 MB of traces: about a minute and a half."""
-    assert generated_traces_digest("solver_workload.py", tmp_path) == SOLVER_SHA256
 
 
 def test_the_defaults_hold_the_full_run():

@@ -1,4 +1,5 @@
-"""The held-out workloads' trace generators (``benchmarks/*_workload.py``) share one command line
+"""The held-out workloads' trace generators (``benchmarks/*_workload.py``): they write the very
+traces whose full and sampled runs are the fixtures, and they share one command line
 (``simsample_accelsim.synth.generate``): a count below its least, or an output that is a file,
 is argparse's one-line error, and nothing is written."""
 
@@ -8,7 +9,7 @@ import importlib.util
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, generated_traces_digest
 
 
 @pytest.mark.parametrize(
@@ -38,3 +39,36 @@ def test_the_generators_refuse_a_count_or_a_folder_they_cannot_use(script, flag,
         mod.main([str(tmp_path / "file")])
     assert "is a file; give a folder for the traces" in capsys.readouterr().err
     assert (tmp_path / "file").read_text() == "x" and not (tmp_path / "out").exists()
+
+
+#: sha256 of kernelslist.g followed by kernel-1.traceg .. kernel-N.traceg as each generator writes
+#: them by default: the traces the fixtures' full runs (tests/fixtures/accelsim_NAME) simulated
+@pytest.mark.parametrize(
+    ("script", "sha256"),
+    [
+        ("graph_workload.py", "5eb602b20c3b77402ac56c91736d65a76c1c95217d6ca7a77d4b35f24a0b8bd0"),
+        ("moe_workload.py", "54e85b988460fcef483d60e067b6fc8da9ef40afd6fd94a6c07928838c5d285e"),
+        pytest.param(  # 660 MB of traces: about a minute and a half
+            "solver_workload.py",
+            "a277626470a15b1c6bcdbe179a8ebfb3a67017cf9308fc8cbf0e11c024461018",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            "convnet_workload.py",
+            "120e67be0ac279c3849dce3b6e156498255342115a0feb21585cba4f189911ca",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            "serving_workload.py",
+            "cff84d5af9c3b88ee530492fef2b095eab91958a4a5b65e83ab93ea3e15cc2bf",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            "particles_workload.py",
+            "3893269b5093f6359808ac7696b0f89c09466acb8f70b9c2dd4b8f9ed1995e1f",
+            marks=pytest.mark.slow,
+        ),
+    ],
+)
+def test_the_generators_write_the_simulated_traces(script, sha256, tmp_path):
+    assert generated_traces_digest(script, tmp_path) == sha256
