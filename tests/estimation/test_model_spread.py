@@ -24,7 +24,7 @@ import simsample
 from simsample.planfile import Plan
 from simsample.sampling.estimate import estimate_total
 from simsample.workload import Workload, from_records
-from tests.helpers import ROOT, without_model_spread
+from tests.helpers import ROOT, full_run_design, without_model_spread
 
 EXAMPLE = ROOT / "examples" / "profile" / "train_step.pt.trace.json.gz"
 
@@ -202,36 +202,42 @@ def test_the_models_tail_is_recorded_only_beside_the_instructions():
     assert "tail" not in gemm.stats and "model_tail" not in gemm.stats
 
 
-@pytest.mark.parametrize("stat", ["cov", "model_cov"])
-def test_a_spread_too_large_to_square_is_one_line(stat: str, tmp_path, capsys):
-    """A hand-edited plan whose spread (1e308) overflows when squared: ``simsample estimate``
-    says so in one line that names the plan's spreads, with no numpy warnings, and changes no
-    file. (It said to check the values, which were fine, after two RuntimeWarnings.)"""
+def _edited_estimate_is_refused(doc: dict, stat: str, values: dict, metric: str, tmp_path, capsys) -> None:
+    """``simsample estimate`` of a plan whose ``stat`` was set to 1e308 by hand, on ``values``
+    (of ``metric``): one error line naming the plan's spreads, no numpy warnings, no file
+    changed."""
     import json
     import warnings
 
     from simsample.cli import run
 
-    wl = _shapes_workload()
-    plan = _root_plan(wl)
-    doc = plan.to_json()
-    for c in doc["clusters"]:
+    edited = [c for c in doc["clusters"] if stat in c["stats"]] if stat.endswith("tail") else doc["clusters"]
+    assert edited
+    for c in edited:
         c["stats"][stat] = 1e308
     path = tmp_path / "plan.json"
     path.write_text(json.dumps(doc))
-    values = tmp_path / "values.csv"
-    cycles = _cycles(wl)
-    values.write_text("kernel_id,value\n" + "".join(f"{k},{cycles[k]}\n" for k in plan.sampled_ids))
-    before = (path.read_bytes(), values.read_bytes())
+    table = tmp_path / "values.csv"
+    table.write_text(f"kernel_id,{metric}\n" + "".join(f"{k},{values[k]}\n" for k in Plan.from_json(doc).sampled_ids))
+    before = (path.read_bytes(), table.read_bytes())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        code = run(["estimate", "--plan", str(path), str(values)])
+        code = run(["estimate", "--plan", str(path), str(table)])
     err = capsys.readouterr().err
     errors = [line for line in err.splitlines() if line.startswith("error:")]
     assert code == 1 and len(errors) == 1 and "Traceback" not in err, err
-    assert "overflows" in errors[0] and "stats" in errors[0], errors[0]
+    assert "overflows" in errors[0] and stat in errors[0], errors[0]
     assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
-    assert (path.read_bytes(), values.read_bytes()) == before
+    assert (path.read_bytes(), table.read_bytes()) == before
+
+
+@pytest.mark.parametrize("stat", ["cov", "model_cov"])
+def test_a_spread_too_large_to_square_is_one_line(stat: str, tmp_path, capsys):
+    """A hand-edited plan whose spread (1e308) overflows when squared: ``simsample estimate``
+    says so in one line that names the plan's spreads, with no numpy warnings, and changes no
+    file. (It said to check the values, which were fine, after two RuntimeWarnings.)"""
+    wl = _shapes_workload()
+    _edited_estimate_is_refused(_root_plan(wl).to_json(), stat, _cycles(wl), "value", tmp_path, capsys)
 
 
 @pytest.mark.parametrize("stat", ["tail", "model_tail"])
@@ -240,34 +246,10 @@ def test_a_tail_too_large_to_reach_is_one_line(stat: str, tmp_path, capsys):
     reach overflows, and ``simsample estimate`` says so in one line naming the plan's spreads,
     changing no file. (It printed the interval [291,277.0, inf] at inf%.) ``tail`` is edited in
     a plan without the model's statistics, where it is the one read."""
-    import json
-    import warnings
-
-    from simsample.cli import run
-    from tests.helpers import full_run_design
-
     wl, truth, ids = full_run_design(ROOT / "tests" / "fixtures" / "accelsim_convnet", "convnet")
     plan = simsample.plan(wl, "margin", seed=0)
     doc = (without_model_spread(plan) if stat == "tail" else plan).to_json()
-    edited = [c for c in doc["clusters"] if stat in c["stats"]]
-    assert edited
-    for c in edited:
-        c["stats"][stat] = 1e308
-    path = tmp_path / "plan.json"
-    path.write_text(json.dumps(doc))
-    cycles = dict(zip(ids.tolist(), truth.tolist()))
-    values = tmp_path / "values.csv"
-    values.write_text("kernel_id,cycles\n" + "".join(f"{k},{cycles[k]}\n" for k in plan.sampled_ids))
-    before = (path.read_bytes(), values.read_bytes())
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        code = run(["estimate", "--plan", str(path), str(values)])
-    err = capsys.readouterr().err
-    errors = [line for line in err.splitlines() if line.startswith("error:")]
-    assert code == 1 and len(errors) == 1 and "Traceback" not in err, err
-    assert "overflows" in errors[0] and stat in errors[0], errors[0]
-    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
-    assert (path.read_bytes(), values.read_bytes()) == before
+    _edited_estimate_is_refused(doc, stat, dict(zip(ids.tolist(), truth.tolist())), "cycles", tmp_path, capsys)
 
 
 def test_only_the_cycles_take_the_models_spread(tmp_path):
