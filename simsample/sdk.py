@@ -172,6 +172,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
         single_cluster_draws,
         size_clusters,
         split_range,
+        tail_draws,
     )
     from simsample.workload import (
         MEASURED_METRICS,
@@ -276,6 +277,7 @@ _PROVISIONAL_NAMES: dict[str, str] = {
     "finish": "simsample.sampling.strata",
     "build_strata": "simsample.sampling.strata",
     "range_key": "simsample.sampling.strata",
+    "tail_draws": "simsample.sampling.strata",
     "allocate": "simsample.sampling.allocation",
     "pair_draws": "simsample.sampling.allocation",
     "sampled_time": "simsample.sampling.allocation",
@@ -531,6 +533,7 @@ __all__ = [
     "split_range",
     "staged_folder",
     "string_column",
+    "tail_draws",
     "task",
     "temporary_cache",
     "to_ns",

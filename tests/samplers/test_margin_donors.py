@@ -72,7 +72,7 @@ def test_the_latency_bound_kernel_gets_a_second_draw():
     v7 = s.plan(wl, s.resolve_params(params), 0)
     v6 = s.plan(wl, s.resolve_params({**params, "donors_by": "design"}), 0)
     assert v7.prediction["donors_by"] == "cycles" and v6.prediction["donors_by"] == "design"
-    assert v7.sampler["version"] == "7"
+    assert v7.sampler["version"] == "8"
     # by warp instructions "fix" is the lightest kernel and measured nothing; by the model it
     # holds the most cycles, and version 7 measures its spread too
     assert _draws_of(v6, "fix") == 1 and _draws_of(v7, "fix") >= 2

@@ -58,7 +58,7 @@ def test_the_extra_draw_lands_in_the_heaviest_flat_cluster():
     after = s.plan(wl, s.resolve_params(params), 3)
     assert before.prediction["spread_draws"] == 0 and after.prediction["spread_draws"] == 1
     assert after.sampler["params"]["spread_draw"] is None  # the choice is recorded (none: the default rule)
-    assert after.sampler["version"] == "7"
+    assert after.sampler["version"] == "8"
     old, new = _draws(before), _draws(after)
     changed = [k for k in old if old[k] != new[k]]
     assert len(changed) == 1 and new[changed[0]] == old[changed[0]] + 1
