@@ -11,12 +11,8 @@ was measured.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-import simsample
-from simsample.sampling.evaluate import score_plan, truth_by_launch
-from simsample.workload import Workload
 from tests.helpers import (
     ROOT,
     assert_runs_hold,

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import simsample
-from simsample.sampling.evaluate import score_plan, truth_by_launch
+from simsample.sampling.evaluate import score_plan
 from tests.helpers import (
     ROOT,
     assert_runs_hold,

@@ -10,10 +10,7 @@ Nothing was changed for it; the tests pin what was measured (docs/results/held-o
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-import simsample
-from simsample.sampling.evaluate import score_plan, truth_by_launch
 from tests.helpers import (
     ROOT,
     assert_runs_hold,

@@ -10,12 +10,6 @@ is where the change was found, not a held-out check. The tests pin what was meas
 
 from __future__ import annotations
 
-import numpy as np
-import pytest
-
-import simsample
-from simsample.sampling.evaluate import score_plan, truth_by_launch
-from simsample.workload import Workload
 from tests.helpers import (
     ROOT,
     assert_runs_hold,
