@@ -48,25 +48,15 @@ def test_the_generators_refuse_a_count_or_a_folder_they_cannot_use(script, flag,
     [
         ("graph_workload.py", "5eb602b20c3b77402ac56c91736d65a76c1c95217d6ca7a77d4b35f24a0b8bd0"),
         ("moe_workload.py", "54e85b988460fcef483d60e067b6fc8da9ef40afd6fd94a6c07928838c5d285e"),
-        pytest.param(  # 660 MB of traces: about a minute and a half
-            "solver_workload.py",
-            "a277626470a15b1c6bcdbe179a8ebfb3a67017cf9308fc8cbf0e11c024461018",
-            marks=pytest.mark.slow,
-        ),
-        pytest.param(
-            "convnet_workload.py",
-            "120e67be0ac279c3849dce3b6e156498255342115a0feb21585cba4f189911ca",
-            marks=pytest.mark.slow,
-        ),
-        pytest.param(
-            "serving_workload.py",
-            "cff84d5af9c3b88ee530492fef2b095eab91958a4a5b65e83ab93ea3e15cc2bf",
-            marks=pytest.mark.slow,
-        ),
-        pytest.param(
-            "particles_workload.py",
-            "3893269b5093f6359808ac7696b0f89c09466acb8f70b9c2dd4b8f9ed1995e1f",
-            marks=pytest.mark.slow,
+        # the solver writes 660 MB of traces (about a minute and a half); the others tens of seconds
+        *(
+            pytest.param(script, sha256, marks=pytest.mark.slow)
+            for script, sha256 in (
+                ("solver_workload.py", "a277626470a15b1c6bcdbe179a8ebfb3a67017cf9308fc8cbf0e11c024461018"),
+                ("convnet_workload.py", "120e67be0ac279c3849dce3b6e156498255342115a0feb21585cba4f189911ca"),
+                ("serving_workload.py", "cff84d5af9c3b88ee530492fef2b095eab91958a4a5b65e83ab93ea3e15cc2bf"),
+                ("particles_workload.py", "3893269b5093f6359808ac7696b0f89c09466acb8f70b9c2dd4b8f9ed1995e1f"),
+            )
         ),
     ],
 )
