@@ -481,7 +481,11 @@ def single_draw_tail(strata: Strata, r: Range, m: int, confidence: float) -> dic
     where :func:`has_tail` says. Empty otherwise."""
     if r.size <= m or r.std <= 0 or r.mean <= 0 or not has_tail(r.size, m):
         return {}
-    return {"tail": draws_tail(strata.xs[r.lo : r.hi], r.mean, m, confidence) / r.mean}
+    key = ("tail", r.lo, r.hi, r.mean, m, confidence)  # margin's tail_draws asks first, draw_plan again
+    found = strata.memo.get(key)
+    if found is None:
+        found = strata.memo[key] = draws_tail(strata.xs[r.lo : r.hi], r.mean, m, confidence) / r.mean
+    return {"tail": found}
 
 
 def tail_draws(
