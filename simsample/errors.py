@@ -94,6 +94,20 @@ def received_interrupt() -> KeyboardInterrupt | None:
     return _RECEIVED[0] if _RECEIVED else None
 
 
+def release_interrupts() -> None:
+    """Forget the recorded interrupts and collect what they kept alive, once the command is over.
+
+    A signal that lands between a generator context manager's set-up and its ``with`` (inside
+    contextlib's ``__enter__``, after the ``yield``) leaves the generator suspended, its clean-up
+    not run. The recorded interrupt's traceback holds it until the interpreter shuts down, when
+    the clean-up can no longer import anything: it then fails with a traceback and leaves its
+    temporary folder. Released here, the clean-up runs while the interpreter is whole."""
+    import gc
+
+    _RECEIVED.clear()
+    gc.collect()
+
+
 def raise_terminated(signum: int, frame: object = None) -> None:
     """A signal handler: turn the signal into :class:`Terminated` (recorded first)."""
     exc = Terminated(signum)

@@ -21,6 +21,7 @@ from simsample.errors import (
     install_termination_handlers,
     one_line,
     received_interrupt,
+    release_interrupts,
     unsettle_signals,
 )
 
@@ -102,6 +103,8 @@ def main(argv: list[str] | None = None) -> None:
     for name in ("SIGTERM", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_IGN)
+    if code >= 128 or received_interrupt() is not None:
+        release_interrupts()  # clean-ups an interrupt left suspended run now, not at shutdown
     sys.exit(code)
 
 

@@ -783,6 +783,50 @@ def test_an_error_after_a_swallowed_signal_ends_as_the_signal(monkeypatch, capsy
     assert _bug(bug) == 130 and capsys.readouterr().err.strip() == "interrupted"
 
 
+CUT_SHORT_ENTRY = """\
+import sys
+from pathlib import Path
+
+import simsample.cli as cli
+from simsample.errors import raise_terminated
+from simsample.plugins.readers.kineto import expanded_rank_files
+
+
+def cut_short(argv):
+    # what a SIGTERM landing inside contextlib's __enter__, after the generator's yield, leaves:
+    # the archive unpacked, the generator suspended, and the with statement never entered
+    cm = expanded_rank_files([Path(sys.argv[1])])
+    cm.__enter__()
+    raise_terminated(15)
+
+
+cli._run = cut_short
+cli.main([])
+"""
+
+
+def test_a_signal_between_unpacking_and_the_with_still_removes_the_temporary(hostile: Path, tmp_path: Path) -> None:
+    """A signal after the archive is unpacked but before ``with`` holds the folder leaves a
+    suspended generator, held by the recorded interrupt until the interpreter shuts down, when
+    imports no longer work: its clean-up then failed with a traceback and left the folder (seen
+    once in CI as ``ImportError: sys.meta_path is None``). The command now releases it before
+    exiting."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    script = tmp_path / "cut_short.py"
+    script.write_text(CUT_SHORT_ENTRY)
+    p = subprocess.run(
+        [sys.executable, str(script), str(hostile / "many.tar")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp)},
+        timeout=120,
+    )
+    assert p.returncode == 143, p.stderr
+    assert p.stderr.strip() == "terminated", p.stderr
+    assert not any(tmp.iterdir()), sorted(f.name for f in tmp.iterdir())
+
+
 WRAPPER = """\
 #!/usr/bin/env bash
 # a site's launcher: starts the simulator as a child and waits (a SIGTERM ends this shell only)
