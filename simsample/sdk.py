@@ -172,6 +172,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers, the documentation an
         single_cluster_draws,
         size_clusters,
         split_range,
+        spread_stats,
         tail_draws,
     )
     from simsample.workload import (
@@ -278,6 +279,7 @@ _PROVISIONAL_NAMES: dict[str, str] = {
     "build_strata": "simsample.sampling.strata",
     "range_key": "simsample.sampling.strata",
     "tail_draws": "simsample.sampling.strata",
+    "spread_stats": "simsample.sampling.strata",
     "allocate": "simsample.sampling.allocation",
     "pair_draws": "simsample.sampling.allocation",
     "sampled_time": "simsample.sampling.allocation",
@@ -531,6 +533,7 @@ __all__ = [
     "special_file",
     "split_corr_names",
     "split_range",
+    "spread_stats",
     "staged_folder",
     "string_column",
     "tail_draws",

@@ -299,7 +299,8 @@ def _ratio_residuals(d: _Design, y: np.ndarray, x: np.ndarray | None) -> np.ndar
 
 def _cluster_level(d: _Design, v: np.ndarray) -> np.ndarray:
     """Each cluster's mean of ``v`` estimated by the ratio to the design metric, μ_x·Σv/Σx, where
-    the plan records the samples' design values; the plain sample mean elsewhere.
+    the plan records the samples' design values; the plain sample mean elsewhere, and for a
+    cluster of two or more draws whose spread is the features' model's (:meth:`_Design.floor_cov2`).
 
     A relative spread (a CoV) becomes an absolute one through the cluster's mean; a draw from the
     low end of a widely spread cluster gives a plain mean far below it (and an interval far too
@@ -311,6 +312,11 @@ def _cluster_level(d: _Design, v: np.ndarray) -> np.ndarray:
     if d.x is not None:
         sx = _by_cluster(d, d.x)
         ok = used & (sx > 0) & np.isfinite(d.mean)
+        if d.model_in_place and d.model_cov is not None:
+            # where the model's spread stands in for the proxy's, the proxy does not follow the
+            # metric, and the ratio of a few draws to it swings with the instructions drawn (short
+            # kernels: instructions spread 1.28, cycles 0.07); draws enough to average take their mean
+            ok &= ~((np.nan_to_num(d.model_cov) > 0) & (d.m >= 2))
         level = np.where(ok, np.divide(sv * np.nan_to_num(d.mean), sx, out=np.zeros(d.k), where=ok), level)
     return level
 

@@ -57,7 +57,7 @@ def test_plan_records_what_the_schema_requires(tmp_path):
     assert doc["workload"]["fingerprint"] == wl.fingerprint
     assert doc["sampler"] == {
         "name": "random",
-        "version": "3",
+        "version": "4",
         "params": {"rate": 0.1, "count": None, "speedup": None, "replace": False, "metric": "auto"},
         "seed": 0,
     }

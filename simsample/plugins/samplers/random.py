@@ -13,12 +13,30 @@ from typing import Any
 
 import numpy as np
 
-from simsample.sdk import Param, Plan, Sampler, UserError, Workload, draw, hookimpl, make_cluster, rng
+from simsample.sdk import (
+    Param,
+    Plan,
+    Sampler,
+    UserError,
+    Workload,
+    draw,
+    hookimpl,
+    make_cluster,
+    model_cycles,
+    rng,
+    spread_stats,
+)
+
+#: The confidence the tail of a few draws is recorded at: a random plan states none, and its
+#: estimates are made at the estimator's default, 95%.
+TAIL_CONFIDENCE = 0.95
 
 
 class RandomSampler(Sampler):
     name = "random"
-    version = "3"  # 3: stats.tail: the launches' own quantile, and for clusters drawn 2-4 times (2: recorded)
+    # 4: the tail of up to four draws and the features' model's spread (model_cov, model_tail) recorded;
+    # 3: stats.tail: the launches' own quantile, and for clusters drawn 2-4 times (2: recorded)
+    version = "4"
     description = "uniform random launches, weight N/m (by rate, count, or target speedup)"
     params = (
         Param("rate", float, 0.1, "fraction of launches to draw: m = ceil(rate·N)", minimum=0.0, maximum=1.0),
@@ -58,6 +76,9 @@ class RandomSampler(Sampler):
             picked = draw(members, m, g, replace=params["replace"])
         m = len(picked)
         cluster = make_cluster(0, "all launches", members, picked, values, ids)
+        model = model_cycles(workload, metric, values)
+        # what the estimator needs to see the cycles' spread (not a proxy's) and a few draws' tail
+        cluster.stats.update(spread_stats(values, m, TAIL_CONFIDENCE, None if model is values else model))
         return Plan.build(
             workload,
             self,
