@@ -456,9 +456,8 @@ def spread_stats(values: np.ndarray, m: int, confidence: float, model: np.ndarra
 
     Without them the estimator took a proxy's spread for the cycles': random's intervals on trace
     features were 8 to 36 times its errors (warp instructions spread 0.96 over a decoder's
-    launches, the cycles 0.37), and three draws of MacSim's 24 layers, far apart, covered in 10
-    plans of 20 at 95% (Student's t at two degrees of freedom does not see one draw that lands
-    in a 30 times heavier layer)."""
+    launches, the cycles 0.37), and two draws of Rodinia heartwall's 20 launches, a few of them
+    far out, covered in 90% of plans at 95% (96% with the tail of their mean)."""
     v = np.asarray(values, dtype=np.float64)
     if v.size == 0:
         return {}

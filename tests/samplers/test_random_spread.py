@@ -129,3 +129,11 @@ def test_a_cluster_whose_spread_is_the_models_is_scaled_by_its_draws_mean():
     assert _cluster_level(_design(plan, "instructions"), cycles)[0] == pytest.approx(ratio)
     assert ratio != pytest.approx(cycles.mean())
     assert len(set(ids[rows])) == 6
+
+
+def test_draws_with_replacement_record_no_tail():
+    """The tail is over sets of distinct launches: draws with replacement (the STEM artifact's)
+    may repeat one, and record none; the model's spread they record all the same."""
+    (cluster,) = simsample.plan(_features(20, seed=3), "random", seed=0, metric="warp_insts", replace=True).clusters
+    assert "tail" not in cluster.stats and "model_tail" not in cluster.stats
+    assert cluster.stats["model_cov"] > 0

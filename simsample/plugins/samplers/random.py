@@ -78,7 +78,9 @@ class RandomSampler(Sampler):
         cluster = make_cluster(0, "all launches", members, picked, values, ids)
         model = model_cycles(workload, metric, values)
         # what the estimator needs to see the cycles' spread (not a proxy's) and a few draws' tail
-        cluster.stats.update(spread_stats(values, m, TAIL_CONFIDENCE, None if model is values else model))
+        # (a tail over sets of distinct launches: none for draws with replacement)
+        tail_m = 0 if params["replace"] else m
+        cluster.stats.update(spread_stats(values, tail_m, TAIL_CONFIDENCE, None if model is values else model))
         return Plan.build(
             workload,
             self,
