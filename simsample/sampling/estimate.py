@@ -440,6 +440,9 @@ class _Borrowed:
     s2: np.ndarray
     known: np.ndarray
     dof: np.ndarray  # per cluster: the degrees of freedom of the pool it borrows from
+    #: per cluster: the degrees of freedom of all the clusters that measured a spread, also where
+    #: they measured none at all (``dof`` is then infinite: nothing of ``s2`` is estimated)
+    measured_dof: np.ndarray | None = None
 
 
 def _excess_pool(
@@ -532,6 +535,7 @@ def _borrow(d: _Design, y: np.ndarray, scale: np.ndarray, *, design_cov: bool) -
         delta, dof = pool
     delta_c = np.full(d.k, delta)
     dof_c = np.full(d.k, dof if delta > 0 else np.inf)
+    measured_c = np.full(d.k, dof)  # like with like below may take fewer: the evidence is all of them
     # like with like: a cluster of equal design values also borrows what clusters of equal design
     # values measured (and collapsed strata of such clusters), where that is larger: the spread a
     # cache context gives one launch of a GEMM is not what is left of a copy kernel's cycles once
@@ -542,7 +546,7 @@ def _borrow(d: _Design, y: np.ndarray, scale: np.ndarray, *, design_cov: bool) -
         delta_c = np.where(flat, flat_pool[0], delta_c)
         dof_c = np.where(flat, flat_pool[1], dof_c)
     floor = d.floor_cov2() if design_cov else cov2
-    return _Borrowed((floor + delta_c) * sbar**2, floor * sbar**2, dof_c)
+    return _Borrowed((floor + delta_c) * sbar**2, floor * sbar**2, dof_c, measured_c)
 
 
 def _variance(
@@ -587,6 +591,8 @@ def _variance(
             # with a second draw wider than one without (a smaller ε, a wider interval).
             modelled = few & design_cov & ~np.isnan(d.cov)
             borrow = single | few
+            if design_cov and not d.measured and np.any(few & _blind(d, borrowed)):
+                return None
             s2 = np.where(modelled | single, borrowed.s2, np.where(few, np.maximum(borrowed.s2, s2), s2))
             known = np.where(borrow, borrowed.known, 0.0)
     modelled_own = np.zeros(d.k, bool)
@@ -627,6 +633,22 @@ def _variance(
         if pools.size:
             dof = min(dof, float(pools.max()))
     return var, dof
+
+
+def _blind(d: _Design, borrowed: _Borrowed) -> np.ndarray:
+    """Per cluster: its features show no spread (equal proxy values, no model's), and the only
+    spread measured in the whole plan is its own, of fewer than ``OWN_DRAWS`` draws (whether or
+    not those draws differed: three draws of one layer type, which a deterministic simulator
+    runs in exactly as many cycles each time, measure a spread of exactly 0).
+
+    A cluster of two to four such draws with nothing else measured borrows only its own scatter:
+    random's three draws of MacSim's 24 layers (equal warp instructions, no model of the cycles)
+    often hit one layer type three times, and their Student interval at two degrees of freedom
+    held the full run in 10 plans of 20 at 95%, missing by 30% at ±0.1%. Such a plan gets no
+    interval, as one that drew such clusters once and measured nothing does."""
+    measured = borrowed.dof if borrowed.measured_dof is None else borrowed.measured_dof
+    alone = measured <= d.m - 1  # its own draws are all the evidence (a flat cluster's m − 1)
+    return (d.floor_cov2() <= 0) & alone & (measured < OWN_DRAWS - 1)
 
 
 #: A cluster of fewer draws than this takes the pooled relative variance rather than its own:
@@ -964,11 +986,20 @@ def no_interval_reason(plan: Plan) -> str:
     its error is the representatives' bias, which no sampling distribution bounds. A stratified
     plan without an interval drew clusters once whose design metric shows no spread and measured
     the spread nowhere (no cluster drawn twice): a plan drawing a few clusters twice (margin does
-    on trace features) gives one."""
+    on trace features) gives one; or it drew such a cluster two to four times and measured the
+    spread nowhere else (random's few draws of a small run, :func:`_blind`)."""
     if plan.estimator.get("kind") != "stratified":
         if has_audit(plan.estimator):
             return "none: the audit needs two draws or more"
         return "no bound (representative plan; plan it with audit=M for one)"
+    drawn = [c for c in plan.clusters if 2 <= c.draws < c.size]  # those that measured a spread
+    if (
+        len(drawn) == 1
+        and drawn[0].draws < OWN_DRAWS
+        and not drawn[0].stats.get("cov")
+        and not drawn[0].stats.get("model_cov")
+    ):
+        return f"none: {drawn[0].draws} draws of launches whose features show no spread are too few to measure it"
     return "none: no cluster drawn twice measured the spread"
 
 

@@ -186,8 +186,12 @@ def test_a_latency_bound_clusters_spread_is_the_models():
     assert pair.stats["model_tail"] == pytest.approx(25.0 / 5_325.0)
     ids = wl.kernels["kernel_id"].to_numpy()
     cycles = dict(zip(ids.tolist(), wl.kernels["predicted_cycles"].tolist()))
-    model = estimate_total(plan, cycles, metric="cycles", confidence=0.99)
-    bare = estimate_total(without_model_spread(plan), cycles, metric="cycles", confidence=0.99)
+    # the copies' two equal draws are the only spread this plan measured: alone, two draws of
+    # equal instructions and no model's spread support no interval (estimate._blind) ...
+    assert estimate_total(plan, cycles, metric="cycles", confidence=0.99).ci_low is None
+    # ... and taken as their own (the textbook estimator), the pair's spread is the model's
+    model = estimate_total(plan, cycles, metric="cycles", confidence=0.99, own_draws=2)
+    bare = estimate_total(without_model_spread(plan), cycles, metric="cycles", confidence=0.99, own_draws=2)
     assert model.estimate == bare.estimate
     assert model.std_error < bare.std_error / 5
     total = sum(cycles.values())
