@@ -159,3 +159,17 @@ def design_scores(design, sampler: str, seeds=range(20), **params) -> list:
 
     wl, truth, ids = design
     return [score_plan(simsample.plan(wl, sampler, seed=s, **params), truth, ids, metric="cycles") for s in seeds]
+
+
+def estimate_cli(plan, values: dict, folder: Path, *args: str):
+    """``simsample estimate --plan PLAN VALUES ARGS`` as a user runs it (a fresh interpreter, a
+    wide terminal, nothing on PATH): ``plan`` written to ``folder/plan.json`` and ``values`` (the
+    cycles by kernel id) to ``folder/v.csv``. The finished process, its output as text."""
+    import subprocess
+    import sys
+
+    plan.write(folder / "plan.json")
+    (folder / "v.csv").write_text("kernel_id,cycles\n" + "".join(f"{k},{v}\n" for k, v in values.items()))
+    cmd = [sys.executable, "-m", "simsample", "estimate", "--plan", str(folder / "plan.json"), str(folder / "v.csv")]
+    env = {"COLUMNS": "200", "PATH": ""}
+    return subprocess.run([*cmd, *args], capture_output=True, text=True, env=env, check=False)

@@ -18,6 +18,7 @@ from simsample.planfile import Cluster, Plan
 from simsample.sampling.draws import cluster_stats
 from simsample.sampling.estimate import design_is_measured, estimate_total, no_interval_reason
 from simsample.workload import from_records
+from tests.helpers import estimate_cli
 
 
 def make_plan(x, members, picks, *, metric="duration_ns", kind="stratified", tail=None):
@@ -155,23 +156,9 @@ def test_a_representative_plan_says_it_has_no_bound():
 
 
 def test_cli_says_why_a_stratified_plan_has_no_interval(tmp_path):
-    import subprocess
-    import sys
-
     plan, x = _one_flat_single("warp_insts")
-    plan.write(tmp_path / "plan.json")
     ids = plan.samples["kernel_id"].to_numpy()
-    (tmp_path / "v.csv").write_text("kernel_id,cycles\n" + "".join(f"{i},{1.3 * x[i] + 7}\n" for i in ids))
-    cmd = [
-        sys.executable,
-        "-m",
-        "simsample",
-        "estimate",
-        "--plan",
-        str(tmp_path / "plan.json"),
-        str(tmp_path / "v.csv"),
-    ]
-    out = subprocess.run(cmd, capture_output=True, text=True, env={"COLUMNS": "200", "PATH": ""}, check=False)
+    out = estimate_cli(plan, {int(i): 1.3 * x[i] + 7 for i in ids}, tmp_path)
     assert out.returncode == 0, out.stderr
     assert "none: no cluster drawn twice measured the spread" in out.stdout
     assert "representative" not in out.stdout

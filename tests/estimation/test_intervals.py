@@ -23,6 +23,7 @@ from simsample.sampling.estimate import (
     supported_confidence,
 )
 from simsample.workload import from_records
+from tests.helpers import estimate_cli
 
 
 def make_plan(x, members, picks, *, names=None, kind="stratified"):
@@ -155,35 +156,19 @@ def test_supported_confidence_is_where_t_reaches_the_limit(dof):
 
 
 def test_cli_refuses_in_one_line_and_shows_the_dof(tmp_path):
-    import subprocess
-    import sys
-
     x = np.r_[np.full(6, 100.0), np.full(6, 200.0)]
     members = {0: np.arange(6), 1: np.arange(6, 12)}
     plan = make_plan(x, members, {0: [0, 1], 1: [6]}, names=["a"] * 6 + ["b"] * 6)
     plan.prediction["confidence"] = 0.99
-    plan.write(tmp_path / "plan.json")
-    (tmp_path / "v.csv").write_text("kernel_id,cycles\n0,100\n1,105\n6,200\n")
-    cmd = [
-        sys.executable,
-        "-m",
-        "simsample",
-        "estimate",
-        "--plan",
-        str(tmp_path / "plan.json"),
-        str(tmp_path / "v.csv"),
-    ]
-    env = {"COLUMNS": "200", "PATH": ""}
-    bad = subprocess.run(
-        [*cmd, "--confidence", "0.99"], capture_output=True, text=True, env=env, check=False
-    )  # asked for
+    values = {0: 100, 1: 105, 6: 200}
+    bad = estimate_cli(plan, values, tmp_path, "--confidence", "0.99")  # asked for
     assert bad.returncode == 1
     assert len(bad.stderr.strip().splitlines()) == 1 and "degrees of freedom" in bad.stderr
     # at the plan's own confidence (not asked): the estimate, and why there is no interval
-    plain = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    plain = estimate_cli(plan, values, tmp_path)
     assert plain.returncode == 0, plain.stderr
     assert "none: 1.0 dof, too few for 99%" in plain.stdout
-    good = subprocess.run([*cmd, "--confidence", "0.8"], capture_output=True, text=True, env=env, check=False)
+    good = estimate_cli(plan, values, tmp_path, "--confidence", "0.8")
     assert good.returncode == 0, good.stderr
     assert "(t, 1.0 dof)" in good.stdout
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import simsample
 from simsample.sampling.strata import draw_quantile, spread_stats
 from simsample.workload import from_records
-from tests.helpers import ROOT, design_scores, full_run_design, without_model_spread
+from tests.helpers import ROOT, design_scores, estimate_cli, full_run_design, without_model_spread
 
 EXAMPLE = ROOT / "examples" / "profile" / "train_step.pt.trace.json.gz"
 WORKLOADS = ROOT / "tests" / "fixtures" / "accelsim_workloads"
@@ -187,24 +187,9 @@ def test_a_few_draws_whose_features_show_no_spread_give_no_interval():
 
 
 def test_cli_says_why_a_few_draws_have_no_interval(tmp_path):
-    import subprocess
-    import sys
-
     wl, cycles = _layers()
     plan = simsample.plan(wl, "random", seed=0, metric="warp_insts")
-    plan.write(tmp_path / "plan.json")
     ids = wl.kernels["kernel_id"].to_numpy()
-    rows = plan.samples["launch"].to_numpy()
-    (tmp_path / "v.csv").write_text("kernel_id,cycles\n" + "".join(f"{ids[r]},{cycles[r]}\n" for r in rows))
-    cmd = [
-        sys.executable,
-        "-m",
-        "simsample",
-        "estimate",
-        "--plan",
-        str(tmp_path / "plan.json"),
-        str(tmp_path / "v.csv"),
-    ]
-    out = subprocess.run(cmd, capture_output=True, text=True, env={"COLUMNS": "200", "PATH": ""}, check=False)
+    out = estimate_cli(plan, {int(ids[r]): cycles[r] for r in plan.samples["launch"].to_numpy()}, tmp_path)
     assert out.returncode == 0, out.stderr
     assert "none: 3 draws of launches whose features show no spread are too few to measure it" in out.stdout
