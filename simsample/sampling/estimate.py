@@ -442,7 +442,7 @@ class _Borrowed:
     dof: np.ndarray  # per cluster: the degrees of freedom of the pool it borrows from
     #: per cluster: the degrees of freedom of all the clusters that measured a spread, also where
     #: they measured none at all (``dof`` is then infinite: nothing of ``s2`` is estimated)
-    measured_dof: np.ndarray | None = None
+    measured_dof: np.ndarray
 
 
 def _excess_pool(
@@ -646,7 +646,7 @@ def _blind(d: _Design, borrowed: _Borrowed) -> np.ndarray:
     often hit one layer type three times, and their Student interval at two degrees of freedom
     held the full run in 10 plans of 20 at 95%, missing by 30% at ±0.1%. Such a plan gets no
     interval, as one that drew such clusters once and measured nothing does."""
-    measured = borrowed.dof if borrowed.measured_dof is None else borrowed.measured_dof
+    measured = borrowed.measured_dof
     alone = measured <= d.m - 1  # its own draws are all the evidence (a flat cluster's m − 1)
     return (d.floor_cov2() <= 0) & alone & (measured < OWN_DRAWS - 1)
 
@@ -820,14 +820,16 @@ def _ratio_borrow(d: _Design, a: np.ndarray, b: np.ndarray, r: float) -> _Borrow
     if pool is not None:
         delta, dof = pool
         level = _cluster_level(d, a)
-        return _Borrowed(delta * level**2, np.zeros(d.k), np.full(d.k, dof if delta > 0 else np.inf))
+        return _Borrowed(delta * level**2, np.zeros(d.k), np.full(d.k, dof if delta > 0 else np.inf), np.full(d.k, dof))
     ba = _borrow(d, a, a, design_cov=True)
     bb = _borrow(d, b, b, design_cov=True)
     if ba is None or bb is None:
         return None
     s2 = (np.sqrt(ba.s2) + abs(r) * np.sqrt(bb.s2)) ** 2
     known = (np.sqrt(ba.known) + abs(r) * np.sqrt(bb.known)) ** 2
-    return _Borrowed(s2, np.minimum(known, s2), np.minimum(ba.dof, bb.dof))
+    return _Borrowed(
+        s2, np.minimum(known, s2), np.minimum(ba.dof, bb.dof), np.minimum(ba.measured_dof, bb.measured_dof)
+    )
 
 
 #: Degrees of freedom beyond which the interval is normal (and no dof is reported).
@@ -994,7 +996,8 @@ def no_interval_reason(plan: Plan) -> str:
         return "no bound (representative plan; plan it with audit=M for one)"
     drawn = [c for c in plan.clusters if 2 <= c.draws < c.size]  # those that measured a spread
     if (
-        len(drawn) == 1
+        not design_is_measured(plan)  # as in _blind: a measured time's equal values are its spread
+        and len(drawn) == 1
         and drawn[0].draws < OWN_DRAWS
         and not drawn[0].stats.get("cov")
         and not drawn[0].stats.get("model_cov")

@@ -463,7 +463,7 @@ def spread_stats(values: np.ndarray, m: int, confidence: float, model: np.ndarra
         return {}
     mean, std = float(v.mean()), float(v.std())
     out: dict[str, float] = {}
-    if v.size > m and std > 0 and mean > 0 and has_tail(v.size, m):
+    if _records_tail(v.size, mean, std, m):
         out["tail"] = draws_tail(v, mean, m, confidence) / mean
     if model is not None:
         whole = Range(0, 0, v.size, mean, std)
@@ -493,6 +493,12 @@ def has_tail(n: int, m: int) -> bool:
     return m == 1 or math.comb(n, m) <= (TAIL_MAX_PAIRS if m == 2 else TAIL_MAX_SETS)
 
 
+def _records_tail(n: int, mean: float, std: float, m: int) -> bool:
+    """Whether a cluster of ``n`` launches drawn ``m`` times records its draws' tail: more
+    launches than draws, a spread, and :func:`has_tail`'s limits."""
+    return n > m and std > 0 and mean > 0 and has_tail(n, m)
+
+
 def single_draw_tail(strata: Strata, r: Range, m: int, confidence: float) -> dict[str, float]:
     """``{"tail": q}`` for a cluster drawn a few times (of more launches than draws, with
     spread): q is the ``confidence`` quantile of |x̄_m − μ|/μ, how far from the cluster's mean the
@@ -503,7 +509,7 @@ def single_draw_tail(strata: Strata, r: Range, m: int, confidence: float) -> dic
     estimator widens the interval until it holds these tails (:mod:`simsample.sampling.estimate`).
     One draw: over the launches; two to :data:`TAIL_MAX_DRAWS`: over every set of m launches,
     where :func:`has_tail` says. Empty otherwise."""
-    if r.size <= m or r.std <= 0 or r.mean <= 0 or not has_tail(r.size, m):
+    if not _records_tail(r.size, r.mean, r.std, m):
         return {}
     key = ("tail", r.lo, r.hi, r.mean, m, confidence)  # margin's tail_draws asks first, draw_plan again
     found = strata.memo.get(key)

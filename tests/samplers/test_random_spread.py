@@ -179,6 +179,11 @@ def test_a_few_draws_whose_features_show_no_spread_give_no_interval():
     assert len(set(cycles[rows])) == 1
     e0 = estimate_total(equal, dict(zip(ids[rows].tolist(), cycles[rows].tolist())), metric="cycles")
     assert e0.ci_low is None
+    # equal measured durations are the launches' own spread, known: that plan has its interval
+    timed = simsample.plan(wl, "random", seed=0, metric="duration_ns")
+    rows = timed.samples["launch"].to_numpy()
+    assert estimate_total(timed, dict(zip(ids[rows].tolist(), [7_168.0] * len(rows)))).ci_low is not None
+    assert no_interval_reason(timed) == "none: no cluster drawn twice measured the spread"
     # five draws measure it (four degrees of freedom): an interval again
     five = simsample.plan(wl, "random", seed=0, metric="warp_insts", count=5)
     rows = five.samples["launch"].to_numpy()
