@@ -27,7 +27,7 @@ from simsample.errors import UserError
 from simsample.io import json_columns as jc
 
 #: A sample's keys, in the order written.
-SAMPLE_FIELDS = ("kernel_id", "launch", "weight", "cluster", "x")
+SAMPLE_FIELDS = ("kernel_id", "launch", "weight", "cluster", "x", "model")
 #: The schema keywords the column check of a sample's field applies.
 _COLUMN_KEYWORDS = {"type", "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "description"}
 #: JSON Schema types of a process entry's positions, as Python types (``bool`` is no integer).
@@ -189,7 +189,8 @@ def sample_columns(items: Any) -> dict[str, np.ndarray] | None:
     """The columns of a parsed ``samples`` list when every sample is an object with the required
     keys (and no other key than a sample may have) whose values are JSON numbers of the type the
     field takes (integers for ids and positions); ``None`` otherwise (the schema then names the
-    problem). ``x`` becomes a column only when every sample has it (a format 1.0 plan has none)."""
+    problem). ``x`` and ``model`` become columns only when every sample has them (a format 1.0
+    plan has neither; ``model`` is written from format 1.4 on, where the features model the cycles)."""
     if type(items) is not list:
         return None
     if not items:
@@ -216,18 +217,20 @@ def sample_columns(items: Any) -> dict[str, np.ndarray] | None:
             if types != {int} or min(values) < -(2**63) or max(values) > 2**63 - 1:
                 return None
             cols[f] = np.array(values, dtype=np.int64)
-    if all(len(s) == 5 for s in shapes):
-        xs = list(map(itemgetter("x"), items))
-        types = set(map(type, xs))
-        if not types <= {int, float} or (int in types and any(type(v) is int and abs(v) > 2**53 for v in xs)):
+    for f in SAMPLE_FIELDS[4:]:  # optional: a column only where every sample has it
+        have = [f in s for s in shapes]
+        if all(have):
+            values = list(map(itemgetter(f), items))
+            types = set(map(type, values))
+            if not types <= {int, float} or (int in types and any(type(v) is int and abs(v) > 2**53 for v in values)):
+                return None
+            cols[f] = np.array(values, dtype=np.float64)
+            if not np.isfinite(cols[f]).all():
+                return None
+        elif any(have) and not all(  # some have it: still each must be a number
+            type(s[f]) in (int, float) and math.isfinite(s[f]) for s in items if f in s
+        ):
             return None
-        cols["x"] = np.array(xs, dtype=np.float64)
-        if not np.isfinite(cols["x"]).all():
-            return None
-    elif any(len(s) == 5 for s in shapes) and not all(  # some have x: still each x must be a number
-        type(s["x"]) in (int, float) and math.isfinite(s["x"]) for s in items if "x" in s
-    ):
-        return None
     return cols
 
 

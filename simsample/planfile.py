@@ -72,6 +72,10 @@ PLAN_FORMAT_MINOR_PROCESS = 2
 #: the representatives, listed as samples of weight 0; :mod:`simsample.sampling.audit`). Written
 #: only by plans that have one.
 PLAN_FORMAT_MINOR_AUDIT = 3
+#: 4: each sample may carry ``model``, the features' model of the launch's cycles where the design
+#: metric is a proxy of them (the estimator fits the cycles on it: :func:`simsample.sampling.estimate._model_line`).
+#: Written only by plans that have it.
+PLAN_FORMAT_MINOR_MODEL = 4
 _KEY_ORDER = (
     "simsample_plan",
     "simsample_plan_minor",
@@ -168,6 +172,7 @@ class Plan:
         error_bound: float | None = None,
         confidence: float | None = None,
         extra_prediction: Mapping[str, Any] | None = None,
+        model: np.ndarray | None = None,
     ) -> Plan:
         """Assemble a plan from sampled row positions of ``workload``.
 
@@ -176,6 +181,10 @@ class Plan:
         gives a standard error) or ``"representative"`` (one chosen launch per cluster: no
         statistical bound). The predicted speedup is the metric's total over the metric summed
         over the distinct sampled launches.
+
+        ``model``: the features' model of each launch's cycles (workload order), where the design
+        metric is a proxy of them; each sample then records its value (format 1.4), so that the
+        estimator can see how far the simulated cycles follow it.
         """
         rows = np.asarray(rows, dtype=np.int64)
         weights = np.asarray(weights, dtype=np.float64)
@@ -217,6 +226,10 @@ class Plan:
         samples = pd.DataFrame({"kernel_id": ids[rows], "launch": rows, "weight": weights, "cluster": cl})
         if x is not None and np.all(np.isfinite(x)):
             samples["x"] = x
+            if model is not None:
+                modelled = np.asarray(model, dtype=np.float64)[rows]
+                if np.all(np.isfinite(modelled)):
+                    samples["model"] = modelled
         return cls(
             workload=wl,
             sampler={"name": sampler.name, "version": str(sampler.version), "params": dict(params), "seed": int(seed)},
@@ -339,6 +352,8 @@ class Plan:
     def _minor(self) -> int:
         """The oldest minor format that holds what this plan has: plans keep their bytes until
         they use an addition."""
+        if "model" in self.samples.columns:
+            return PLAN_FORMAT_MINOR_MODEL
         if isinstance(self.estimator, Mapping) and self.estimator.get("audit") is not None:
             return PLAN_FORMAT_MINOR_AUDIT
         return PLAN_FORMAT_MINOR if self.process is None else PLAN_FORMAT_MINOR_PROCESS
@@ -558,6 +573,7 @@ def _sample_list_type() -> Any:
             ("weight", float),
             ("cluster", int),
             ("x", float | msgspec.UnsetType, msgspec.UNSET),
+            ("model", float | msgspec.UnsetType, msgspec.UNSET),
         ],
         forbid_unknown_fields=True,
     )
@@ -584,11 +600,12 @@ def _decode_typed(data: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray]] |
             f: np.fromiter(map(attrgetter(f), items), dtype=np.int64 if f != "weight" else np.float64, count=n)
             for f in ("kernel_id", "launch", "weight", "cluster")
         }
-        xs = list(map(attrgetter("x"), items))
+        optional = {f: list(map(attrgetter(f), items)) for f in ("x", "model")}
     except Exception:  # noqa: BLE001 - any refusal: the full path decides, and names the problem
         return None
-    if n and msgspec.UNSET not in xs:  # format 1.1: the design values, when every sample has one
-        cols["x"] = np.array(xs, dtype=np.float64)
+    for f, values in optional.items():  # format 1.1 (x), 1.4 (model): columns where every sample has one
+        if n and msgspec.UNSET not in values:
+            cols[f] = np.array(values, dtype=np.float64)
     doc["samples"] = []
     return doc, cols
 
@@ -632,8 +649,9 @@ def _samples_frame(items: Sequence[Mapping[str, Any]], estimator: Mapping[str, A
         raise FormatError(
             source, f"weight {w[i]} is not a finite number ≥ 0; make the plan again", record=f"sample {i}"
         )
-    if items and all(s.get("x") is not None for s in items):  # format 1.1: the design values
-        cols["x"] = np.array([s["x"] for s in items], dtype=np.float64)
+    for f in ("x", "model"):  # format 1.1: the design values; 1.4: the features' model of the cycles
+        if items and all(s.get(f) is not None for s in items):
+            cols[f] = np.array([s[f] for s in items], dtype=np.float64)
     return pd.DataFrame(cols)
 
 

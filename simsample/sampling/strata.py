@@ -224,7 +224,8 @@ def draw_plan(
     ids = workload.kernels["kernel_id"].to_numpy()  # as stored (int32 mostly): no int64 copy of every id
     rows_parts = []
     clusters: list[Cluster] = []
-    model_in_order = model_spread_source(workload, metric, strata)
+    model = model_cycles(workload, metric, strata.values)
+    model_in_order = None if model is strata.values else model[strata.order]
     sizes = np.array([r.size for r in ranges], dtype=np.int64)
     m_all = np.asarray(draws, dtype=np.int64)
     if not replace:
@@ -286,6 +287,7 @@ def draw_plan(
         error_bound=eps,
         confidence=confidence,
         extra_prediction=extra,
+        model=None if model_in_order is None else model,
     )
 
 
@@ -415,14 +417,6 @@ def finish(
     )
 
 
-def model_spread_source(workload: Workload, metric: str, strata: Strata) -> np.ndarray | None:
-    """The features' model of each launch's cycles in the strata's order, or None where there is
-    none (a measured design metric, or features without the column: see
-    :func:`~simsample.sampling.representatives.model_cycles`)."""
-    model = model_cycles(workload, metric, strata.values)
-    return None if model is strata.values else model[strata.order]
-
-
 def model_spread(model_in_order: np.ndarray | None, r: Range, m: int = 0, confidence: float = 0.99) -> dict[str, float]:
     """``{"model_cov": σ/μ}`` of the features' model of the cycles over a cluster (ddof 0, as
     ``cov``), and, for a cluster of ``m`` ≥ 1 draws (where its design metric records a tail),
@@ -441,7 +435,7 @@ def model_spread(model_in_order: np.ndarray | None, r: Range, m: int = 0, confid
         return {}
     v = model_in_order[r.lo : r.hi]
     mean = float(v.mean())
-    out = {"model_cov": float(v.std()) / mean if mean > 0 else 0.0}
+    out = {"model_mean": mean, "model_cov": float(v.std()) / mean if mean > 0 else 0.0}
     if r.size > m and mean > 0 and has_tail(r.size, m):
         out["model_tail"] = draws_tail(v, mean, m, confidence) / mean
     return out

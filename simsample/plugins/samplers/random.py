@@ -93,6 +93,7 @@ class RandomSampler(Sampler):
             clusters=[cluster],
             kind="stratified",
             replace=params["replace"],
+            model=None if model is values else model,
         )
 
 
