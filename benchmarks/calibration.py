@@ -13,7 +13,7 @@ values of the sampled launches):
 - refused: plans whose degrees of freedom cannot support an interval at their confidence
   (``simsample estimate`` says so in one line; left out of the coverage).
 
-Workloads, in six families:
+Workloads, in seven families:
 
 - ``dev``: development profiles, each its own truth (the STEM paper's protocol), a documented
   subset: every Kineto and Nsight Systems profile, Rodinia, PolyBench and Lonestar under
@@ -32,6 +32,9 @@ Workloads, in six families:
 - ``trace-fresh``: the same for trace workloads written after margin version 7, the default:
   ``convnet``, ``serving`` and ``particles`` (``tests/fixtures/accelsim_convnet``,
   ``accelsim_serving``, ``accelsim_particles``);
+- ``trace-late``: the same for trace workloads written after the estimator fitted the cycles on
+  the features' model over a cluster's draws (plan format 1.4): ``amr``
+  (``tests/fixtures/accelsim_amr``);
 - ``fresh``: every profile in the folder ``--profiles`` names, each its own truth: profiles that
   nothing was chosen on, such as those ``benchmarks/record_torch_profiles.py`` records.
 
@@ -87,6 +90,15 @@ TRACE_FRESH = tuple(
     )
     for name in ("convnet", "serving", "particles")
 )
+#: trace workloads with a full run written after the estimator's slope of the cycles on the model
+TRACE_LATE = tuple(
+    (
+        name,
+        FIXTURES / f"accelsim_{name}" / f"{name}-features.parquet",
+        FIXTURES / f"accelsim_{name}" / f"{name}-full.out.gz",
+    )
+    for name in ("amr",)
+)
 SAMPLERS = ("margin", "root", "stem", "allegro", "pka", "sieve", "photon", "random")
 
 #: gpuperfpredict runs of the dev and the holdout set (one program size each)
@@ -132,12 +144,13 @@ def load_family(
         if key in store:
             return store[key]
     out: list[tuple[str, object, np.ndarray | None]] = []
-    if family in ("trace-holdout", "trace-fresh"):
+    if family in ("trace-holdout", "trace-fresh", "trace-late"):
         from simsample.sampling.evaluate import truth_by_launch
         from simsample.workload import Workload
         from simsample_accelsim.collect import collect_logs
 
-        for name, features, full in TRACE_HOLDOUT if family == "trace-holdout" else TRACE_FRESH:
+        listed = {"trace-holdout": TRACE_HOLDOUT, "trace-fresh": TRACE_FRESH, "trace-late": TRACE_LATE}[family]
+        for name, features, full in listed:
             if features.is_file() and full.is_file():
                 wl = Workload.from_parquet(features)
                 out.append((name, wl, truth_by_launch(wl, collect_logs([full]), source=str(full), metric="cycles")))
@@ -275,7 +288,9 @@ def verdict(row: dict, nominal: float) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
-        "--family", default="dev,trace", help="comma-separated: dev, holdout, trace, trace-holdout, trace-fresh, fresh"
+        "--family",
+        default="dev,trace",
+        help="comma-separated: dev, holdout, trace, trace-holdout, trace-fresh, trace-late, fresh",
     )
     ap.add_argument(
         "--profiles",

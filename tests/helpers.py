@@ -138,6 +138,14 @@ def without_model_spread(plan):
     return Plan.from_json(doc)
 
 
+def without_sample_model(plan):
+    """``plan`` as a plan of format 1.3 holds it: its samples without the features' model of
+    their cycles, so that no cluster fits the cycles on it."""
+    import dataclasses
+
+    return dataclasses.replace(plan, samples=plan.samples.drop(columns=["model"]))
+
+
 def full_run_design(fixtures: Path, name: str, full: str | None = None):
     """``(workload, cycles, kernel ids)``: the features ``fixtures/NAME-features.parquet`` and the
     full run's cycles of each launch in launch order (``NAME-full.out.gz``, or ``full``), what

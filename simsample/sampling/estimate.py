@@ -681,13 +681,13 @@ def _model_line(d: _Design, y: np.ndarray) -> _ModelLine | None:
     intervals were 6.5 to 10 times its errors. The slope b of the cycles on the model, fitted
     over the draws, says how much of the model's spread the cycles follow: the cluster's spread
     is taken as b_up²·S_model² plus the draws' scatter about the line (m − 2 degrees of freedom),
-    S_model² the model's variance over every launch (``stats.model_mean`` and ``model_cov``)
-    and b_up the slope's upper bound at the plan's confidence (one-sided at (1 + c)/2), capped
-    where the model's own relative spread puts it (never above what was taken before; the
-    scatter is about the model's line, not the instructions'). With the fitted
-    slope itself the intervals were sharp but covered 0.75 to 0.87 of some workloads' plans (a
-    slope fitted on draws that missed the slow launches is too flat); its upper bound covers the
-    slope's own uncertainty."""
+    S_model² the model's variance over every launch (``stats.model_mean`` and ``model_cov``) and
+    b_up the upper bound of |b| at the plan's confidence (|b̂| + t·se, t one-sided at
+    (1 + c)/2), capped where the model's own relative spread puts it (never above what was
+    taken before; the scatter is about the model's line, not the instructions'). With the
+    fitted slope itself the intervals were sharp but covered 0.75 to 0.87 of some workloads'
+    plans (a slope fitted on draws that missed the slow launches is too flat); its bound covers
+    the slope's own uncertainty."""
     if d.xm is None or d.model_mean is None or d.model_cov is None:
         return None
     mm = np.nan_to_num(d.model_mean)
@@ -711,7 +711,9 @@ def _model_line(d: _Design, y: np.ndarray) -> _ModelLine | None:
     se = np.sqrt(np.divide(ss, dof * sxx, out=np.zeros(d.k), where=fits))
     t = special.stdtrit(np.maximum(dof, 1.0), 0.5 + d.confidence / 2)
     cap = np.divide(np.abs(y_bar), mm, out=np.zeros(d.k), where=fits)
-    upper = np.clip(slope + t * se, 0.0, cap)
+    # the bound of b² over the slope's interval: cycles that fall as the model rises (a model
+    # wrong in sign) are no less spread for it
+    upper = np.minimum(np.abs(slope) + t * se, cap)
     floor = upper * upper * (mcov * mm) ** 2 * d.ddof1
     return _ModelLine(fits, floor, ss, dof)
 

@@ -418,10 +418,12 @@ def finish(
 
 
 def model_spread(model_in_order: np.ndarray | None, r: Range, m: int = 0, confidence: float = 0.99) -> dict[str, float]:
-    """``{"model_cov": σ/μ}`` of the features' model of the cycles over a cluster (ddof 0, as
-    ``cov``), and, for a cluster of ``m`` ≥ 1 draws (where its design metric records a tail),
-    ``"model_tail"``: how far the mean of m draws lands at ``confidence`` by the model's values
-    (:func:`single_draw_tail`'s quantile); nothing without a model.
+    """``{"model_mean": μ, "model_cov": σ/μ}`` of the features' model of the cycles over a
+    cluster (ddof 0, as ``cov``; the mean lets the estimator turn the relative spread into the
+    cycles' units when it fits the cycles on the model), and, for a cluster of ``m`` ≥ 1 draws
+    (where its design metric records a tail), ``"model_tail"``: how far the mean of m draws lands
+    at ``confidence`` by the model's values (:func:`single_draw_tail`'s quantile); nothing
+    without a model.
 
     Warp instructions are a proxy of the cycles that misjudges their spread both ways. One GEMM
     kernel at several shapes of equal instructions (4 CTAs of a long loop against 16 of a short

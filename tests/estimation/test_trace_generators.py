@@ -25,6 +25,8 @@ from tests.helpers import ROOT, generated_traces_digest
         ("serving_workload.py", "--seed", "-1", 0),
         ("particles_workload.py", "--steps", "0", 1),
         ("particles_workload.py", "--seed", "-1", 0),
+        ("amr_workload.py", "--steps", "0", 1),
+        ("amr_workload.py", "--seed", "-1", 0),
     ],
 )
 def test_the_generators_refuse_a_count_or_a_folder_they_cannot_use(script, flag, value, least, tmp_path, capsys):
@@ -48,6 +50,7 @@ def test_the_generators_refuse_a_count_or_a_folder_they_cannot_use(script, flag,
     [
         ("graph_workload.py", "5eb602b20c3b77402ac56c91736d65a76c1c95217d6ca7a77d4b35f24a0b8bd0"),
         ("moe_workload.py", "54e85b988460fcef483d60e067b6fc8da9ef40afd6fd94a6c07928838c5d285e"),
+        ("amr_workload.py", "49603c8c0884b73d3461bcdeb12d857ffa01d3efcbd9be7d9cadad595cd8dcf5"),
         # the solver writes 660 MB of traces (about a minute and a half); the others tens of seconds
         *(
             pytest.param(script, sha256, marks=pytest.mark.slow)

@@ -15,7 +15,14 @@ from hypothesis import strategies as st
 import simsample
 from simsample.sampling.strata import draw_quantile, spread_stats
 from simsample.workload import from_records
-from tests.helpers import ROOT, design_scores, estimate_cli, full_run_design, without_model_spread
+from tests.helpers import (
+    ROOT,
+    design_scores,
+    estimate_cli,
+    full_run_design,
+    without_model_spread,
+    without_sample_model,
+)
 
 EXAMPLE = ROOT / "examples" / "profile" / "train_step.pt.trace.json.gz"
 WORKLOADS = ROOT / "tests" / "fixtures" / "accelsim_workloads"
@@ -90,6 +97,17 @@ def test_spread_stats_without_spread_or_launches():
     assert spread_stats(np.full(10, 3.0), 2, 0.95, model=np.full(10, 7.0)) == {"model_mean": 7.0, "model_cov": 0.0}
 
 
+def _random_covers_sharply(design) -> list[float]:
+    """Random's plans of seeds 0-19 on a :func:`full_run_design`: at least 19 of 20 intervals
+    hold the full run, their median half-width within five times the mean |error|; the
+    half-widths."""
+    scores = design_scores(design, "random")
+    halves = [s.half_width for s in scores]
+    assert sum(s.covered for s in scores) >= 19
+    assert statistics.median(halves) <= 5 * statistics.mean(abs(s.error) for s in scores)
+    return halves
+
+
 @pytest.mark.skipif(
     not (WORKLOADS / "decoder-full.out.gz").is_file(), reason="the decoder's full run is not in the fixtures"
 )
@@ -98,11 +116,7 @@ def test_random_on_the_decoders_features_is_sharp_and_covers():
     the instructions' spread, random's 95% intervals were ±38% around errors of 4.8% (8 times).
     With the model's spread they are under five times the errors and still hold the full run."""
     design = full_run_design(WORKLOADS, "decoder")
-    scores = design_scores(design, "random")
-    errors = [abs(s.error) for s in scores]
-    halves = [s.half_width for s in scores]
-    assert sum(s.covered for s in scores) >= 19
-    assert statistics.median(halves) <= 5 * statistics.mean(errors)
+    halves = _random_covers_sharply(design)
     wl, truth, ids = design
     from simsample.sampling.evaluate import score_plan
 
@@ -200,29 +214,18 @@ def test_cli_says_why_a_few_draws_have_no_interval(tmp_path):
     assert "none: 3 draws of launches whose features show no spread are too few to measure it" in out.stdout
 
 
-def _without_sample_model(plan):
-    """``plan`` as a plan of format 1.3 holds it: its samples without the model's values."""
-    import dataclasses
-
-    return dataclasses.replace(plan, samples=plan.samples.drop(columns=["model"]))
-
-
 def test_random_on_the_training_features_follows_the_cycles_slope():
     """A training step's launches spread 0.45 by the features' model and 0.13 in cycles: random's
     95% intervals took the model's spread and were ±24% around errors of 2.8% (8.5 times). The
     slope of the cycles on the model, bounded above at the plan's confidence, takes what the
     cycles do not follow off the model's spread: ±8.3% (2.9 times), and the full run stays in."""
     design = full_run_design(WORKLOADS, "training")
-    scores = design_scores(design, "random")
-    errors = [abs(s.error) for s in scores]
-    halves = [s.half_width for s in scores]
-    assert sum(s.covered for s in scores) >= 19
-    assert statistics.median(halves) <= 5 * statistics.mean(errors)
+    _random_covers_sharply(design)
     wl, truth, ids = design
     from simsample.sampling.evaluate import score_plan
 
     plan = simsample.plan(wl, "random", seed=0)
-    before = score_plan(_without_sample_model(plan), truth, ids, metric="cycles")
+    before = score_plan(without_sample_model(plan), truth, ids, metric="cycles")
     after = score_plan(plan, truth, ids, metric="cycles")
     assert after.estimate == before.estimate  # the estimate is the same; only its interval narrows
     assert before.half_width > 1.5 * after.half_width  # seed 0: ±22.5% against ±12.5%
@@ -270,6 +273,22 @@ def test_the_cycles_slope_on_the_model_never_widens_the_interval(slope, noise, s
     rows = plan.samples["launch"].to_numpy()
     values = dict(zip(ids[rows].tolist(), cycles[rows].tolist()))
     with_line = estimate_total(plan, values, metric="cycles", confidence=confidence)
-    without = estimate_total(_without_sample_model(plan), values, metric="cycles", confidence=confidence)
+    without = estimate_total(without_sample_model(plan), values, metric="cycles", confidence=confidence)
     assert with_line.estimate == without.estimate
     assert with_line.ci_high - with_line.ci_low <= (without.ci_high - without.ci_low) * (1 + 1e-9)
+
+
+def test_cycles_that_fall_as_the_model_rises_keep_the_models_spread():
+    """The bound is of |b|: draws whose cycles fall as the model rises fitted a negative slope,
+    which clipped at 0 took all of the model's spread off, and a plan edited to such model values
+    gave an interval of no width around its estimate."""
+    from simsample.sampling.estimate import estimate_total
+
+    wl = _features(120, seed=2)
+    plan = simsample.plan(wl, "random", seed=4, metric="warp_insts")
+    ids = wl.kernels["kernel_id"].to_numpy()
+    rows = plan.samples["launch"].to_numpy()
+    model = plan.samples["model"].to_numpy()
+    values = dict(zip(ids[rows].tolist(), (20_000.0 - model).tolist()))  # exactly on a line of slope −1
+    est = estimate_total(plan, values, metric="cycles")
+    assert est.ci_high - est.ci_low > 0.05 * est.estimate
