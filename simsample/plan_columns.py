@@ -28,6 +28,9 @@ from simsample.io import json_columns as jc
 
 #: A sample's keys, in the order written.
 SAMPLE_FIELDS = ("kernel_id", "launch", "weight", "cluster", "x", "model")
+#: The keys a sample may leave out (format 1.1's design value ``x``, 1.4's ``model`` of the
+#: cycles): a column only where every sample has one.
+OPTIONAL_SAMPLE_FIELDS = SAMPLE_FIELDS[4:]
 #: The schema keywords the column check of a sample's field applies.
 _COLUMN_KEYWORDS = {"type", "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "description"}
 #: JSON Schema types of a process entry's positions, as Python types (``bool`` is no integer).
@@ -217,7 +220,7 @@ def sample_columns(items: Any) -> dict[str, np.ndarray] | None:
             if types != {int} or min(values) < -(2**63) or max(values) > 2**63 - 1:
                 return None
             cols[f] = np.array(values, dtype=np.int64)
-    for f in SAMPLE_FIELDS[4:]:  # optional: a column only where every sample has it
+    for f in OPTIONAL_SAMPLE_FIELDS:
         have = [f in s for s in shapes]
         if all(have):
             values = list(map(itemgetter(f), items))

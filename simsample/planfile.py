@@ -31,6 +31,7 @@ from simsample.io.files import atomic_write_bytes, check_input_file
 from simsample.io.limits import read_bytes_limited
 from simsample.plan_checks import check_plan, entry_rules_suffice
 from simsample.plan_columns import (
+    OPTIONAL_SAMPLE_FIELDS,
     SAMPLE_FIELDS,  # noqa: F401 - re-exported: a sample's keys, in the order written
     check_samples,
     cluster_columns,
@@ -572,8 +573,7 @@ def _sample_list_type() -> Any:
             ("launch", int),
             ("weight", float),
             ("cluster", int),
-            ("x", float | msgspec.UnsetType, msgspec.UNSET),
-            ("model", float | msgspec.UnsetType, msgspec.UNSET),
+            *((f, float | msgspec.UnsetType, msgspec.UNSET) for f in OPTIONAL_SAMPLE_FIELDS),
         ],
         forbid_unknown_fields=True,
     )
@@ -600,10 +600,10 @@ def _decode_typed(data: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray]] |
             f: np.fromiter(map(attrgetter(f), items), dtype=np.int64 if f != "weight" else np.float64, count=n)
             for f in ("kernel_id", "launch", "weight", "cluster")
         }
-        optional = {f: list(map(attrgetter(f), items)) for f in ("x", "model")}
+        optional = {f: list(map(attrgetter(f), items)) for f in OPTIONAL_SAMPLE_FIELDS}
     except Exception:  # noqa: BLE001 - any refusal: the full path decides, and names the problem
         return None
-    for f, values in optional.items():  # format 1.1 (x), 1.4 (model): columns where every sample has one
+    for f, values in optional.items():  # columns where every sample has one
         if n and msgspec.UNSET not in values:
             cols[f] = np.array(values, dtype=np.float64)
     doc["samples"] = []
@@ -649,7 +649,7 @@ def _samples_frame(items: Sequence[Mapping[str, Any]], estimator: Mapping[str, A
         raise FormatError(
             source, f"weight {w[i]} is not a finite number ≥ 0; make the plan again", record=f"sample {i}"
         )
-    for f in ("x", "model"):  # format 1.1: the design values; 1.4: the features' model of the cycles
+    for f in OPTIONAL_SAMPLE_FIELDS:  # columns where every sample has one
         if items and all(s.get(f) is not None for s in items):
             cols[f] = np.array([s[f] for s in items], dtype=np.float64)
     return pd.DataFrame(cols)

@@ -268,17 +268,9 @@ def _design(plan: Plan, metric: str | None = None) -> _Design:
         measured,
         np.full(k, np.nan) if measured else _stat(plan, "model_cov"),
         in_place,
-        _sample_model(plan) if in_place and not measured else None,
+        _finite_samples(plan, "model") if in_place and not measured else None,
         None if measured else _stat(plan, "model_mean"),
     )
-
-
-def _sample_model(plan: Plan) -> np.ndarray | None:
-    """The features' model of the cycles of each sample (format 1.4), or None."""
-    if "model" not in plan.samples.columns:
-        return None
-    v = plan.samples["model"].to_numpy(np.float64)
-    return v if np.all(np.isfinite(v)) else None
 
 
 def design_is_measured(plan: Plan) -> bool:
@@ -291,10 +283,15 @@ def design_is_measured(plan: Plan) -> bool:
 
 def plan_design_values(plan: Plan) -> np.ndarray | None:
     """The design metric's value of each sample, as the plan records it (format ≥ 1.1), or None."""
-    if "x" not in plan.samples.columns:
+    return _finite_samples(plan, "x")
+
+
+def _finite_samples(plan: Plan, column: str) -> np.ndarray | None:
+    """A per-sample column of the plan where every value is a finite number, else None."""
+    if column not in plan.samples.columns:
         return None
-    x = plan.samples["x"].to_numpy(np.float64)
-    return x if np.all(np.isfinite(x)) else None
+    v = plan.samples[column].to_numpy(np.float64)
+    return v if np.all(np.isfinite(v)) else None
 
 
 def _by_cluster(d: _Design, v: np.ndarray) -> np.ndarray:
@@ -513,14 +510,21 @@ def _scatter(d: _Design, y: np.ndarray, *, regress: bool = True) -> tuple[np.nda
     ok = d.m >= 2
     if d.x is None or not regress:
         return _sample_var(d, y) * np.maximum(d.m - 1.0, 0.0), np.where(ok, d.m - 1.0, 0.0)
-    xm = np.divide(_by_cluster(d, d.x), d.m, out=np.zeros(d.k), where=d.m > 0)
-    ym = np.divide(_by_cluster(d, y), d.m, out=np.zeros(d.k), where=d.m > 0)
-    dx, dy = d.x - xm[d.pos], y - ym[d.pos]
-    sxx, sxy, syy = _by_cluster(d, dx * dx), _by_cluster(d, dx * dy), _by_cluster(d, dy * dy)
-    flat = sxx <= 1e-12 * np.maximum(_by_cluster(d, d.x * d.x), 1e-300)
-    slope = np.divide(sxy, sxx, out=np.zeros(d.k), where=~flat)
-    ss = np.where(flat, syy, np.maximum(syy - slope * sxy, 0.0))
+    _, _, ss, flat = _line(d, d.x, y)
     return ss, np.where(ok, np.where(flat, d.m - 1.0, d.m - 2.0), 0.0)
+
+
+def _line(d: _Design, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per cluster, the least-squares line of ``y`` on ``x`` through its draws: ``(S_xx, slope,
+    residual sum of squares, flat)``, ``flat`` where the draws share one x (no slope; the sum of
+    squares is then about the mean)."""
+    xm = np.divide(_by_cluster(d, x), d.m, out=np.zeros(d.k), where=d.m > 0)
+    ym = np.divide(_by_cluster(d, y), d.m, out=np.zeros(d.k), where=d.m > 0)
+    dx, dy = x - xm[d.pos], y - ym[d.pos]
+    sxx, sxy, syy = _by_cluster(d, dx * dx), _by_cluster(d, dx * dy), _by_cluster(d, dy * dy)
+    flat = ~(sxx > 1e-12 * np.maximum(_by_cluster(d, x * x), 1e-300))
+    slope = np.divide(sxy, sxx, out=np.zeros(d.k), where=~flat)
+    return sxx, slope, np.where(flat, syy, np.maximum(syy - slope * sxy, 0.0)), flat
 
 
 def _borrow(d: _Design, y: np.ndarray, scale: np.ndarray, *, design_cov: bool) -> _Borrowed | None:
@@ -692,24 +696,15 @@ def _model_line(d: _Design, y: np.ndarray) -> _ModelLine | None:
         return None
     mm = np.nan_to_num(d.model_mean)
     mcov = np.nan_to_num(d.model_cov)
-    xm_bar = np.divide(_by_cluster(d, d.xm), d.m, out=np.zeros(d.k), where=d.m > 0)
-    y_bar = np.divide(_by_cluster(d, y), d.m, out=np.zeros(d.k), where=d.m > 0)
-    dx, dy = d.xm - xm_bar[d.pos], y - y_bar[d.pos]
-    sxx, sxy, syy = _by_cluster(d, dx * dx), _by_cluster(d, dx * dy), _by_cluster(d, dy * dy)
-    fits = (
-        (d.m >= MODEL_LINE_DRAWS)
-        & (d.fpc > 0)
-        & (mm > 0)
-        & (mcov > 0)
-        & (sxx > 1e-12 * np.maximum(_by_cluster(d, d.xm * d.xm), 1e-300))
-    )
+    sxx, slope, ss, flat = _line(d, d.xm, y)
+    fits = (d.m >= MODEL_LINE_DRAWS) & (d.fpc > 0) & (mm > 0) & (mcov > 0) & ~flat
     if not np.any(fits):
         return None
-    slope = np.divide(sxy, sxx, out=np.zeros(d.k), where=fits)
-    ss = np.where(fits, np.maximum(syy - slope * sxy, 0.0), 0.0)
+    ss = np.where(fits, ss, 0.0)
     dof = np.where(fits, d.m - 2.0, 0.0)
     se = np.sqrt(np.divide(ss, dof * sxx, out=np.zeros(d.k), where=fits))
     t = special.stdtrit(np.maximum(dof, 1.0), 0.5 + d.confidence / 2)
+    y_bar = np.divide(_by_cluster(d, y), d.m, out=np.zeros(d.k), where=d.m > 0)
     cap = np.divide(np.abs(y_bar), mm, out=np.zeros(d.k), where=fits)
     # the bound of b² over the slope's interval: cycles that fall as the model rises (a model
     # wrong in sign) are no less spread for it
