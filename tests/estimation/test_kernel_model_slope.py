@@ -5,6 +5,8 @@ appends, the context class included."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -144,3 +146,30 @@ def test_plans_without_sample_model_values_are_read_as_before():
     y = np.ones(len(older.samples))
     assert _kernel_model_slopes(d, y) is d
     assert d.xm is None and d.model_scale is None
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda m: m * 1e150,  # squares beyond float64 over a kernel's draws
+        lambda m: np.where(np.arange(m.size) == 0, np.nan, m),  # one sample's model unreadable
+        lambda m: np.full_like(m, 5.0),  # every draw at one modelled value
+        lambda m: np.zeros_like(m),
+    ],
+    ids=["huge", "one-nan", "constant", "zero"],
+)
+def test_hand_edited_model_values_fall_back_to_the_models_whole_spread(edit):
+    """Sample model values no line can be fitted on leave the clusters' spread the model's whole,
+    as a plan of format 1.3 reads: never a narrower interval, never an error."""
+    wl, plan = _serving_plan(0)
+    ids = wl.kernels["kernel_id"].to_numpy()
+    rows = plan.samples["launch"].to_numpy()
+    model = wl.kernels["predicted_cycles"].to_numpy(np.float64)
+    values = dict(zip(ids[rows].tolist(), (1_000.0 + model[rows]).tolist()))
+    samples = plan.samples.copy()
+    samples["model"] = edit(samples["model"].to_numpy(np.float64))
+    edited = estimate_total(dataclasses.replace(plan, samples=samples), values, metric="cycles")
+    older = estimate_total(without_sample_model(plan), values, metric="cycles")
+    fitted = estimate_total(plan, values, metric="cycles")
+    assert (edited.estimate, edited.ci_low, edited.ci_high) == (older.estimate, older.ci_low, older.ci_high)
+    assert fitted.ci_high - fitted.ci_low < older.ci_high - older.ci_low  # cycles = 1000 + model: less spread
