@@ -763,25 +763,27 @@ def _kernel_model_slopes(d: _Design, y: np.ndarray) -> _Design:
     target = (d.m < MODEL_LINE_DRAWS) & (d.fpc > 0) & (mm > 0) & (np.nan_to_num(d.model_cov) > 0) & (level > 0)
     if not np.any(target):
         return d
-    kernels = np.array([kernel_of(k) for k in d.key])
+    # every kernel's line at once (one pass of sums per kernel: plans of thousands of kernels)
+    kernel_codes, _ = pd.factorize(np.array([kernel_of(k) for k in d.key], dtype=object))
+    kernel = kernel_codes[d.pos]
+    nk = int(kernel_codes.max()) + 1
+
+    def per_kernel(v: np.ndarray) -> np.ndarray:
+        return np.bincount(kernel, weights=v, minlength=nk)
+
+    n = np.bincount(kernel, minlength=nk).astype(np.float64)
+    dx = d.xm - (per_kernel(d.xm) / n)[kernel]
+    dy = y - (per_kernel(y) / n)[kernel]
+    sxx, sxy, syy = per_kernel(dx * dx), per_kernel(dx * dy), per_kernel(dy * dy)
+    fits = (n >= MODEL_LINE_DRAWS) & (sxx > 1e-12 * per_kernel(d.xm * d.xm))  # not one modelled value
+    slope = np.divide(sxy, sxx, out=np.zeros(nk), where=fits)
+    dof = np.maximum(n - 2.0, 1.0)
+    se = np.sqrt(np.divide(np.maximum(syy - slope * sxy, 0.0), dof * sxx, out=np.zeros(nk), where=fits))
+    upper = np.abs(slope) + special.stdtrit(dof, 0.5 + d.confidence / 2) * se
+    here = target & fits[kernel_codes]
     scale = np.ones(d.k)
-    t_side = 0.5 + d.confidence / 2
-    for name in np.unique(kernels[target]):
-        mine = kernels == name
-        x, v = d.xm[mine[d.pos]], y[mine[d.pos]]
-        n = x.size
-        if n < MODEL_LINE_DRAWS:
-            continue
-        dx = x - x.mean()
-        sxx = float(np.dot(dx, dx))
-        if not sxx > 1e-12 * float(np.dot(x, x)):  # the draws share one modelled value: no slope
-            continue
-        b = float(np.dot(dx, v - v.mean())) / sxx
-        sse = max(float(np.dot(v - v.mean(), v - v.mean())) - b * b * sxx, 0.0)
-        upper = abs(b) + float(special.stdtrit(n - 2, t_side)) * math.sqrt(sse / (n - 2) / sxx)
-        here = target & mine
-        # a model's spread known stays known (a floor of 0 would read as nothing known: _blind)
-        scale[here] = np.clip(upper * mm[here] / level[here], MIN_MODEL_SCALE, 1.0)
+    # a model's spread known stays known (a floor of 0 would read as nothing known: _blind)
+    scale[here] = np.clip(upper[kernel_codes[here]] * mm[here] / level[here], MIN_MODEL_SCALE, 1.0)
     if np.all(scale >= 1.0):
         return d
     return with_fields(d, model_scale=scale)
