@@ -146,6 +146,37 @@ def without_sample_model(plan):
     return dataclasses.replace(plan, samples=plan.samples.drop(columns=["model"]))
 
 
+def sampled_values(workload, plan, per_launch) -> dict:
+    """``{kernel id: value}`` of the launches ``plan`` samples, from ``per_launch`` (one value per
+    launch of ``workload``, in its order): what a simulator's results give the estimator."""
+    import numpy as np
+
+    ids = workload.kernels["kernel_id"].to_numpy()
+    rows = plan.samples["launch"].to_numpy()
+    return dict(zip(ids[rows].tolist(), np.asarray(per_launch, dtype=np.float64)[rows].tolist()))
+
+
+def assert_sample_model_never_widens(
+    workload, plan, *, base: float, slope: float, noise: float, seed: int, confidence: float
+):
+    """Cycles ``base + slope·model·(1 + noise·ε)`` (ε standard normal, the factor at least 0.05)
+    of ``workload``'s launches, ``model`` its ``predicted_cycles``: the interval ``plan`` gives
+    them with its samples' model values is never wider than without them (a plan of format 1.3),
+    and the estimate is the same."""
+    import numpy as np
+
+    from simsample.sampling.estimate import estimate_total
+
+    model = workload.kernels["predicted_cycles"].to_numpy(np.float64)
+    g = np.random.default_rng(seed)
+    cycles = base + slope * model * (1.0 + noise * g.standard_normal(model.size)).clip(0.05)
+    values = sampled_values(workload, plan, cycles)
+    with_model = estimate_total(plan, values, metric="cycles", confidence=confidence)
+    without = estimate_total(without_sample_model(plan), values, metric="cycles", confidence=confidence)
+    assert with_model.estimate == without.estimate
+    assert with_model.ci_high - with_model.ci_low <= (without.ci_high - without.ci_low) * (1 + 1e-9)
+
+
 def full_run_design(fixtures: Path, name: str, full: str | None = None):
     """``(workload, cycles, kernel ids)``: the features ``fixtures/NAME-features.parquet`` and the
     full run's cycles of each launch in launch order (``NAME-full.out.gz``, or ``full``), what

@@ -15,7 +15,13 @@ from hypothesis import strategies as st
 import simsample
 from simsample.sampling.estimate import _design, _kernel_model_slopes, _sample_values, estimate_total, kernel_of
 from simsample.sampling.evaluate import score_plan
-from tests.helpers import ROOT, full_run_design, without_sample_model
+from tests.helpers import (
+    ROOT,
+    assert_sample_model_never_widens,
+    full_run_design,
+    sampled_values,
+    without_sample_model,
+)
 
 SERVING = ROOT / "tests" / "fixtures" / "accelsim_serving"
 GRAPH = ROOT / "tests" / "fixtures" / "accelsim_graph"
@@ -108,16 +114,7 @@ def test_a_kernels_slope_never_widens_the_interval(slope, noise, seed, confidenc
     capped at the model's own spread: an interval with the samples' model values is never wider
     than one without, and the estimate is the same."""
     wl, plan = _serving_plan(seed)
-    model = wl.kernels["predicted_cycles"].to_numpy(np.float64)
-    g = np.random.default_rng(seed)
-    cycles = 2_000.0 + slope * model * (1.0 + noise * g.standard_normal(model.size)).clip(0.05)
-    ids = wl.kernels["kernel_id"].to_numpy()
-    rows = plan.samples["launch"].to_numpy()
-    values = dict(zip(ids[rows].tolist(), cycles[rows].tolist()))
-    with_slope = estimate_total(plan, values, metric="cycles", confidence=confidence)
-    without = estimate_total(without_sample_model(plan), values, metric="cycles", confidence=confidence)
-    assert with_slope.estimate == without.estimate
-    assert with_slope.ci_high - with_slope.ci_low <= (without.ci_high - without.ci_low) * (1 + 1e-9)
+    assert_sample_model_never_widens(wl, plan, base=2_000.0, slope=slope, noise=noise, seed=seed, confidence=confidence)
 
 
 def test_cycles_equal_over_a_kernels_draws_leave_its_spread_known():
@@ -162,10 +159,7 @@ def test_hand_edited_model_values_fall_back_to_the_models_whole_spread(edit):
     """Sample model values no line can be fitted on leave the clusters' spread the model's whole,
     as a plan of format 1.3 reads: never a narrower interval, never an error."""
     wl, plan = _serving_plan(0)
-    ids = wl.kernels["kernel_id"].to_numpy()
-    rows = plan.samples["launch"].to_numpy()
-    model = wl.kernels["predicted_cycles"].to_numpy(np.float64)
-    values = dict(zip(ids[rows].tolist(), (1_000.0 + model[rows]).tolist()))
+    values = sampled_values(wl, plan, 1_000.0 + wl.kernels["predicted_cycles"].to_numpy(np.float64))
     samples = plan.samples.copy()
     samples["model"] = edit(samples["model"].to_numpy(np.float64))
     edited = estimate_total(dataclasses.replace(plan, samples=samples), values, metric="cycles")

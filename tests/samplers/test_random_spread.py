@@ -17,6 +17,7 @@ from simsample.sampling.strata import draw_quantile, spread_stats
 from simsample.workload import from_records
 from tests.helpers import (
     ROOT,
+    assert_sample_model_never_widens,
     design_scores,
     estimate_cli,
     full_run_design,
@@ -262,20 +263,11 @@ def test_the_cycles_slope_on_the_model_never_widens_the_interval(slope, noise, s
     slope and the noise of the cycles on the model (a line in the instructions here, so the
     scatter about either line is the same), the interval with the samples' model values is
     never wider than without them."""
-    from simsample.sampling.estimate import estimate_total
-
     wl = _features(120, seed=seed % 7)
     plan = simsample.plan(wl, "random", seed=seed, metric="warp_insts")
-    g = np.random.default_rng(seed)
-    model = wl.kernels["predicted_cycles"].to_numpy(np.float64)
-    cycles = 1_000.0 + slope * model * (1.0 + noise * g.standard_normal(model.size)).clip(0.05)
-    ids = wl.kernels["kernel_id"].to_numpy()
-    rows = plan.samples["launch"].to_numpy()
-    values = dict(zip(ids[rows].tolist(), cycles[rows].tolist()))
-    with_line = estimate_total(plan, values, metric="cycles", confidence=confidence)
-    without = estimate_total(without_sample_model(plan), values, metric="cycles", confidence=confidence)
-    assert with_line.estimate == without.estimate
-    assert with_line.ci_high - with_line.ci_low <= (without.ci_high - without.ci_low) * (1 + 1e-9)
+    assert_sample_model_never_widens(
+        wl, plan, base=1_000.0, slope=slope, noise=noise, seed=seed, confidence=confidence
+    )
 
 
 def test_cycles_that_fall_as_the_model_rises_keep_the_models_spread():
