@@ -265,9 +265,7 @@ def test_the_cycles_slope_on_the_model_never_widens_the_interval(slope, noise, s
     never wider than without them."""
     wl = _features(120, seed=seed % 7)
     plan = simsample.plan(wl, "random", seed=seed, metric="warp_insts")
-    assert_sample_model_never_widens(
-        wl, plan, base=1_000.0, slope=slope, noise=noise, seed=seed, confidence=confidence
-    )
+    assert_sample_model_never_widens(wl, plan, base=1_000.0, slope=slope, noise=noise, seed=seed, confidence=confidence)
 
 
 def test_cycles_that_fall_as_the_model_rises_keep_the_models_spread():
