@@ -72,16 +72,24 @@ def score_sampled_run(plan, log: Path, truth: float) -> tuple[float, bool, float
     )
 
 
-def generated_traces_digest(script: str, out: Path) -> str:
-    """sha256 of ``kernelslist.g`` followed by every ``kernel-N.traceg`` (N from 1) that
-    ``benchmarks/SCRIPT`` writes into ``out`` with its defaults: a held-out workload's test checks
-    that the generator still writes the traces its recorded runs simulated."""
-    import hashlib
+def benchmark_module(script: str):
+    """``benchmarks/SCRIPT`` loaded as a module (the folder is no package): its functions and
+    ``main`` to call as a user's command line would."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(Path(script).stem, ROOT / "benchmarks" / script)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    return mod
+
+
+def generated_traces_digest(script: str, out: Path) -> str:
+    """sha256 of ``kernelslist.g`` followed by every ``kernel-N.traceg`` (N from 1) that
+    ``benchmarks/SCRIPT`` writes into ``out`` with its defaults: a held-out workload's test checks
+    that the generator still writes the traces its recorded runs simulated."""
+    import hashlib
+
+    mod = benchmark_module(script)
     assert mod.main([str(out)]) == 0
     h = hashlib.sha256((out / "kernelslist.g").read_bytes())
     n = len(list(out.glob("kernel-*.traceg")))

@@ -225,7 +225,7 @@ class _Design:
         cov2 = np.nan_to_num(self.cov) ** 2
         if self.model_cov is not None:
             model2 = np.where(np.isnan(self.cov), 0.0, np.nan_to_num(self.model_cov) ** 2)
-            if self.model_scale is not None and self.model_in_place:
+            if self.model_scale is not None:  # set only where the model's spread is in place
                 model2 = model2 * self.model_scale**2
             cov2 = np.where(model2 > 0, model2, cov2) if self.model_in_place else np.fmax(cov2, model2)
         return cov2 * self.ddof1
@@ -282,8 +282,7 @@ def _design(plan: Plan, metric: str | None = None) -> _Design:
         in_place,
         _finite_samples(plan, "model") if in_place and not measured else None,
         None if measured else _stat(plan, "model_mean"),
-        None,
-        tail_of_model,
+        tail_of_model=tail_of_model,
     )
 
 
@@ -533,16 +532,41 @@ def _scatter(d: _Design, y: np.ndarray, *, regress: bool = True) -> tuple[np.nda
 
 
 def _line(d: _Design, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per cluster, the least-squares line of ``y`` on ``x`` through its draws: ``(S_xx, slope,
-    residual sum of squares, flat)``, ``flat`` where the draws share one x (no slope; the sum of
-    squares is then about the mean)."""
-    xm = np.divide(_by_cluster(d, x), d.m, out=np.zeros(d.k), where=d.m > 0)
-    ym = np.divide(_by_cluster(d, y), d.m, out=np.zeros(d.k), where=d.m > 0)
-    dx, dy = x - xm[d.pos], y - ym[d.pos]
-    sxx, sxy, syy = _by_cluster(d, dx * dx), _by_cluster(d, dx * dy), _by_cluster(d, dy * dy)
-    flat = ~(sxx > 1e-12 * np.maximum(_by_cluster(d, x * x), 1e-300))
-    slope = np.divide(sxy, sxx, out=np.zeros(d.k), where=~flat)
+    """Per cluster, the least-squares line of ``y`` on ``x`` through its draws (:func:`_group_line`)."""
+    return _group_line(d.pos, d.k, d.m, x, y)
+
+
+def _group_line(
+    group: np.ndarray, k: int, n: np.ndarray, x: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per group of samples (``group``: each sample's group of ``k``, ``n`` samples in each), the
+    least-squares line of ``y`` on ``x``: ``(S_xx, slope, residual sum of squares, flat)``,
+    ``flat`` where the group's samples share one x (no slope; the sum of squares is then about
+    the mean)."""
+
+    def total(v: np.ndarray) -> np.ndarray:
+        return np.bincount(group, weights=v, minlength=k)
+
+    xm = np.divide(total(x), n, out=np.zeros(k), where=n > 0)
+    ym = np.divide(total(y), n, out=np.zeros(k), where=n > 0)
+    dx, dy = x - xm[group], y - ym[group]
+    sxx, sxy, syy = total(dx * dx), total(dx * dy), total(dy * dy)
+    flat = ~(sxx > 1e-12 * np.maximum(total(x * x), 1e-300))
+    slope = np.divide(sxy, sxx, out=np.zeros(k), where=~flat)
     return sxx, slope, np.where(flat, syy, np.maximum(syy - slope * sxy, 0.0)), flat
+
+
+def _slope_bound(
+    sxx: np.ndarray, slope: np.ndarray, ss: np.ndarray, n: np.ndarray, fits: np.ndarray, confidence: float
+) -> np.ndarray:
+    """The upper bound of |b| over the slope's interval at ``confidence``, |b̂| + t·se, t
+    Student's one-sided at (1 + c)/2 with n − 2 degrees of freedom, where a line ``fits``
+    (:func:`_group_line`'s sums); 0 elsewhere. Of |b|: cycles that fall as the model rises (a
+    model wrong in sign) are no less spread for it."""
+    dof = np.where(fits, n - 2.0, 0.0)
+    se = np.sqrt(np.divide(ss, dof * sxx, out=np.zeros(len(sxx)), where=fits & (dof > 0)))
+    t = special.stdtrit(np.maximum(dof, 1.0), 0.5 + confidence / 2)
+    return np.where(fits, np.abs(slope) + t * se, 0.0)
 
 
 def _borrow(d: _Design, y: np.ndarray, scale: np.ndarray, *, design_cov: bool) -> _Borrowed | None:
@@ -719,16 +743,11 @@ def _model_line(d: _Design, y: np.ndarray) -> _ModelLine | None:
     if not np.any(fits):
         return None
     ss = np.where(fits, ss, 0.0)
-    dof = np.where(fits, d.m - 2.0, 0.0)
-    se = np.sqrt(np.divide(ss, dof * sxx, out=np.zeros(d.k), where=fits))
-    t = special.stdtrit(np.maximum(dof, 1.0), 0.5 + d.confidence / 2)
     y_bar = np.divide(_by_cluster(d, y), d.m, out=np.zeros(d.k), where=d.m > 0)
     cap = np.divide(np.abs(y_bar), mm, out=np.zeros(d.k), where=fits)
-    # the bound of b² over the slope's interval: cycles that fall as the model rises (a model
-    # wrong in sign) are no less spread for it
-    upper = np.minimum(np.abs(slope) + t * se, cap)
+    upper = np.minimum(_slope_bound(sxx, slope, ss, d.m, fits, d.confidence), cap)
     floor = upper * upper * (mcov * mm) ** 2 * d.ddof1
-    return _ModelLine(fits, floor, ss, dof)
+    return _ModelLine(fits, floor, ss, np.where(fits, d.m - 2.0, 0.0))
 
 
 #: The least share of the model's spread a kernel's slope leaves a cluster (:func:`_kernel_model_slopes`):
@@ -767,19 +786,10 @@ def _kernel_model_slopes(d: _Design, y: np.ndarray) -> _Design:
     kernel_codes, _ = pd.factorize(np.array([kernel_of(k) for k in d.key], dtype=object))
     kernel = kernel_codes[d.pos]
     nk = int(kernel_codes.max()) + 1
-
-    def per_kernel(v: np.ndarray) -> np.ndarray:
-        return np.bincount(kernel, weights=v, minlength=nk)
-
     n = np.bincount(kernel, minlength=nk).astype(np.float64)
-    dx = d.xm - (per_kernel(d.xm) / n)[kernel]
-    dy = y - (per_kernel(y) / n)[kernel]
-    sxx, sxy, syy = per_kernel(dx * dx), per_kernel(dx * dy), per_kernel(dy * dy)
-    fits = (n >= MODEL_LINE_DRAWS) & (sxx > 1e-12 * per_kernel(d.xm * d.xm))  # not one modelled value
-    slope = np.divide(sxy, sxx, out=np.zeros(nk), where=fits)
-    dof = np.maximum(n - 2.0, 1.0)
-    se = np.sqrt(np.divide(np.maximum(syy - slope * sxy, 0.0), dof * sxx, out=np.zeros(nk), where=fits))
-    upper = np.abs(slope) + special.stdtrit(dof, 0.5 + d.confidence / 2) * se
+    sxx, slope, ss, flat = _group_line(kernel, nk, n, d.xm, y)
+    fits = (n >= MODEL_LINE_DRAWS) & ~flat  # not one modelled value
+    upper = _slope_bound(sxx, slope, ss, n, fits, d.confidence)
     here = target & fits[kernel_codes]
     scale = np.ones(d.k)
     # a model's spread known stays known (a floor of 0 would read as nothing known: _blind)

@@ -18,6 +18,7 @@ from simsample.sampling.evaluate import score_plan
 from tests.helpers import (
     ROOT,
     assert_sample_model_never_widens,
+    benchmark_module,
     full_run_design,
     sampled_values,
     without_sample_model,
@@ -169,15 +170,6 @@ def test_hand_edited_model_values_fall_back_to_the_models_whole_spread(edit):
     assert fitted.ci_high - fitted.ci_low < older.ci_high - older.ci_low  # cycles = 1000 + model: less spread
 
 
-def _stress_module():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("model_shape_stress", ROOT / "benchmarks" / "model_shape_stress.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("shape", ["hinge", "convex"])
 def test_cycles_bent_in_the_model_are_covered_no_less_than_without_the_line(shape):
     """``benchmarks/model_shape_stress.py``: cycles that bend in the model per kernel (a latency
@@ -185,7 +177,7 @@ def test_cycles_bent_in_the_model_are_covered_no_less_than_without_the_line(shap
     kernel's small and large launches too flat for the large ones. Over seeds 0-9 on the serving
     features (measured at 60 seeds: hinge 1.00 at ±2.65% against ±2.98%; convex 0.87 either way,
     its spread beyond the model's) no interval is wider and none covers less often."""
-    stress = _stress_module()
+    stress = benchmark_module("model_shape_stress.py")
     wl = simsample.read(SERVING / "serving-features.parquet")
     ids = wl.kernels["kernel_id"].to_numpy()
     cycles = stress.bent_cycles(

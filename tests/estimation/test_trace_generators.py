@@ -5,11 +5,9 @@ is argparse's one-line error, and nothing is written."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
-from tests.helpers import ROOT, generated_traces_digest
+from tests.helpers import ROOT, benchmark_module, generated_traces_digest
 
 
 @pytest.mark.parametrize(
@@ -30,9 +28,7 @@ from tests.helpers import ROOT, generated_traces_digest
     ],
 )
 def test_the_generators_refuse_a_count_or_a_folder_they_cannot_use(script, flag, value, least, tmp_path, capsys):
-    spec = importlib.util.spec_from_file_location(script[:-3], ROOT / "benchmarks" / script)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = benchmark_module(script)
     with pytest.raises(SystemExit) as exc:
         mod.main([str(tmp_path / "out"), flag, value])
     assert exc.value.code == 2 and f"error: {flag} must be at least {least}" in capsys.readouterr().err

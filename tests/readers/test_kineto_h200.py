@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from simsample.reading import detect_format, load_workload
-from tests.helpers import ROOT, assert_kineto_engines_agree
+from tests.helpers import ROOT, assert_kineto_engines_agree, benchmark_module
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 H200 = FIXTURES / "kineto_h200"
@@ -72,13 +72,7 @@ def test_every_engine_reads_the_same_launches(name):
 def test_the_recorder_refuses_an_unknown_workload_before_writing(tmp_path, capsys):
     """``benchmarks/record_torch_profiles.py`` made these: an unknown ``--only`` name is one line
     naming the known ones, and nothing is written (no GPU or PyTorch needed to find out)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "record_torch_profiles", ROOT / "benchmarks" / "record_torch_profiles.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = benchmark_module("record_torch_profiles.py")
     assert set(KERNELS) | set(KERNELS_SECOND) <= set(mod.WORKLOADS)
     with pytest.raises(SystemExit) as exc:
         mod.main([str(tmp_path / "out"), "--only", "gpt-train,gpt"])
@@ -92,13 +86,8 @@ def test_the_recorder_names_the_trace_after_its_file():
     recording machine; the recorder replaces it with the file's own name and leaves the rest
     byte for byte (the fixtures hold what it writes)."""
     import gzip
-    import importlib.util
 
-    spec = importlib.util.spec_from_file_location(
-        "record_torch_profiles", ROOT / "benchmarks" / "record_torch_profiles.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = benchmark_module("record_torch_profiles.py")
     kept = gzip.open(_path("mlp-serve")).read().decode()
     exported = kept.replace('"traceName": "mlp-serve.pt.trace.json"', '"traceName": "/data/p/mlp-serve.pt.trace.json"')
     assert exported != kept
